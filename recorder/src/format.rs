@@ -1,0 +1,634 @@
+//! Record types of trace format v1, as they appear on disk.
+//!
+//! A trace is a stream of MessagePack maps; the first key of every map is
+//! `r`, whose string value names the record kind. `docs/trace-format.md` is
+//! the normative description; these types follow it field for field.
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The value of the header's `format` field.
+pub const FORMAT_NAME: &str = "tritontui-trace";
+/// Major version of the schema this crate reads and writes. A reader rejects
+/// files with a larger major version.
+pub const SCHEMA_MAJOR: u32 = 1;
+/// Minor version: additions that old readers may ignore.
+pub const SCHEMA_MINOR: u32 = 0;
+
+/// One record of the stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "r", rename_all = "lowercase")]
+pub enum Record {
+    /// First record of every trace.
+    Header(Header),
+    /// Kernel source text, referenced by kernels.
+    Source(SourceDef),
+    /// Interned kernel description, referenced by launches.
+    Kernel(KernelDef),
+    /// Interned tensor layout, referenced by tensor arguments.
+    Layout(LayoutDef),
+    /// One kernel launch or aten op call.
+    Launch(LaunchRecord),
+    /// A process that took part in the recorded program.
+    Process(ProcessRecord),
+    /// A user marker (`tritontui.mark("label")`).
+    Marker(MarkerRecord),
+    /// A compilation or autotuning event.
+    Compile(CompileRecord),
+    /// Written on clean exit; its absence means the trace ended early.
+    End(EndRecord),
+    /// A record kind this reader does not know; skipped.
+    #[serde(skip)]
+    Unknown(String),
+}
+
+impl Record {
+    /// The kind string stored under `r`.
+    pub fn kind(&self) -> &str {
+        match self {
+            Record::Header(_) => "header",
+            Record::Source(_) => "source",
+            Record::Kernel(_) => "kernel",
+            Record::Layout(_) => "layout",
+            Record::Launch(_) => "launch",
+            Record::Process(_) => "process",
+            Record::Marker(_) => "marker",
+            Record::Compile(_) => "compile",
+            Record::End(_) => "end",
+            Record::Unknown(kind) => kind,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Record {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(RecordVisitor)
+    }
+}
+
+struct RecordVisitor;
+
+impl<'de> Visitor<'de> for RecordVisitor {
+    type Value = Record;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a record map whose first key is \"r\"")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Record, A::Error> {
+        let key: Option<String> = map.next_key()?;
+        if key.as_deref() != Some("r") {
+            return Err(de::Error::custom(
+                "record map does not start with the key \"r\"",
+            ));
+        }
+        let kind: String = map.next_value()?;
+        // The rest of the map is the record's body; derived visitors read it
+        // as if it were a map of its own.
+        let rest = de::value::MapAccessDeserializer::new(map);
+        Ok(match kind.as_str() {
+            "header" => Record::Header(Header::deserialize(rest)?),
+            "source" => Record::Source(SourceDef::deserialize(rest)?),
+            "kernel" => Record::Kernel(KernelDef::deserialize(rest)?),
+            "layout" => Record::Layout(LayoutDef::deserialize(rest)?),
+            "launch" => Record::Launch(LaunchRecord::deserialize(rest)?),
+            "process" => Record::Process(ProcessRecord::deserialize(rest)?),
+            "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
+            "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
+            "end" => Record::End(EndRecord::deserialize(rest)?),
+            _ => {
+                IgnoredAny::deserialize(rest)?;
+                Record::Unknown(kind)
+            }
+        })
+    }
+}
+
+/// The first record: what was recorded, where and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always [`FORMAT_NAME`].
+    pub format: String,
+    /// `[major, minor]` schema version.
+    pub version: (u32, u32),
+    /// Name and version of the writer, e.g. `tritontui-recorder 0.1.0`.
+    #[serde(default)]
+    pub tool: String,
+    /// Creation time, nanoseconds since the Unix epoch. Launch timestamps
+    /// count from here.
+    #[serde(default)]
+    pub created_ns: u64,
+    /// Host name of the recording machine.
+    #[serde(default)]
+    pub host: String,
+    /// Process id of the recording process.
+    #[serde(default)]
+    pub pid: u32,
+    /// Command line of the recording process.
+    #[serde(default)]
+    pub argv: Vec<String>,
+    /// `torch.__version__`, if known.
+    #[serde(default)]
+    pub torch: Option<String>,
+    /// `triton.__version__`, if known.
+    #[serde(default)]
+    pub triton: Option<String>,
+    /// CUDA runtime version torch was built with, if any.
+    #[serde(default)]
+    pub cuda: Option<String>,
+    /// Names of the devices in use, index = device ordinal.
+    #[serde(default)]
+    pub devices: Vec<String>,
+    /// Recorder options in force.
+    #[serde(default)]
+    pub options: RecordOptions,
+}
+
+impl Header {
+    /// A header for the current schema version with every optional field empty.
+    pub fn new(tool: impl Into<String>) -> Self {
+        Header {
+            format: FORMAT_NAME.to_owned(),
+            version: (SCHEMA_MAJOR, SCHEMA_MINOR),
+            tool: tool.into(),
+            created_ns: 0,
+            host: String::new(),
+            pid: 0,
+            argv: Vec::new(),
+            torch: None,
+            triton: None,
+            cuda: None,
+            devices: Vec::new(),
+            options: RecordOptions::default(),
+        }
+    }
+}
+
+/// What the recorder was asked to capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordOptions {
+    /// Name of the tensor hash algorithm, or `none`.
+    #[serde(default = "default_hash")]
+    pub hash: String,
+    /// Whether arguments were hashed before each launch.
+    #[serde(default)]
+    pub hash_inputs: bool,
+    /// Whether arguments were hashed after each launch.
+    #[serde(default)]
+    pub hash_outputs: bool,
+    /// Whether summary statistics were computed.
+    #[serde(default)]
+    pub stats: bool,
+    /// Whether aten ops were recorded besides Inductor kernels.
+    #[serde(default)]
+    pub aten: bool,
+    /// Glob of kernel names recorded (`*` for all).
+    #[serde(default = "default_glob")]
+    pub kernels: String,
+    /// Whether CUDA graphs were turned off so that launches could be seen.
+    #[serde(default)]
+    pub cuda_graphs_disabled: bool,
+}
+
+fn default_hash() -> String {
+    "none".to_owned()
+}
+
+fn default_glob() -> String {
+    "*".to_owned()
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            hash: default_hash(),
+            hash_inputs: false,
+            hash_outputs: false,
+            stats: false,
+            aten: false,
+            kernels: default_glob(),
+            cuda_graphs_disabled: false,
+        }
+    }
+}
+
+/// Source text of one or more kernels, stored whole so the trace is
+/// self-contained.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceDef {
+    /// Identifier referenced by [`KernelDef::source`].
+    pub id: u64,
+    /// Path the source was read from when recorded.
+    #[serde(default)]
+    pub path: String,
+    /// Language for highlighting: `python`, `cpp`, `cuda`, or empty.
+    #[serde(default)]
+    pub lang: String,
+    /// The full text.
+    pub text: String,
+}
+
+/// An interned kernel: everything about it that does not change per launch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelDef {
+    /// Identifier referenced by [`LaunchRecord::kernel`].
+    pub id: u64,
+    /// Kernel name, e.g. `triton_poi_fused_add_0` or `aten::mm`.
+    pub name: String,
+    /// `triton`, `cpp`, `aten` or `user-triton`.
+    pub backend: String,
+    /// Declared parameters, in launch-argument order.
+    #[serde(default)]
+    pub args: Vec<ArgDef>,
+    /// Source id, if the source is in the trace.
+    #[serde(default)]
+    pub source: Option<u64>,
+    /// Compiler metadata worth keeping (`atomic_add_found`, deterministic
+    /// flags, ...).
+    #[serde(default)]
+    pub meta: BTreeMap<String, Scalar>,
+    /// Launch configuration: `num_warps`, `num_stages`, block sizes.
+    #[serde(default)]
+    pub config: BTreeMap<String, Scalar>,
+}
+
+/// A declared kernel parameter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArgDef {
+    /// Parameter name, e.g. `in_ptr0`.
+    pub name: String,
+    /// Declared type as the compiler wrote it (`*fp32`, `i32`, `const float*`).
+    #[serde(default, rename = "type")]
+    pub ty: String,
+    /// Declared as written: an output, a mutated argument, or a non-const
+    /// pointer.
+    #[serde(default)]
+    pub out: bool,
+}
+
+/// An interned tensor layout: dtype, shape and strides of a view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayoutDef {
+    /// Identifier referenced by tensor arguments.
+    pub id: u64,
+    /// torch dtype name without the `torch.` prefix, e.g. `float32`.
+    pub dtype: String,
+    /// Size of one element in bytes.
+    pub itemsize: u32,
+    /// Sizes, outermost first.
+    pub shape: Vec<u64>,
+    /// Strides in elements.
+    pub stride: Vec<i64>,
+    /// Storage offset in elements.
+    #[serde(default)]
+    pub offset: u64,
+    /// Number of bytes from the first element's address to one past the
+    /// last element's last byte.
+    pub span: u64,
+}
+
+impl LayoutDef {
+    /// Number of elements.
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().product()
+    }
+
+    /// The byte span of a view with these sizes and non-negative strides:
+    /// `(sum((shape[i] - 1) * stride[i]) + 1) * itemsize`, or 0 when empty.
+    pub fn span_of(shape: &[u64], stride: &[i64], itemsize: u32) -> u64 {
+        if shape.contains(&0) {
+            return 0;
+        }
+        let last: u64 = shape
+            .iter()
+            .zip(stride)
+            .map(|(&n, &s)| (n - 1).saturating_mul(s.unsigned_abs()))
+            .fold(0u64, u64::saturating_add);
+        last.saturating_add(1).saturating_mul(u64::from(itemsize))
+    }
+}
+
+/// One launch (or aten op call), in execution order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchRecord {
+    /// Sequence number, increasing through the trace.
+    #[serde(rename = "i")]
+    pub seq: u64,
+    /// Kernel id.
+    #[serde(rename = "k")]
+    pub kernel: u64,
+    /// Grid, one to three dimensions; empty for aten ops.
+    #[serde(rename = "g", default)]
+    pub grid: Vec<u64>,
+    /// Raw stream handle (0 for the default stream and for CPU).
+    #[serde(rename = "s", default)]
+    pub stream: u64,
+    /// Device ordinal; -1 for CPU.
+    #[serde(rename = "d", default)]
+    pub device: i32,
+    /// OS thread id of the launching thread.
+    #[serde(rename = "th", default)]
+    pub thread: u64,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(rename = "ts", default)]
+    pub ts: u64,
+    /// Made while autotuning, not by the program itself.
+    #[serde(rename = "at", default, skip_serializing_if = "is_false")]
+    pub autotune: bool,
+    /// Arguments in the kernel's declared order.
+    #[serde(rename = "a", default)]
+    pub args: Vec<ArgValue>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A launch argument: a tensor or a scalar value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgValue {
+    /// A tensor (or raw pointer with a known layout).
+    Tensor(TensorArg),
+    /// Any non-tensor value.
+    Scalar(Scalar),
+}
+
+/// A tensor argument of one launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorArg {
+    /// Layout id.
+    pub layout: u64,
+    /// Address of the first element.
+    pub ptr: u64,
+    /// Bit set of `TensorArg::WRITTEN`.
+    pub flags: u64,
+    /// Hash of the logical bytes before the launch, if hashed.
+    pub pre: Option<u64>,
+    /// Hash of the logical bytes after the launch, if hashed.
+    pub post: Option<u64>,
+    /// Summary statistics of the value after the launch, if computed.
+    pub stats: Option<Stats>,
+}
+
+impl TensorArg {
+    /// Flag bit: the launch wrote this argument (declared as written, or
+    /// its hash changed).
+    pub const WRITTEN: u64 = 1;
+
+    /// Whether the written flag is set.
+    pub fn written(&self) -> bool {
+        self.flags & Self::WRITTEN != 0
+    }
+}
+
+/// Summary statistics of a floating-point tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Smallest finite value.
+    pub min: f64,
+    /// Largest finite value.
+    pub max: f64,
+    /// Mean of the absolute finite values.
+    pub mean_abs: f64,
+    /// Number of NaN elements.
+    pub nan: u64,
+    /// Number of infinite elements.
+    pub inf: u64,
+}
+
+impl Serialize for ArgValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ArgValue::Scalar(v) => v.serialize(s),
+            ArgValue::Tensor(t) => {
+                let len = if t.stats.is_some() { 6 } else { 5 };
+                let mut seq = s.serialize_seq(Some(len))?;
+                seq.serialize_element(&t.layout)?;
+                seq.serialize_element(&t.ptr)?;
+                seq.serialize_element(&t.flags)?;
+                seq.serialize_element(&t.pre)?;
+                seq.serialize_element(&t.post)?;
+                if let Some(stats) = &t.stats {
+                    let tuple = (stats.min, stats.max, stats.mean_abs, stats.nan, stats.inf);
+                    seq.serialize_element(&tuple)?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ArgValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ArgVisitor)
+    }
+}
+
+struct ArgVisitor;
+
+impl<'de> Visitor<'de> for ArgVisitor {
+    type Value = ArgValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tensor array or a scalar")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ArgValue, A::Error> {
+        let missing = |i| de::Error::invalid_length(i, &"a tensor array of 5 or 6 items");
+        let layout = seq.next_element()?.ok_or_else(|| missing(0))?;
+        let ptr = seq.next_element()?.ok_or_else(|| missing(1))?;
+        let flags = seq.next_element()?.ok_or_else(|| missing(2))?;
+        let pre = seq.next_element()?.ok_or_else(|| missing(3))?;
+        let post = seq.next_element()?.ok_or_else(|| missing(4))?;
+        let stats = seq.next_element::<(f64, f64, f64, u64, u64)>()?.map(
+            |(min, max, mean_abs, nan, inf)| Stats {
+                min,
+                max,
+                mean_abs,
+                nan,
+                inf,
+            },
+        );
+        // Items a later minor version may append.
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(ArgValue::Tensor(TensorArg {
+            layout,
+            ptr,
+            flags,
+            pre,
+            post,
+            stats,
+        }))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::Int(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::from_u64(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::Float(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::Str(v.to_owned())))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<ArgValue, E> {
+        Ok(ArgValue::Scalar(Scalar::None))
+    }
+}
+
+/// A non-tensor value: a scalar argument, a config entry or a metadata entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// `None` / nil.
+    None,
+    /// A boolean.
+    Bool(bool),
+    /// An integer that fits in i64.
+    Int(i64),
+    /// An unsigned integer above `i64::MAX`.
+    UInt(u64),
+    /// A float; compared bit for bit.
+    Float(f64),
+    /// A string.
+    Str(String),
+}
+
+impl Scalar {
+    fn from_u64(v: u64) -> Scalar {
+        i64::try_from(v).map_or(Scalar::UInt(v), Scalar::Int)
+    }
+
+    /// Equality that tells `0.0` from `-0.0` and treats equal NaN bits as equal,
+    /// which is what "same bits" means for a recorded value.
+    pub fn same_bits(&self, other: &Scalar) -> bool {
+        match (self, other) {
+            (Scalar::Float(a), Scalar::Float(b)) => a.to_bits() == b.to_bits(),
+            _ => self == other,
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Scalar::None => f.write_str("None"),
+            Scalar::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::UInt(v) => write!(f, "{v}"),
+            Scalar::Float(v) => write!(f, "{v:?}"),
+            Scalar::Str(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+impl Serialize for Scalar {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Scalar::None => s.serialize_unit(),
+            Scalar::Bool(v) => s.serialize_bool(*v),
+            Scalar::Int(v) => s.serialize_i64(*v),
+            Scalar::UInt(v) => s.serialize_u64(*v),
+            Scalar::Float(v) => s.serialize_f64(*v),
+            Scalar::Str(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match d.deserialize_any(ArgVisitor)? {
+            ArgValue::Scalar(s) => Ok(s),
+            ArgValue::Tensor(_) => Err(de::Error::custom("expected a scalar, found an array")),
+        }
+    }
+}
+
+/// A process that took part in the recorded program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    /// Process id.
+    pub pid: u32,
+    /// Parent process id, 0 if unknown.
+    #[serde(default)]
+    pub ppid: u32,
+    /// `main`, `compile-worker`, `rank`, ...
+    #[serde(default)]
+    pub role: String,
+    /// Host name.
+    #[serde(default)]
+    pub host: String,
+    /// Command line.
+    #[serde(default)]
+    pub cmdline: Vec<String>,
+    /// Start time, nanoseconds since the Unix epoch (0 if unknown).
+    #[serde(default)]
+    pub start_ns: u64,
+}
+
+/// A user marker placed between launches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MarkerRecord {
+    /// The label given to `tritontui.mark`.
+    pub label: String,
+    /// Sequence number of the last launch before the marker, if any.
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+    /// OS thread id.
+    #[serde(default, rename = "th")]
+    pub thread: u64,
+}
+
+/// A compilation or autotuning event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompileRecord {
+    /// What happened: `compile`, `autotune`, `graph`, ...
+    pub event: String,
+    /// Kernel or graph name.
+    pub name: String,
+    /// Process that did the work.
+    #[serde(default)]
+    pub pid: u32,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+    /// Duration in nanoseconds, 0 if unknown.
+    #[serde(default)]
+    pub dur_ns: u64,
+    /// Event-specific details (e.g. the chosen config).
+    #[serde(default)]
+    pub info: BTreeMap<String, Scalar>,
+}
+
+/// The last record of a trace whose recorder stopped cleanly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndRecord {
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+    /// Number of launch records written.
+    #[serde(default)]
+    pub launches: u64,
+    /// Why recording stopped: `exit`, `stopped`, or an internal error.
+    #[serde(default)]
+    pub reason: String,
+}

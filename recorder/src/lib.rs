@@ -1,0 +1,18 @@
+//! The tritontui trace: record types, a streaming writer, and a reader that
+//! loads a memory-mapped trace into compact tables.
+//!
+//! This crate needs neither Python nor CUDA. The format is specified in
+//! `docs/trace-format.md`.
+
+pub mod format;
+pub mod framing;
+pub mod reader;
+pub mod trace;
+pub mod writer;
+
+pub use format::{
+    ArgDef, ArgValue, Header, KernelDef, LaunchRecord, LayoutDef, Record, Scalar, Stats, TensorArg,
+};
+pub use reader::{Next, RecordReader, TraceError};
+pub use trace::{ArgRef, EarlyEnd, Kernel, Launch, TensorRef, Trace};
+pub use writer::TraceWriter;

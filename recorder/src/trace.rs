@@ -1,0 +1,501 @@
+//! A whole trace loaded into compact, index-addressed tables.
+
+use crate::format::{
+    ArgDef, ArgValue, CompileRecord, EndRecord, Header, KernelDef, LaunchRecord, LayoutDef,
+    MarkerRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
+};
+use crate::reader::{Next, RecordReader, TraceError};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// A source text; kernels refer to it by index.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Path the source was recorded from.
+    pub path: String,
+    /// Language for highlighting.
+    pub lang: String,
+    /// Full text.
+    pub text: String,
+}
+
+/// A kernel, with file ids resolved to table indices.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// Kernel name.
+    pub name: String,
+    /// `triton`, `cpp`, `aten` or `user-triton`.
+    pub backend: String,
+    /// Declared parameters.
+    pub args: Vec<ArgDef>,
+    /// Index into [`Trace::sources`].
+    pub source: Option<u32>,
+    /// Compiler metadata.
+    pub meta: BTreeMap<String, Scalar>,
+    /// Launch configuration.
+    pub config: BTreeMap<String, Scalar>,
+}
+
+impl Kernel {
+    /// Name of parameter `i`, or `arg{i}` when the kernel does not declare it.
+    pub fn arg_name(&self, i: usize) -> String {
+        self.args
+            .get(i)
+            .map_or_else(|| format!("arg{i}"), |a| a.name.clone())
+    }
+}
+
+/// One launch, with its arguments stored in [`Trace::args`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// Sequence number from the file.
+    pub seq: u64,
+    /// Index into [`Trace::kernels`].
+    pub kernel: u32,
+    /// Grid, padded with 1s to three dimensions.
+    pub grid: [u64; 3],
+    /// Number of grid dimensions given in the file (0 for aten ops).
+    pub grid_dims: u8,
+    /// Made while autotuning.
+    pub autotune: bool,
+    /// Device ordinal, -1 for CPU.
+    pub device: i32,
+    /// Raw stream handle.
+    pub stream: u64,
+    /// OS thread id.
+    pub thread: u64,
+    /// Nanoseconds since the header's creation time.
+    pub ts: u64,
+    args_start: u32,
+    args_len: u32,
+}
+
+impl Launch {
+    /// The grid as written: `grid_dims` entries.
+    pub fn grid(&self) -> &[u64] {
+        &self.grid[..usize::from(self.grid_dims)]
+    }
+}
+
+/// One argument of one launch, packed into 32 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arg {
+    ptr: u64,
+    pre: u64,
+    post: u64,
+    /// Layout index for tensors, scalar index for scalars.
+    slot: u32,
+    flags: u8,
+}
+
+const WRITTEN: u8 = 1;
+const HAS_PRE: u8 = 2;
+const HAS_POST: u8 = 4;
+const SCALAR: u8 = 8;
+const HAS_STATS: u8 = 16;
+
+/// A borrowed, decoded view of an [`Arg`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgRef<'t> {
+    /// A tensor argument.
+    Tensor(TensorRef<'t>),
+    /// A scalar argument.
+    Scalar(&'t Scalar),
+}
+
+/// A tensor argument of one launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TensorRef<'t> {
+    /// Dtype, shape and strides.
+    pub layout: &'t LayoutDef,
+    /// Index of the layout in [`Trace::layouts`].
+    pub layout_index: u32,
+    /// Address of the first element.
+    pub ptr: u64,
+    /// Hash before the launch, if hashed.
+    pub pre: Option<u64>,
+    /// Hash after the launch, if hashed.
+    pub post: Option<u64>,
+    /// The launch wrote this argument.
+    pub written: bool,
+    /// Summary statistics, if computed.
+    pub stats: Option<Stats>,
+}
+
+impl TensorRef<'_> {
+    /// The byte range `[start, end)` this view covers.
+    pub fn byte_range(&self) -> (u64, u64) {
+        (self.ptr, self.ptr.saturating_add(self.layout.span))
+    }
+}
+
+/// How a trace ended, when it did not end with an end record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyEnd {
+    /// The last record is cut short at this byte offset.
+    TruncatedAt(u64),
+    /// Every record is whole but the end record is missing.
+    NoEndRecord,
+}
+
+/// A loaded trace.
+#[derive(Debug)]
+pub struct Trace {
+    /// File the trace was read from.
+    pub path: PathBuf,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// The header record.
+    pub header: Header,
+    /// Source texts.
+    pub sources: Vec<Source>,
+    /// Kernels, by index.
+    pub kernels: Vec<Kernel>,
+    /// Tensor layouts, by index (their `id` is the file's id).
+    pub layouts: Vec<LayoutDef>,
+    /// Launches in file order (autotuning launches included, flagged).
+    pub launches: Vec<Launch>,
+    args: Vec<Arg>,
+    scalars: Vec<Scalar>,
+    stats: Vec<(u32, Stats)>,
+    /// Process table; a later record for the same pid replaces an earlier one.
+    pub processes: Vec<ProcessRecord>,
+    /// User markers.
+    pub markers: Vec<MarkerRecord>,
+    /// Compile and autotune events.
+    pub compiles: Vec<CompileRecord>,
+    /// The end record, if the recorder stopped cleanly.
+    pub end: Option<EndRecord>,
+    /// Set when the trace ended early.
+    pub early_end: Option<EarlyEnd>,
+    /// Records of kinds this reader does not know, skipped.
+    pub unknown_records: u64,
+}
+
+/// Maps the ids a file uses to dense table indices.
+#[derive(Default)]
+struct IdMap {
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32>,
+}
+
+impl IdMap {
+    const DENSE_LIMIT: u64 = 1 << 20;
+
+    fn insert(&mut self, id: u64, index: u32) {
+        if id < Self::DENSE_LIMIT {
+            let id = id as usize;
+            if self.dense.len() <= id {
+                self.dense.resize(id + 1, u32::MAX);
+            }
+            self.dense[id] = index;
+        } else {
+            self.sparse.insert(id, index);
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<u32> {
+        if id < Self::DENSE_LIMIT {
+            self.dense
+                .get(id as usize)
+                .copied()
+                .filter(|&i| i != u32::MAX)
+        } else {
+            self.sparse.get(&id).copied()
+        }
+    }
+}
+
+impl Trace {
+    /// Memory-maps and loads the trace at `path`.
+    pub fn open(path: &Path) -> Result<Trace, TraceError> {
+        let io = |source| TraceError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Err(TraceError::NotATrace {
+                path: path.to_owned(),
+                detail: "the file is empty".into(),
+            });
+        }
+        // SAFETY: the map is read-only and private; a recorder appending to
+        // the file while we read cannot change the bytes already written.
+        // Truncating it concurrently could fault, as with any mmap reader.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        // Pages are read once, front to back.
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Self::load(path, &map, |done| release_pages(&map, done))
+    }
+
+    /// Loads a trace from bytes already in memory; `path` names it in errors.
+    pub fn from_bytes(path: &Path, data: &[u8]) -> Result<Trace, TraceError> {
+        Self::load(path, data, |_| {})
+    }
+
+    /// Decodes every record; `consumed(n)` is called now and then with the
+    /// number of bytes fully processed, so the caller may drop them.
+    fn load(
+        path: &Path,
+        data: &[u8],
+        mut consumed: impl FnMut(usize),
+    ) -> Result<Trace, TraceError> {
+        let (header, mut reader) = RecordReader::open(path, data)?;
+        let mut trace = Trace {
+            path: path.to_owned(),
+            bytes: data.len() as u64,
+            header,
+            sources: Vec::new(),
+            kernels: Vec::new(),
+            layouts: Vec::new(),
+            launches: Vec::new(),
+            args: Vec::new(),
+            scalars: Vec::new(),
+            stats: Vec::new(),
+            processes: Vec::new(),
+            markers: Vec::new(),
+            compiles: Vec::new(),
+            end: None,
+            early_end: None,
+            unknown_records: 0,
+        };
+        let mut ids = Ids::default();
+        let mut last_release = 0usize;
+        loop {
+            let (offset, record) = match reader.next_record()? {
+                Next::Record(offset, record) => (offset, record),
+                Next::Truncated(offset) => {
+                    trace.early_end = Some(EarlyEnd::TruncatedAt(offset));
+                    break;
+                }
+                Next::End => {
+                    if trace.end.is_none() {
+                        trace.early_end = Some(EarlyEnd::NoEndRecord);
+                    }
+                    break;
+                }
+            };
+            trace
+                .add(record, &mut ids)
+                .map_err(|detail| reader.corrupt(offset as usize, detail))?;
+            let pos = reader.position() as usize;
+            if pos - last_release >= RELEASE_EVERY {
+                consumed(pos);
+                last_release = pos;
+            }
+        }
+        Ok(trace)
+    }
+
+    fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
+        match record {
+            Record::Launch(launch) => self.add_launch(launch, ids)?,
+            Record::Layout(layout) => {
+                ids.layouts.insert(layout.id, index(self.layouts.len())?);
+                self.layouts.push(layout);
+            }
+            Record::Kernel(kernel) => self.add_kernel(kernel, ids)?,
+            Record::Source(SourceDef {
+                id,
+                path,
+                lang,
+                text,
+            }) => {
+                ids.sources.insert(id, index(self.sources.len())?);
+                self.sources.push(Source { path, lang, text });
+            }
+            Record::Process(process) => {
+                match self.processes.iter_mut().find(|p| p.pid == process.pid) {
+                    Some(known) => *known = process,
+                    None => self.processes.push(process),
+                }
+            }
+            Record::Marker(marker) => self.markers.push(marker),
+            Record::Compile(compile) => self.compiles.push(compile),
+            Record::End(end) => self.end = Some(end),
+            Record::Header(_) => return Err("a second header record".into()),
+            Record::Unknown(_) => self.unknown_records += 1,
+        }
+        Ok(())
+    }
+
+    fn add_kernel(&mut self, kernel: KernelDef, ids: &mut Ids) -> Result<(), String> {
+        let source = match kernel.source {
+            None => None,
+            Some(id) => Some(ids.sources.get(id).ok_or_else(|| {
+                format!(
+                    "kernel {:?} refers to source {id}, which is not defined before it",
+                    kernel.name
+                )
+            })?),
+        };
+        ids.kernels.insert(kernel.id, index(self.kernels.len())?);
+        self.kernels.push(Kernel {
+            name: kernel.name,
+            backend: kernel.backend,
+            args: kernel.args,
+            source,
+            meta: kernel.meta,
+            config: kernel.config,
+        });
+        Ok(())
+    }
+
+    fn add_launch(&mut self, launch: LaunchRecord, ids: &Ids) -> Result<(), String> {
+        let kernel = ids.kernels.get(launch.kernel).ok_or_else(|| {
+            format!(
+                "launch {} refers to kernel {}, which is not defined before it",
+                launch.seq, launch.kernel
+            )
+        })?;
+        if launch.grid.len() > 3 {
+            return Err(format!(
+                "launch {} has a {}-dimensional grid",
+                launch.seq,
+                launch.grid.len()
+            ));
+        }
+        let mut grid = [1u64; 3];
+        grid[..launch.grid.len()].copy_from_slice(&launch.grid);
+        let args_start = index(self.args.len())?;
+        for value in launch.args {
+            let arg = match value {
+                ArgValue::Scalar(scalar) => {
+                    self.scalars.push(scalar);
+                    Arg {
+                        ptr: 0,
+                        pre: 0,
+                        post: 0,
+                        slot: index(self.scalars.len() - 1)?,
+                        flags: SCALAR,
+                    }
+                }
+                ArgValue::Tensor(t) => {
+                    let layout = ids.layouts.get(t.layout).ok_or_else(|| {
+                        format!(
+                            "launch {} refers to layout {}, which is not defined before it",
+                            launch.seq, t.layout
+                        )
+                    })?;
+                    let mut flags = 0;
+                    if t.written() {
+                        flags |= WRITTEN;
+                    }
+                    if t.pre.is_some() {
+                        flags |= HAS_PRE;
+                    }
+                    if t.post.is_some() {
+                        flags |= HAS_POST;
+                    }
+                    if let Some(stats) = t.stats {
+                        flags |= HAS_STATS;
+                        self.stats.push((index(self.args.len())?, stats));
+                    }
+                    Arg {
+                        ptr: t.ptr,
+                        pre: t.pre.unwrap_or(0),
+                        post: t.post.unwrap_or(0),
+                        slot: layout,
+                        flags,
+                    }
+                }
+            };
+            self.args.push(arg);
+        }
+        self.launches.push(Launch {
+            seq: launch.seq,
+            kernel,
+            grid,
+            grid_dims: launch.grid.len() as u8,
+            autotune: launch.autotune,
+            device: launch.device,
+            stream: launch.stream,
+            thread: launch.thread,
+            ts: launch.ts,
+            args_start,
+            args_len: index(self.args.len())? - args_start,
+        });
+        Ok(())
+    }
+
+    /// The kernel of a launch.
+    pub fn kernel_of(&self, launch: &Launch) -> &Kernel {
+        &self.kernels[launch.kernel as usize]
+    }
+
+    /// The source of a kernel, if recorded.
+    pub fn source_of(&self, kernel: &Kernel) -> Option<&Source> {
+        kernel.source.map(|i| &self.sources[i as usize])
+    }
+
+    /// Number of arguments of a launch.
+    pub fn arg_count(&self, launch: &Launch) -> usize {
+        launch.args_len as usize
+    }
+
+    /// The arguments of a launch, decoded.
+    pub fn args_of<'t>(
+        &'t self,
+        launch: &Launch,
+    ) -> impl ExactSizeIterator<Item = ArgRef<'t>> + 't {
+        let start = launch.args_start as usize;
+        let end = start + launch.args_len as usize;
+        (start..end).map(move |i| self.arg(i))
+    }
+
+    fn arg(&self, i: usize) -> ArgRef<'_> {
+        let a = &self.args[i];
+        if a.flags & SCALAR != 0 {
+            return ArgRef::Scalar(&self.scalars[a.slot as usize]);
+        }
+        let stats = if a.flags & HAS_STATS != 0 {
+            self.stats
+                .binary_search_by_key(&(i as u32), |(k, _)| *k)
+                .ok()
+                .map(|at| self.stats[at].1)
+        } else {
+            None
+        };
+        ArgRef::Tensor(TensorRef {
+            layout: &self.layouts[a.slot as usize],
+            layout_index: a.slot,
+            ptr: a.ptr,
+            pre: (a.flags & HAS_PRE != 0).then_some(a.pre),
+            post: (a.flags & HAS_POST != 0).then_some(a.post),
+            written: a.flags & WRITTEN != 0,
+            stats,
+        })
+    }
+
+    /// Launches made by the program itself, i.e. not while autotuning.
+    pub fn program_launches(&self) -> impl Iterator<Item = (usize, &Launch)> {
+        self.launches
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.autotune)
+    }
+}
+
+#[derive(Default)]
+struct Ids {
+    kernels: IdMap,
+    layouts: IdMap,
+    sources: IdMap,
+}
+
+/// Bytes between two hints that already-decoded pages may be dropped.
+const RELEASE_EVERY: usize = 32 << 20;
+
+fn release_pages(map: &memmap2::Mmap, done: usize) {
+    let aligned = done & !0xfff;
+    // SAFETY: every value decoded so far was copied out of the map, so no
+    // reference into these pages remains; a private read-only file mapping
+    // refaults dropped pages from the file if they are touched again.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, aligned) };
+}
+
+fn index(n: usize) -> Result<u32, String> {
+    u32::try_from(n).map_err(|_| "more than 4 billion entries in one table".to_owned())
+}

@@ -1,0 +1,484 @@
+//! Writer → reader round trips, early ends and malformed input.
+
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tritontui_recorder::format::{
+    CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
+};
+use tritontui_recorder::{
+    ArgDef, ArgValue, EarlyEnd, Header, KernelDef, LaunchRecord, LayoutDef, Next, Record,
+    RecordReader, Scalar, Stats, TensorArg, Trace, TraceError, TraceWriter,
+};
+
+fn scalar() -> impl Strategy<Value = Scalar> {
+    prop_oneof![
+        Just(Scalar::None),
+        any::<bool>().prop_map(Scalar::Bool),
+        any::<i64>().prop_map(Scalar::Int),
+        ((i64::MAX as u64 + 1)..=u64::MAX).prop_map(Scalar::UInt),
+        prop::num::f64::NORMAL.prop_map(Scalar::Float),
+        "[a-z_]{0,12}".prop_map(Scalar::Str),
+    ]
+}
+
+fn scalar_map() -> impl Strategy<Value = BTreeMap<String, Scalar>> {
+    prop::collection::btree_map("[a-zA-Z_]{1,10}", scalar(), 0..4)
+}
+
+fn tensor_arg() -> impl Strategy<Value = ArgValue> {
+    let stats = (
+        prop::num::f64::NORMAL,
+        prop::num::f64::NORMAL,
+        prop::num::f64::NORMAL,
+        any::<u64>(),
+        any::<u64>(),
+    )
+        .prop_map(|(min, max, mean_abs, nan, inf)| Stats {
+            min,
+            max,
+            mean_abs,
+            nan,
+            inf,
+        });
+    (
+        0u64..1000,
+        any::<u64>(),
+        0u64..2,
+        any::<Option<u64>>(),
+        any::<Option<u64>>(),
+        prop::option::of(stats),
+    )
+        .prop_map(|(layout, ptr, flags, pre, post, stats)| {
+            ArgValue::Tensor(TensorArg {
+                layout,
+                ptr,
+                flags,
+                pre,
+                post,
+                stats,
+            })
+        })
+}
+
+fn record() -> impl Strategy<Value = Record> {
+    let launch = (
+        any::<u64>(),
+        any::<u64>(),
+        prop::collection::vec(any::<u64>(), 0..=3),
+        any::<u64>(),
+        any::<i32>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<bool>(),
+        prop::collection::vec(
+            prop_oneof![tensor_arg(), scalar().prop_map(ArgValue::Scalar)],
+            0..8,
+        ),
+    )
+        .prop_map(
+            |(seq, kernel, grid, stream, device, thread, ts, autotune, args)| {
+                Record::Launch(LaunchRecord {
+                    seq,
+                    kernel,
+                    grid,
+                    stream,
+                    device,
+                    thread,
+                    ts,
+                    autotune,
+                    args,
+                })
+            },
+        );
+    let kernel = (
+        any::<u64>(),
+        "[a-z_0-9]{1,30}",
+        prop::collection::vec(("[a-z_0-9]{1,8}", "[*a-z0-9]{0,6}", any::<bool>()), 0..6),
+        any::<Option<u64>>(),
+        scalar_map(),
+        scalar_map(),
+    )
+        .prop_map(|(id, name, args, source, meta, config)| {
+            Record::Kernel(KernelDef {
+                id,
+                name,
+                backend: "triton".into(),
+                args: args
+                    .into_iter()
+                    .map(|(name, ty, out)| ArgDef { name, ty, out })
+                    .collect(),
+                source,
+                meta,
+                config,
+            })
+        });
+    let layout = (
+        any::<u64>(),
+        prop::collection::vec(0u64..1 << 20, 0..4),
+        any::<u64>(),
+    )
+        .prop_map(|(id, shape, offset)| {
+            let stride: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+            Record::Layout(LayoutDef {
+                id,
+                dtype: "float32".into(),
+                itemsize: 4,
+                span: LayoutDef::span_of(&shape, &stride, 4),
+                shape,
+                stride,
+                offset,
+            })
+        });
+    let other = prop_oneof![
+        (any::<u64>(), ".{0,40}").prop_map(|(id, text)| Record::Source(SourceDef {
+            id,
+            path: "/tmp/k.py".into(),
+            lang: "python".into(),
+            text,
+        })),
+        (any::<u32>(), prop::collection::vec(".{0,10}", 0..4)).prop_map(|(pid, cmdline)| {
+            Record::Process(ProcessRecord {
+                pid,
+                ppid: 1,
+                role: "compile-worker".into(),
+                host: "h".into(),
+                cmdline,
+                start_ns: 5,
+            })
+        }),
+        (".{0,10}", any::<Option<u64>>()).prop_map(|(label, after)| Record::Marker(MarkerRecord {
+            label,
+            after,
+            ts: 9,
+            thread: 3,
+        })),
+        scalar_map().prop_map(|info| Record::Compile(CompileRecord {
+            event: "autotune".into(),
+            name: "k".into(),
+            pid: 7,
+            ts: 1,
+            dur_ns: 2,
+            info,
+        })),
+    ];
+    prop_oneof![4 => launch, 1 => kernel, 1 => layout, 1 => other]
+}
+
+fn header() -> Header {
+    let mut header = Header::new("tritontui-recorder test");
+    header.host = "host".into();
+    header.pid = 42;
+    header.argv = vec!["python".into(), "train.py".into()];
+    header.torch = Some("2.11.0".into());
+    header.devices = vec!["NVIDIA H100".into()];
+    header.options = RecordOptions {
+        hash: "tthash64-v1".into(),
+        hash_inputs: true,
+        hash_outputs: true,
+        ..RecordOptions::default()
+    };
+    header
+}
+
+fn write_all(records: &[Record]) -> Vec<u8> {
+    let mut writer = TraceWriter::new(Vec::new(), &header()).expect("header");
+    for record in records {
+        writer.write(record).expect("write");
+    }
+    writer.finish(0, "exit").expect("finish")
+}
+
+proptest! {
+    #[test]
+    fn every_record_reads_back_as_written(records in prop::collection::vec(record(), 0..40)) {
+        let bytes = write_all(&records);
+        let (read_header, mut reader) = RecordReader::open(Path::new("t"), &bytes).expect("open");
+        prop_assert_eq!(read_header, header());
+        let mut back = Vec::new();
+        while let Next::Record(_, record) = reader.next_record().expect("record") {
+            back.push(record);
+        }
+        let ended_cleanly = matches!(back.pop(), Some(Record::End(EndRecord { reason, .. })) if reason == "exit");
+        prop_assert!(ended_cleanly);
+        prop_assert_eq!(back, records);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = Trace::from_bytes(Path::new("fuzz"), &bytes);
+    }
+
+    #[test]
+    fn mutated_traces_never_panic(at in 0usize..2000, byte in any::<u8>()) {
+        let mut bytes = sample_trace();
+        let at = at % bytes.len();
+        bytes[at] = byte;
+        let _ = Trace::from_bytes(Path::new("fuzz"), &bytes);
+    }
+}
+
+/// A small valid trace: one kernel, two layouts, three launches.
+fn sample_trace() -> Vec<u8> {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let src = w
+        .add_source("/tmp/k.py", "python", "@triton.jit\ndef k(): pass\n")
+        .expect("src");
+    let kernel = w
+        .add_kernel(KernelDef {
+            id: 0,
+            name: "triton_poi_fused_add_0".into(),
+            backend: "triton".into(),
+            args: vec![
+                ArgDef {
+                    name: "in_ptr0".into(),
+                    ty: "*fp32".into(),
+                    out: false,
+                },
+                ArgDef {
+                    name: "out_ptr0".into(),
+                    ty: "*fp32".into(),
+                    out: true,
+                },
+                ArgDef {
+                    name: "xnumel".into(),
+                    ty: "i32".into(),
+                    out: false,
+                },
+            ],
+            source: Some(src),
+            meta: BTreeMap::new(),
+            config: BTreeMap::from([("XBLOCK".into(), Scalar::Int(1024))]),
+        })
+        .expect("kernel");
+    let a = w
+        .layout("float32", 4, &[16, 64], &[64, 1], 0)
+        .expect("layout");
+    for seq in 0..3u64 {
+        w.launch(&LaunchRecord {
+            seq,
+            kernel,
+            grid: vec![1, 1, 1],
+            stream: 0x7f00_1234_5678,
+            device: 0,
+            thread: 4242,
+            ts: 1000 * seq,
+            autotune: false,
+            args: vec![
+                ArgValue::Tensor(TensorArg {
+                    layout: a,
+                    ptr: 0x7f00_0000_0000,
+                    flags: 0,
+                    pre: Some(11),
+                    post: Some(11),
+                    stats: None,
+                }),
+                ArgValue::Tensor(TensorArg {
+                    layout: a,
+                    ptr: 0x7f00_0001_0000,
+                    flags: 1,
+                    pre: Some(12),
+                    post: Some(13 + seq),
+                    stats: None,
+                }),
+                ArgValue::Scalar(Scalar::Int(1024)),
+            ],
+        })
+        .expect("launch");
+    }
+    w.finish(3000, "exit").expect("finish")
+}
+
+#[test]
+fn a_complete_trace_loads_into_tables() {
+    let trace = Trace::from_bytes(Path::new("t"), &sample_trace()).expect("load");
+    assert_eq!(trace.launches.len(), 3);
+    assert_eq!(trace.early_end, None);
+    assert_eq!(trace.end.as_ref().map(|e| e.launches), Some(3));
+    let launch = trace.launches[2];
+    let kernel = trace.kernel_of(&launch);
+    assert_eq!(kernel.name, "triton_poi_fused_add_0");
+    assert!(
+        trace
+            .source_of(kernel)
+            .expect("source")
+            .text
+            .contains("triton.jit")
+    );
+    let args: Vec<_> = trace.args_of(&launch).collect();
+    match args[1] {
+        tritontui_recorder::ArgRef::Tensor(t) => {
+            assert_eq!(t.post, Some(15));
+            assert!(t.written);
+            assert_eq!(t.layout.shape, vec![16, 64]);
+            assert_eq!(
+                t.byte_range(),
+                (0x7f00_0001_0000, 0x7f00_0001_0000 + 16 * 64 * 4)
+            );
+        }
+        other => panic!("expected a tensor, got {other:?}"),
+    }
+    assert_eq!(
+        args[2],
+        tritontui_recorder::ArgRef::Scalar(&Scalar::Int(1024))
+    );
+}
+
+#[test]
+fn a_trace_cut_anywhere_after_its_header_loads_every_whole_record() {
+    let bytes = sample_trace();
+    let full = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    let (_, mut reader) = RecordReader::open(Path::new("t"), &bytes).expect("open");
+    let header_len = reader.position() as usize;
+    let mut launch_ends = Vec::new();
+    while let Next::Record(_, record) = reader.next_record().expect("record") {
+        if matches!(record, Record::Launch(_)) {
+            launch_ends.push(reader.position() as usize);
+        }
+    }
+    for cut in header_len..bytes.len() {
+        let trace = Trace::from_bytes(Path::new("t"), &bytes[..cut]).expect("prefix loads");
+        let whole = launch_ends.iter().filter(|&&end| end <= cut).count();
+        assert_eq!(trace.launches.len(), whole, "cut at {cut}");
+        assert_eq!(trace.launches[..], full.launches[..whole]);
+        assert!(
+            trace.early_end.is_some(),
+            "cut at {cut} must say the trace ended early"
+        );
+    }
+}
+
+#[test]
+fn bad_files_give_one_line_errors_naming_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let check = |name: &str, bytes: &[u8], expect: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let err = Trace::open(&path).expect_err("must fail").to_string();
+        assert!(err.starts_with(&path.display().to_string()), "{err}");
+        assert!(err.contains(expect), "{err:?} should mention {expect:?}");
+        assert!(!err.contains('\n'), "{err:?} is not one line");
+    };
+    check("empty.msgpack", b"", "empty");
+    check("text.msgpack", b"hello world", "not a tritontui trace");
+    let other = rmp_serde::to_vec_named(&Record::Header(Header {
+        format: "something-else".into(),
+        ..header()
+    }))
+    .expect("encode");
+    check("other.msgpack", &other, "\"something-else\"");
+    let newer = rmp_serde::to_vec_named(&Record::Header(Header {
+        version: (2, 0),
+        ..header()
+    }))
+    .expect("encode");
+    check("newer.msgpack", &newer, "version 2.0 is newer");
+    let mut garbage = sample_trace();
+    let at = garbage.len() - 20;
+    garbage.truncate(at);
+    garbage.extend_from_slice(&[0xc1; 30]);
+    check("garbage.msgpack", &garbage, "byte ");
+
+    let missing = dir.path().join("missing.msgpack");
+    let err = Trace::open(&missing).expect_err("missing").to_string();
+    assert!(
+        err.starts_with(&missing.display().to_string()) && err.contains("cannot read"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_launch_of_an_undefined_kernel_is_reported_with_its_offset() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    w.launch(&LaunchRecord {
+        seq: 0,
+        kernel: 9,
+        grid: vec![],
+        stream: 0,
+        device: -1,
+        thread: 1,
+        ts: 0,
+        autotune: false,
+        args: vec![],
+    })
+    .expect("launch");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let err = Trace::from_bytes(Path::new("t.msgpack"), &bytes).expect_err("undefined kernel");
+    match err {
+        TraceError::Corrupt { offset, detail, .. } => {
+            assert!(offset > 0);
+            assert!(detail.contains("kernel 9"), "{detail}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn unknown_record_kinds_and_fields_are_skipped() {
+    #[derive(serde::Serialize)]
+    struct Future {
+        r: &'static str,
+        anything: Vec<u32>,
+    }
+    let stream = write_all(&[]);
+    let (_, reader) = RecordReader::open(Path::new("t"), &stream).expect("open");
+    let header_len = reader.position() as usize;
+    let future = rmp_serde::to_vec_named(&Future {
+        r: "gpu-counters",
+        anything: vec![1, 2],
+    })
+    .expect("encode");
+    // header, a record of a kind from a future version, end
+    let bytes = [&stream[..header_len], &future, &stream[header_len..]].concat();
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert_eq!(trace.unknown_records, 1);
+    assert!(trace.end.is_some());
+}
+
+#[test]
+fn launch_records_stay_small() {
+    // Six realistic tensor arguments with device addresses and full hashes.
+    let launch = LaunchRecord {
+        seq: 123_456,
+        kernel: 17,
+        grid: vec![4096, 1, 1],
+        stream: 0x5581_2345_6780,
+        device: 0,
+        thread: 1_234_567,
+        ts: 12_345_678_901_234,
+        autotune: false,
+        args: (0..6)
+            .map(|i| {
+                ArgValue::Tensor(TensorArg {
+                    layout: 3,
+                    ptr: 0x7f3a_1000_0000 + i * 0x100_0000,
+                    flags: u64::from(i == 5),
+                    pre: Some(0x9e37_79b9_7f4a_7c15 ^ i),
+                    post: Some(0xc2b2_ae3d_27d4_eb4f ^ i),
+                    stats: None,
+                })
+            })
+            .collect(),
+    };
+    let bytes = rmp_serde::to_vec_named(&Record::Launch(launch)).expect("encode");
+    assert!(
+        bytes.len() <= 256,
+        "a six-tensor launch takes {} bytes",
+        bytes.len()
+    );
+}
+
+#[test]
+fn a_trace_without_end_record_says_so() {
+    let mut bytes = sample_trace();
+    // Drop the end record, keeping every launch whole.
+    let (_, mut reader) = RecordReader::open(Path::new("t"), &bytes).expect("open");
+    let mut last_start = 0;
+    while let Next::Record(offset, _) = reader.next_record().expect("record") {
+        last_start = offset as usize;
+    }
+    bytes.truncate(last_start);
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert_eq!(trace.early_end, Some(EarlyEnd::NoEndRecord));
+    assert_eq!(trace.launches.len(), 3);
+}

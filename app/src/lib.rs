@@ -1,1 +1,17 @@
-pub fn x() {}
+//! tritontui's engine: aligns the kernel launches of two recorded runs,
+//! finds where they diverge, and explains why.
+//!
+//! Everything here works without a terminal; the `tritontui` binary only
+//! parses flags and prints.
+
+pub mod align;
+pub mod analysis;
+pub mod compare;
+pub mod explain;
+pub mod producer;
+pub mod report;
+pub mod signature;
+pub mod synth;
+
+pub use analysis::{Analysis, Divergence, Kind, Options};
+pub use report::Report;

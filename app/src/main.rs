@@ -1,1 +1,115 @@
-fn main() {}
+//! The `tritontui` binary: parses flags and dispatches to the engine.
+
+mod cli;
+
+use anyhow::Context;
+use clap::Parser;
+use cli::{Cli, Command, DiffArgs, SynthArgs};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+use tritontui::synth::{self, Spec};
+use tritontui::{Analysis, Options, Report};
+use tritontui_recorder::Trace;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Diff(args) => diff(&args),
+        Command::Synth(args) => synth(&args).map(|()| ExitCode::SUCCESS),
+    };
+    result.unwrap_or_else(|err| {
+        eprintln!("tritontui: {err:#}");
+        ExitCode::from(2)
+    })
+}
+
+/// Loads two traces side by side, warning about any that ended early.
+fn load_pair(a: &std::path::Path, b: &std::path::Path) -> anyhow::Result<(Trace, Trace)> {
+    let (ta, tb) = std::thread::scope(|s| {
+        let left = s.spawn(|| Trace::open(a));
+        let right = Trace::open(b);
+        (left.join(), right)
+    });
+    let ta = ta.map_err(|_| anyhow::anyhow!("{}: the reader crashed", a.display()))??;
+    let tb = tb?;
+    for trace in [&ta, &tb] {
+        if let Some(end) = &trace.early_end {
+            eprintln!(
+                "tritontui: warning: {}: the trace ended early ({}); comparing the {} launches it has",
+                trace.path.display(),
+                tritontui::report::early_end_words(end),
+                trace.launches.len()
+            );
+        }
+    }
+    Ok((ta, tb))
+}
+
+fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let (a, b) = load_pair(&args.a, &args.b)?;
+    let deadline = Duration::try_from_secs_f64(args.align_deadline)
+        .context("--align-deadline must be a non-negative number of seconds")?;
+    let analysis = Analysis::run(
+        &a,
+        &b,
+        Options {
+            align_deadline: deadline,
+        },
+    );
+    let report = Report::new(&a, &b, &analysis, args.limit);
+    let text = if args.json {
+        let mut json = serde_json::to_string_pretty(&report)?;
+        json.push('\n');
+        json
+    } else {
+        tritontui::report::summary(&report)
+    };
+    print_ignoring_closed_pipe(&text)?;
+    Ok(if analysis.divergences.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn print_ignoring_closed_pipe(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn synth(args: &SynthArgs) -> anyhow::Result<()> {
+    let mut injections = args.inject.clone();
+    injections.extend(synth::spread_inserts(args.launches, args.scatter_inserts));
+    let spec = Spec {
+        launches: args.launches,
+        injections,
+        autotune: args.autotune,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let create = |name: &str| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
+        let path = args.out.join(name);
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        Ok(std::io::BufWriter::with_capacity(1 << 20, file))
+    };
+    let expected = synth::generate(&spec, create("run0.msgpack")?, create("run1.msgpack")?)
+        .with_context(|| format!("{}: cannot write the traces", args.out.display()))?;
+    for e in expected {
+        let seq = |s: Option<u64>| s.map_or("-".to_owned(), |s| s.to_string());
+        println!(
+            "{:?}: {} at A#{} B#{} {}",
+            e.injection,
+            e.kind.as_str(),
+            seq(e.a_seq),
+            seq(e.b_seq),
+            e.kernel
+        );
+    }
+    Ok(())
+}

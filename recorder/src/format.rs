@@ -38,6 +38,9 @@ pub enum Record {
     Marker(MarkerRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
+    /// A tensor that entered the recorded region from outside, such as a
+    /// compiled graph's input.
+    Input(InputRecord),
     /// Written on clean exit; its absence means the trace ended early.
     End(EndRecord),
     /// A record kind this reader does not know; skipped.
@@ -57,6 +60,7 @@ impl Record {
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
             Record::Compile(_) => "compile",
+            Record::Input(_) => "input",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
         }
@@ -98,6 +102,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
+            "input" => Record::Input(InputRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
                 IgnoredAny::deserialize(rest)?;
@@ -263,10 +268,35 @@ pub struct ArgDef {
     /// Declared type as the compiler wrote it (`*fp32`, `i32`, `const float*`).
     #[serde(default, rename = "type")]
     pub ty: String,
-    /// Declared as written: an output, a mutated argument, or a non-const
-    /// pointer.
+    /// How the kernel uses the argument.
     #[serde(default)]
-    pub out: bool,
+    pub access: Access,
+}
+
+/// How a kernel uses an argument, as declared by the compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Read only (`in_ptr*`, `const T*`, scalars).
+    #[default]
+    In,
+    /// Written without being read first (`out_ptr*`): its bytes before the
+    /// launch do not matter.
+    Out,
+    /// Read and written (`in_out_ptr*`, mutated arguments).
+    Inout,
+}
+
+impl Access {
+    /// The kernel reads the argument's value before the launch.
+    pub fn reads(self) -> bool {
+        self != Access::Out
+    }
+
+    /// The kernel is declared to write the argument.
+    pub fn writes(self) -> bool {
+        self != Access::In
+    }
 }
 
 /// An interned tensor layout: dtype, shape and strides of a view.
@@ -617,6 +647,26 @@ pub struct CompileRecord {
     /// Event-specific details (e.g. the chosen config).
     #[serde(default)]
     pub info: BTreeMap<String, Scalar>,
+}
+
+/// A tensor that entered the recorded region from outside: a compiled
+/// graph's input (parameter, buffer or user input).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRecord {
+    /// Name in the graph, e.g. `primals_1` or `arg0_1`.
+    pub name: String,
+    /// The compiled graph it is an input of, if known.
+    #[serde(default)]
+    pub graph: String,
+    /// Sequence number of the first launch recorded after it.
+    #[serde(default)]
+    pub before: u64,
+    /// Device ordinal, -1 for CPU.
+    #[serde(rename = "d", default)]
+    pub device: i32,
+    /// The tensor, encoded like a launch's tensor argument.
+    #[serde(rename = "t")]
+    pub tensor: ArgValue,
 }
 
 /// The last record of a trace whose recorder stopped cleanly.

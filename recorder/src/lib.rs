@@ -11,8 +11,9 @@ pub mod trace;
 pub mod writer;
 
 pub use format::{
-    ArgDef, ArgValue, Header, KernelDef, LaunchRecord, LayoutDef, Record, Scalar, Stats, TensorArg,
+    Access, ArgDef, ArgValue, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, Record,
+    Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
-pub use trace::{ArgRef, EarlyEnd, Kernel, Launch, TensorRef, Trace};
+pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, TensorRef, Trace};
 pub use writer::TraceWriter;

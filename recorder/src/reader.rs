@@ -50,6 +50,9 @@ pub enum TraceError {
 }
 
 /// What one call to [`RecordReader::next_record`] found.
+// Records are moved out at once; boxing them would cost an allocation per
+// record on the hot path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Next {
     /// A complete record and its byte offset.

@@ -1,8 +1,8 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CompileRecord, EndRecord, Header, KernelDef, LaunchRecord, LayoutDef,
-    MarkerRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
+    ArgDef, ArgValue, CompileRecord, EndRecord, Header, InputRecord, KernelDef, LaunchRecord,
+    LayoutDef, MarkerRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
 };
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
@@ -129,6 +129,25 @@ impl TensorRef<'_> {
     }
 }
 
+/// A tensor that entered the recorded region from outside (a graph input).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphInput {
+    /// Name in the graph, e.g. `primals_1`.
+    pub name: String,
+    /// The compiled graph, if known.
+    pub graph: String,
+    /// Sequence number of the first launch recorded after it.
+    pub before: u64,
+    /// Device ordinal, -1 for CPU.
+    pub device: i32,
+    /// Index into [`Trace::layouts`].
+    pub layout: u32,
+    /// Address of the first element.
+    pub ptr: u64,
+    /// Hash of its bytes when it entered, if hashed.
+    pub hash: Option<u64>,
+}
+
 /// How a trace ended, when it did not end with an end record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EarlyEnd {
@@ -164,6 +183,8 @@ pub struct Trace {
     pub markers: Vec<MarkerRecord>,
     /// Compile and autotune events.
     pub compiles: Vec<CompileRecord>,
+    /// Graph inputs, in file order.
+    pub inputs: Vec<GraphInput>,
     /// The end record, if the recorder stopped cleanly.
     pub end: Option<EndRecord>,
     /// Set when the trace ended early.
@@ -257,6 +278,7 @@ impl Trace {
             processes: Vec::new(),
             markers: Vec::new(),
             compiles: Vec::new(),
+            inputs: Vec::new(),
             end: None,
             early_end: None,
             unknown_records: 0,
@@ -314,6 +336,7 @@ impl Trace {
             }
             Record::Marker(marker) => self.markers.push(marker),
             Record::Compile(compile) => self.compiles.push(compile),
+            Record::Input(input) => self.add_input(input, ids)?,
             Record::End(end) => self.end = Some(end),
             Record::Header(_) => return Err("a second header record".into()),
             Record::Unknown(_) => self.unknown_records += 1,
@@ -339,6 +362,28 @@ impl Trace {
             source,
             meta: kernel.meta,
             config: kernel.config,
+        });
+        Ok(())
+    }
+
+    fn add_input(&mut self, input: InputRecord, ids: &Ids) -> Result<(), String> {
+        let ArgValue::Tensor(t) = input.tensor else {
+            return Err(format!("graph input {:?} is not a tensor", input.name));
+        };
+        let layout = ids.layouts.get(t.layout).ok_or_else(|| {
+            format!(
+                "graph input {:?} refers to layout {}, which is not defined before it",
+                input.name, t.layout
+            )
+        })?;
+        self.inputs.push(GraphInput {
+            name: input.name,
+            graph: input.graph,
+            before: input.before,
+            device: input.device,
+            layout,
+            ptr: t.ptr,
+            hash: t.pre,
         });
         Ok(())
     }

@@ -7,8 +7,8 @@ use tritontui_recorder::format::{
     CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
 };
 use tritontui_recorder::{
-    ArgDef, ArgValue, EarlyEnd, Header, KernelDef, LaunchRecord, LayoutDef, Next, Record,
-    RecordReader, Scalar, Stats, TensorArg, Trace, TraceError, TraceWriter,
+    Access, ArgDef, ArgValue, EarlyEnd, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef,
+    Next, Record, RecordReader, Scalar, Stats, TensorArg, Trace, TraceError, TraceWriter,
 };
 
 fn scalar() -> impl Strategy<Value = Scalar> {
@@ -94,7 +94,14 @@ fn record() -> impl Strategy<Value = Record> {
     let kernel = (
         any::<u64>(),
         "[a-z_0-9]{1,30}",
-        prop::collection::vec(("[a-z_0-9]{1,8}", "[*a-z0-9]{0,6}", any::<bool>()), 0..6),
+        prop::collection::vec(
+            (
+                "[a-z_0-9]{1,8}",
+                "[*a-z0-9]{0,6}",
+                prop_oneof![Just(Access::In), Just(Access::Out), Just(Access::Inout)],
+            ),
+            0..6,
+        ),
         any::<Option<u64>>(),
         scalar_map(),
         scalar_map(),
@@ -106,7 +113,7 @@ fn record() -> impl Strategy<Value = Record> {
                 backend: "triton".into(),
                 args: args
                     .into_iter()
-                    .map(|(name, ty, out)| ArgDef { name, ty, out })
+                    .map(|(name, ty, access)| ArgDef { name, ty, access })
                     .collect(),
                 source,
                 meta,
@@ -152,6 +159,13 @@ fn record() -> impl Strategy<Value = Record> {
             after,
             ts: 9,
             thread: 3,
+        })),
+        ("[a-z_0-9]{1,10}", tensor_arg()).prop_map(|(name, tensor)| Record::Input(InputRecord {
+            name,
+            graph: "graph_0".into(),
+            before: 3,
+            device: 0,
+            tensor,
         })),
         scalar_map().prop_map(|info| Record::Compile(CompileRecord {
             event: "autotune".into(),
@@ -233,17 +247,17 @@ fn sample_trace() -> Vec<u8> {
                 ArgDef {
                     name: "in_ptr0".into(),
                     ty: "*fp32".into(),
-                    out: false,
+                    access: Access::In,
                 },
                 ArgDef {
                     name: "out_ptr0".into(),
                     ty: "*fp32".into(),
-                    out: true,
+                    access: Access::Out,
                 },
                 ArgDef {
                     name: "xnumel".into(),
                     ty: "i32".into(),
-                    out: false,
+                    access: Access::In,
                 },
             ],
             source: Some(src),

@@ -1,0 +1,68 @@
+//! Command-line flags.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use tritontui::synth::Injection;
+
+/// Kernel-level divergence debugger for torch.compile programs.
+#[derive(Debug, Parser)]
+#[command(name = "tritontui", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare two traces: where do the runs diverge, and why?
+    ///
+    /// Exit status: 0 identical, 1 divergent, 2 error.
+    Diff(DiffArgs),
+    /// Write a synthetic trace pair with chosen divergences (for tests and
+    /// benchmarks).
+    Synth(SynthArgs),
+}
+
+/// Flags of `tritontui diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Trace of run A (the reference).
+    pub a: PathBuf,
+    /// Trace of run B.
+    pub b: PathBuf,
+    /// Print the JSON report (documented in docs/diff-json.md) instead of
+    /// the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// List at most this many divergences in the JSON `divergences` array.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub limit: usize,
+    /// Seconds the alignment may search for a minimal diff before settling
+    /// for a valid, possibly longer one.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub align_deadline: f64,
+}
+
+/// Flags of `tritontui synth`.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Directory to write run0.msgpack and run1.msgpack into.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Program launches in run A.
+    #[arg(short = 'n', long, default_value_t = 1000)]
+    pub launches: usize,
+    /// A fault to put into run B: nondet@N, config@N, code@N, input@N,
+    /// weight@KERNEL, uninit@N, insert@N or insert@NxCOUNT, shape@N.
+    /// Repeatable.
+    #[arg(short, long, value_name = "KIND@N")]
+    pub inject: Vec<Injection>,
+    /// Insert COUNT single extra launches into run B at evenly spread places.
+    #[arg(long, value_name = "COUNT", default_value_t = 0)]
+    pub scatter_inserts: usize,
+    /// Add autotuning launches, which the engine must ignore.
+    #[arg(long)]
+    pub autotune: bool,
+}

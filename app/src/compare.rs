@@ -1,0 +1,143 @@
+//! Compares one aligned pair of launches: static properties (source, config,
+//! grid, layouts) and the hashes of every argument before and after.
+
+use rustc_hash::FxHashMap;
+use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Trace};
+
+/// Index of an argument within its launch.
+pub type ArgIndex = u16;
+
+/// What differs between two launches aligned to the same row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PairDiff {
+    /// Same kernel name, different source text.
+    pub source: bool,
+    /// Different launch configuration (num_warps, num_stages, block sizes).
+    pub config: bool,
+    /// Different grid.
+    pub grid: bool,
+    /// Tensor arguments whose strides or storage offset differ.
+    pub layout: Vec<ArgIndex>,
+    /// Arguments the kernel reads whose value before the launch differs.
+    pub inputs: Vec<ArgIndex>,
+    /// Arguments whose value after the launch differs.
+    pub outputs: Vec<ArgIndex>,
+    /// Some argument the kernel reads was not hashed before the launch.
+    pub inputs_unhashed: bool,
+    /// Some argument the launch wrote was not hashed after it.
+    pub outputs_unhashed: bool,
+}
+
+impl PairDiff {
+    /// Nothing at all differs.
+    pub fn is_empty(&self) -> bool {
+        *self == PairDiff::default()
+    }
+
+    /// Something about the launch itself differs (not its data).
+    pub fn static_difference(&self) -> bool {
+        self.source || self.config || self.grid || !self.layout.is_empty()
+    }
+}
+
+/// The declared access of argument `i`; undeclared arguments count as read.
+pub fn access_of(kernel: &Kernel, i: usize) -> Access {
+    kernel.args.get(i).map_or(Access::In, |a| a.access)
+}
+
+/// Whether a tensor argument was written by its launch: flagged by the
+/// recorder or declared by the kernel, or its hash changed.
+pub fn was_written(kernel: &Kernel, i: usize, arg: &ArgRef<'_>) -> bool {
+    match arg {
+        ArgRef::Scalar(_) => false,
+        ArgRef::Tensor(t) => {
+            t.written
+                || access_of(kernel, i).writes()
+                || matches!((t.pre, t.post), (Some(x), Some(y)) if x != y)
+        }
+    }
+}
+
+/// Compares aligned launches; caches comparisons of kernel definitions.
+pub struct Comparer<'t> {
+    a: &'t Trace,
+    b: &'t Trace,
+    kernels: FxHashMap<(u32, u32), (bool, bool)>,
+}
+
+impl<'t> Comparer<'t> {
+    /// A comparer for launches of `a` against launches of `b`.
+    pub fn new(a: &'t Trace, b: &'t Trace) -> Self {
+        Comparer {
+            a,
+            b,
+            kernels: FxHashMap::default(),
+        }
+    }
+
+    /// (source differs, config differs) for a pair of kernels.
+    fn kernel_diff(&mut self, ka: u32, kb: u32) -> (bool, bool) {
+        let (a, b) = (self.a, self.b);
+        *self.kernels.entry((ka, kb)).or_insert_with(|| {
+            let (x, y) = (&a.kernels[ka as usize], &b.kernels[kb as usize]);
+            let text = |t: &'t Trace, k: &'t Kernel| t.source_of(k).map(|s| s.text.as_str());
+            let source = text(a, x) != text(b, y);
+            let config = x.config.len() != y.config.len()
+                || x.config
+                    .iter()
+                    .zip(&y.config)
+                    .any(|((kx, vx), (ky, vy))| kx != ky || !vx.same_bits(vy));
+            (source, config)
+        })
+    }
+
+    /// Compares launch `ia` of run A with launch `ib` of run B.
+    pub fn compare(&mut self, ia: u32, ib: u32) -> PairDiff {
+        let (la, lb): (&Launch, &Launch) =
+            (&self.a.launches[ia as usize], &self.b.launches[ib as usize]);
+        let (source, config) = self.kernel_diff(la.kernel, lb.kernel);
+        let kernel = self.a.kernel_of(la);
+        let kernel_b = self.b.kernel_of(lb);
+        let mut diff = PairDiff {
+            source,
+            config,
+            grid: la.grid() != lb.grid(),
+            ..PairDiff::default()
+        };
+        for (i, (x, y)) in self.a.args_of(la).zip(self.b.args_of(lb)).enumerate() {
+            let index = i as ArgIndex;
+            let reads = access_of(kernel, i).reads();
+            match (x, y) {
+                (ArgRef::Scalar(x), ArgRef::Scalar(y)) => {
+                    if !x.same_bits(y) {
+                        diff.inputs.push(index);
+                    }
+                }
+                (ArgRef::Tensor(tx), ArgRef::Tensor(ty)) => {
+                    if tx.layout.stride != ty.layout.stride || tx.layout.offset != ty.layout.offset
+                    {
+                        diff.layout.push(index);
+                    }
+                    if reads {
+                        match (tx.pre, ty.pre) {
+                            (Some(p), Some(q)) if p != q => diff.inputs.push(index),
+                            (Some(_), Some(_)) => {}
+                            _ => diff.inputs_unhashed = true,
+                        }
+                    }
+                    if was_written(kernel, i, &x) || was_written(kernel_b, i, &y) {
+                        match (tx.post, ty.post) {
+                            (Some(p), Some(q)) if p != q => diff.outputs.push(index),
+                            (Some(_), Some(_)) => {}
+                            _ => diff.outputs_unhashed = true,
+                        }
+                    }
+                }
+                // Alignment keys include argument kinds, so this only happens
+                // for launches compared outside an alignment.
+                _ => diff.layout.push(index),
+            }
+        }
+        diff
+    }
+}

@@ -1,0 +1,285 @@
+//! Puts a divergence into words: what differs, and why the engine thinks so.
+
+use crate::analysis::{Analysis, Divergence, InputOrigin, Kind};
+use crate::compare::ArgIndex;
+use crate::producer::Origin;
+use tritontui_recorder::{ArgRef, Kernel, Scalar, Trace};
+
+/// The two runs being compared.
+#[derive(Clone, Copy)]
+pub struct Runs<'t> {
+    /// Run A.
+    pub a: &'t Trace,
+    /// Run B.
+    pub b: &'t Trace,
+}
+
+impl<'t> Runs<'t> {
+    /// The kernel a divergence is about (A's, or B's for launches only in B).
+    pub fn kernel(&self, d: &Divergence) -> &'t Kernel {
+        match (d.a, d.b) {
+            (Some(x), _) => self.a.kernel_of(&self.a.launches[x as usize]),
+            (None, Some(y)) => self.b.kernel_of(&self.b.launches[y as usize]),
+            (None, None) => unreachable_kernel(),
+        }
+    }
+
+    /// Sequence number of launch `index` of run A.
+    pub fn seq_a(&self, index: u32) -> u64 {
+        self.a.launches[index as usize].seq
+    }
+
+    /// Sequence number of launch `index` of run B.
+    pub fn seq_b(&self, index: u32) -> u64 {
+        self.b.launches[index as usize].seq
+    }
+
+    /// The name of argument `arg` of the divergence's kernel.
+    pub fn arg_name(&self, d: &Divergence, arg: ArgIndex) -> String {
+        self.kernel(d).arg_name(usize::from(arg))
+    }
+}
+
+/// Every divergence has a launch on at least one side; a kernel for the
+/// impossible case keeps callers free of panics.
+fn unreachable_kernel() -> &'static Kernel {
+    static NONE: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+    NONE.get_or_init(|| Kernel {
+        name: String::from("?"),
+        backend: String::new(),
+        args: Vec::new(),
+        source: None,
+        meta: Default::default(),
+        config: Default::default(),
+    })
+}
+
+/// Whether a kernel uses atomics, per the compiler's metadata or its source.
+pub fn uses_atomics(trace: &Trace, kernel: &Kernel) -> bool {
+    let flagged = kernel
+        .meta
+        .get("atomic_add_found")
+        .is_some_and(|v| *v == Scalar::Bool(true));
+    flagged
+        || trace
+            .source_of(kernel)
+            .is_some_and(|s| s.text.contains("atomic_add") || s.text.contains("atomic_"))
+}
+
+/// A sentence saying where a differing input came from.
+pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -> String {
+    let from = |trace: &Trace, o: Origin| -> String {
+        match o {
+            Origin::Launch(l, arg) => {
+                let launch = &trace.launches[l as usize];
+                let kernel = trace.kernel_of(launch);
+                format!(
+                    "launch #{} {} ({})",
+                    launch.seq,
+                    kernel.name,
+                    kernel.arg_name(usize::from(arg))
+                )
+            }
+            Origin::GraphInput(i) => format!("graph input {}", trace.inputs[i as usize].name),
+            Origin::Unrecorded => "no recorded launch".to_owned(),
+            Origin::Scalar => "a scalar".to_owned(),
+        }
+    };
+    if origin.a == Origin::Scalar {
+        return "a scalar argument, passed by the host".to_owned();
+    }
+    if let (Some(up), false) = (origin.explained_by, origin.same_outside_value) {
+        let producer = &analysis.divergences[up];
+        let (trace, o) = if matches!(origin.a, Origin::Launch(..)) {
+            (runs.a, origin.a)
+        } else {
+            (runs.b, origin.b)
+        };
+        return format!(
+            "written by {}, which diverges ({})",
+            from(trace, o),
+            producer.kind.as_str()
+        );
+    }
+    let mut words = match (origin.a, origin.b) {
+        (Origin::Launch(..), _) => format!(
+            "written by {}, whose output was the same in both runs: something outside the recorded region changed it afterwards",
+            from(runs.a, origin.a)
+        ),
+        (Origin::GraphInput(_), _) => format!(
+            "it is {}, which no recorded launch wrote: the runs were given different inputs",
+            from(runs.a, origin.a)
+        ),
+        (_, Origin::GraphInput(_)) => format!(
+            "in run B it is {}, which no recorded launch wrote: the runs were given different inputs",
+            from(runs.b, origin.b)
+        ),
+        _ => "no recorded launch wrote these bytes: uninitialized memory, or a write outside the recorded region"
+            .to_owned(),
+    };
+    if let (Some(first), true) = (origin.explained_by, origin.same_outside_value) {
+        let d = &analysis.divergences[first];
+        if let Some(x) = d.a {
+            words.push_str(&format!(
+                "; first read by launch #{} {}",
+                runs.seq_a(x),
+                runs.kernel(d).name
+            ));
+        }
+    }
+    words
+}
+
+/// One sentence: the verdict for this divergence in words.
+pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
+    let names = |args: &[ArgIndex]| -> String {
+        args.iter()
+            .map(|&a| runs.arg_name(d, a))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match d.kind {
+        Kind::Structural => structural_words(runs, d),
+        Kind::DivergentInput => {
+            let mut words = format!(
+                "{} before the launch",
+                differ(&names(&d.args), d.args.len())
+            );
+            if let Some(first) = d.primary_origin() {
+                words.push_str("; ");
+                if d.origins.len() > 1 {
+                    words.push_str(&format!("{}: ", runs.arg_name(d, first.arg)));
+                }
+                words.push_str(&origin_words(runs, first, analysis));
+            }
+            words
+        }
+        Kind::NondeterministicKernel => {
+            let kernel = runs.kernel(d);
+            let mut words = format!(
+                "inputs equal, {} after the launch: this kernel is nondeterministic",
+                differ(&names(&d.args), d.args.len())
+            );
+            if uses_atomics(runs.a, kernel) {
+                words.push_str("; it uses atomic adds");
+            }
+            words
+        }
+        Kind::LaunchConfig => {
+            let diff = d.diff.clone().unwrap_or_default();
+            let mut what = Vec::new();
+            if diff.config {
+                what.push(config_words(runs, d));
+            }
+            if let (true, Some(x), Some(y)) = (diff.grid, d.a, d.b) {
+                what.push(format!(
+                    "grid {:?} vs {:?}",
+                    runs.a.launches[x as usize].grid(),
+                    runs.b.launches[y as usize].grid()
+                ));
+            }
+            format!(
+                "inputs equal, launched differently ({}), {}: autotuning or heuristics chose differently",
+                what.join("; "),
+                outputs_differ(&names(&d.args), d.args.len())
+            )
+        }
+        Kind::Code => format!(
+            "same kernel name, different source; inputs equal, {}",
+            outputs_differ(&names(&d.args), d.args.len())
+        ),
+    }
+}
+
+/// "x differs" or "x, y differ".
+fn differ(names: &str, count: usize) -> String {
+    if count == 1 {
+        format!("{names} differs")
+    } else {
+        format!("{names} differ")
+    }
+}
+
+/// Like [`differ`], for outputs that may not have been hashed.
+fn outputs_differ(names: &str, count: usize) -> String {
+    if count == 0 {
+        "its outputs were not hashed, so they may differ".to_owned()
+    } else {
+        differ(names, count)
+    }
+}
+
+fn config_words(runs: Runs<'_>, d: &Divergence) -> String {
+    let (Some(x), Some(y)) = (d.a, d.b) else {
+        return "config differs".to_owned();
+    };
+    let ka = runs.a.kernel_of(&runs.a.launches[x as usize]);
+    let kb = runs.b.kernel_of(&runs.b.launches[y as usize]);
+    let mut parts = Vec::new();
+    for (key, va) in &ka.config {
+        match kb.config.get(key) {
+            Some(vb) if vb.same_bits(va) => {}
+            Some(vb) => parts.push(format!("{key} {va} vs {vb}")),
+            None => parts.push(format!("{key} {va} vs unset")),
+        }
+    }
+    for (key, vb) in &kb.config {
+        if !ka.config.contains_key(key) {
+            parts.push(format!("{key} unset vs {vb}"));
+        }
+    }
+    parts.join(", ")
+}
+
+fn structural_words(runs: Runs<'_>, d: &Divergence) -> String {
+    let (only_a, only_b) = d.only;
+    if let Some(diff) = &d.diff {
+        let names: Vec<String> = diff.layout.iter().map(|&a| runs.arg_name(d, a)).collect();
+        let outputs: Vec<String> = d.args.iter().map(|&a| runs.arg_name(d, a)).collect();
+        return format!(
+            "inputs equal, the strides of {} differ, and {}",
+            names.join(", "),
+            outputs_differ(&outputs.join(", "), outputs.len())
+        );
+    }
+    if let (Some(x), Some(y), false) = (d.a, d.b, d.args.is_empty()) {
+        let (la, lb) = (&runs.a.launches[x as usize], &runs.b.launches[y as usize]);
+        let shapes = |trace: &Trace, launch, arg: ArgIndex| match trace
+            .args_of(launch)
+            .nth(usize::from(arg))
+        {
+            Some(ArgRef::Tensor(t)) => format!("{}{:?}", t.layout.dtype, t.layout.shape),
+            Some(ArgRef::Scalar(_)) => "a scalar".to_owned(),
+            None => "absent".to_owned(),
+        };
+        let parts: Vec<String> = d
+            .args
+            .iter()
+            .map(|&arg| {
+                format!(
+                    "{} is {} in A, {} in B",
+                    runs.arg_name(d, arg),
+                    shapes(runs.a, la, arg),
+                    shapes(runs.b, lb, arg)
+                )
+            })
+            .collect();
+        return format!(
+            "same kernel with different shapes or dtypes: {}",
+            parts.join("; ")
+        );
+    }
+    let side = |n: usize, run: &str| match n {
+        0 => None,
+        1 => Some(format!("1 launch only in {run}")),
+        n => Some(format!("{n} launches only in {run}")),
+    };
+    let parts: Vec<String> = [side(only_a, "A"), side(only_b, "B")]
+        .into_iter()
+        .flatten()
+        .collect();
+    format!(
+        "{} (a recompile, a graph break or an extra step)",
+        parts.join(" and ")
+    )
+}

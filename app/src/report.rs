@@ -1,0 +1,338 @@
+//! The result of `tritontui diff`: a JSON report for scripts and a short
+//! summary for people. `docs/diff-json.md` documents the JSON.
+
+use crate::analysis::{Analysis, Divergence, Kind};
+use crate::explain::{Runs, describe, origin_words};
+use crate::producer::Origin;
+use serde::Serialize;
+use std::fmt::Write as _;
+use tritontui_recorder::{EarlyEnd, Trace};
+
+/// Version of the JSON report's shape.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The whole `diff --json` document.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Shape version of this document.
+    pub report_version: u32,
+    /// `identical` or `divergent`.
+    pub verdict: &'static str,
+    /// The two traces.
+    pub runs: RunPair,
+    /// Program launch counts (autotuning launches excluded).
+    pub launches: Counts,
+    /// `minimal`, or `approximate` if the alignment ran out of time.
+    pub alignment: &'static str,
+    /// The first divergence in execution order.
+    pub first_divergence: Option<DivergenceReport>,
+    /// Divergences not explained by an upstream divergence.
+    pub root_causes: Vec<DivergenceReport>,
+    /// Number of divergences in all.
+    pub divergence_count: usize,
+    /// Every divergence in execution order, up to the limit asked for.
+    pub divergences: Vec<DivergenceReport>,
+    /// True when `divergences` was cut at the limit.
+    pub divergences_truncated: bool,
+}
+
+/// Both runs.
+#[derive(Debug, Serialize)]
+pub struct RunPair {
+    /// Run A.
+    pub a: RunInfo,
+    /// Run B.
+    pub b: RunInfo,
+}
+
+/// What a report says about one trace.
+#[derive(Debug, Serialize)]
+pub struct RunInfo {
+    /// The trace file.
+    pub path: String,
+    /// torch version recorded in the header.
+    pub torch: Option<String>,
+    /// triton version recorded in the header.
+    pub triton: Option<String>,
+    /// Device names.
+    pub devices: Vec<String>,
+    /// Whether the trace has its end record.
+    pub complete: bool,
+    /// How it ended early: `truncated at byte N` or `no end record`.
+    pub ended_early: Option<String>,
+}
+
+/// Launch counts.
+#[derive(Debug, Serialize)]
+pub struct Counts {
+    /// Program launches in A.
+    pub a: usize,
+    /// Program launches in B.
+    pub b: usize,
+    /// Launches aligned to a launch of the other run.
+    pub matched: usize,
+}
+
+/// A launch named in a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchRef {
+    /// Sequence number in A, or null.
+    pub a_index: Option<u64>,
+    /// Sequence number in B, or null.
+    pub b_index: Option<u64>,
+    /// Kernel name.
+    pub kernel: String,
+}
+
+/// The launch that last wrote a divergent input.
+#[derive(Debug, Clone, Serialize)]
+pub struct Producer {
+    /// Sequence number of the producer in A, or null if A has none.
+    pub a_index: Option<u64>,
+    /// Sequence number of the producer in B, or null if B has none.
+    pub b_index: Option<u64>,
+    /// Producer's kernel name.
+    pub kernel: String,
+    /// The producer's argument that wrote the bytes.
+    pub arg: String,
+}
+
+/// One divergence.
+#[derive(Debug, Clone, Serialize)]
+pub struct DivergenceReport {
+    /// Classification.
+    pub kind: Kind,
+    /// Not explained by an upstream divergence.
+    pub root_cause: bool,
+    /// Sequence number of the launch in A (the first, for a structural run),
+    /// or null if only B has it.
+    pub a_index: Option<u64>,
+    /// Sequence number in B, or null.
+    pub b_index: Option<u64>,
+    /// Kernel name.
+    pub kernel: String,
+    /// Names of the arguments that differ.
+    pub args: Vec<String>,
+    /// For `divergent-input`: the launch that last wrote the first differing
+    /// input, or null if no recorded launch did.
+    pub producer: Option<Producer>,
+    /// For `divergent-input`: where the first differing input came from, in words.
+    pub origin: Option<String>,
+    /// For `structural`: launches only in A and only in B in this run.
+    pub only_in_a: usize,
+    /// See `only_in_a`.
+    pub only_in_b: usize,
+    /// The upstream divergence that explains this one; null for root causes.
+    pub reached_from: Option<LaunchRef>,
+    /// The root cause this divergence leads back to (itself for a root cause).
+    pub root: LaunchRef,
+    /// The verdict in words.
+    pub detail: String,
+}
+
+impl Report {
+    /// Builds the report, listing at most `limit` divergences in `divergences`.
+    pub fn new(a: &Trace, b: &Trace, analysis: &Analysis, limit: usize) -> Report {
+        let runs = Runs { a, b };
+        let entry = |i: usize| divergence_report(runs, analysis, i);
+        Report {
+            report_version: REPORT_VERSION,
+            verdict: if analysis.divergences.is_empty() {
+                "identical"
+            } else {
+                "divergent"
+            },
+            runs: RunPair {
+                a: run_info(a),
+                b: run_info(b),
+            },
+            launches: Counts {
+                a: analysis.launches.0,
+                b: analysis.launches.1,
+                matched: analysis.alignment.matched,
+            },
+            alignment: if analysis.alignment.minimal {
+                "minimal"
+            } else {
+                "approximate"
+            },
+            first_divergence: (!analysis.divergences.is_empty()).then(|| entry(0)),
+            root_causes: analysis.root_causes().map(|(i, _)| entry(i)).collect(),
+            divergence_count: analysis.divergences.len(),
+            divergences: (0..analysis.divergences.len().min(limit))
+                .map(entry)
+                .collect(),
+            divergences_truncated: analysis.divergences.len() > limit,
+        }
+    }
+}
+
+fn run_info(trace: &Trace) -> RunInfo {
+    RunInfo {
+        path: trace.path.display().to_string(),
+        torch: trace.header.torch.clone(),
+        triton: trace.header.triton.clone(),
+        devices: trace.header.devices.clone(),
+        complete: trace.early_end.is_none(),
+        ended_early: trace.early_end.map(|e| early_end_words(&e)),
+    }
+}
+
+/// How a trace ended early, in words.
+pub fn early_end_words(end: &EarlyEnd) -> String {
+    match end {
+        EarlyEnd::TruncatedAt(offset) => format!("truncated at byte {offset}"),
+        EarlyEnd::NoEndRecord => "no end record".to_owned(),
+    }
+}
+
+fn launch_ref(runs: Runs<'_>, d: &Divergence) -> LaunchRef {
+    LaunchRef {
+        a_index: d.a.map(|x| runs.seq_a(x)),
+        b_index: d.b.map(|y| runs.seq_b(y)),
+        kernel: runs.kernel(d).name.clone(),
+    }
+}
+
+fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> DivergenceReport {
+    let d = &analysis.divergences[index];
+    let first_origin = d.primary_origin();
+    let producer = first_origin.and_then(|o| {
+        let launch_of = |trace: &Trace, origin: Origin| match origin {
+            Origin::Launch(l, arg) => {
+                let launch = &trace.launches[l as usize];
+                let kernel = trace.kernel_of(launch);
+                Some((
+                    launch.seq,
+                    kernel.name.clone(),
+                    kernel.arg_name(usize::from(arg)),
+                ))
+            }
+            _ => None,
+        };
+        let in_a = launch_of(runs.a, o.a);
+        let in_b = launch_of(runs.b, o.b);
+        let (kernel, arg) = in_a
+            .as_ref()
+            .or(in_b.as_ref())
+            .map(|(_, k, a)| (k.clone(), a.clone()))?;
+        Some(Producer {
+            a_index: in_a.map(|(seq, ..)| seq),
+            b_index: in_b.map(|(seq, ..)| seq),
+            kernel,
+            arg,
+        })
+    });
+    let root = *analysis.path_to_root(index).last().unwrap_or(&index);
+    DivergenceReport {
+        kind: d.kind,
+        root_cause: d.is_root_cause(),
+        a_index: d.a.map(|x| runs.seq_a(x)),
+        b_index: d.b.map(|y| runs.seq_b(y)),
+        kernel: runs.kernel(d).name.clone(),
+        args: d.args.iter().map(|&a| runs.arg_name(d, a)).collect(),
+        producer,
+        origin: first_origin.map(|o| origin_words(runs, o, analysis)),
+        only_in_a: d.only.0,
+        only_in_b: d.only.1,
+        reached_from: d
+            .reached_from
+            .map(|(up, _)| launch_ref(runs, &analysis.divergences[up])),
+        root: launch_ref(runs, &analysis.divergences[root]),
+        detail: describe(runs, analysis, d),
+    }
+}
+
+fn index_words(a: Option<u64>, b: Option<u64>) -> String {
+    let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
+    format!("{} {}", side("A", a), side("B", b))
+}
+
+/// The short human summary printed by `tritontui diff`.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    for (name, run, count) in [
+        ("A", &report.runs.a, report.launches.a),
+        ("B", &report.runs.b, report.launches.b),
+    ] {
+        let mut line = format!("{name}  {}  {count} launches", run.path);
+        if let Some(torch) = &run.torch {
+            line.push_str(&format!("  torch {torch}"));
+        }
+        if let Some(device) = run.devices.first() {
+            line.push_str(&format!("  {device}"));
+        }
+        if let Some(early) = &run.ended_early {
+            line.push_str(&format!("  (ended early: {early})"));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    let Some(first) = &report.first_divergence else {
+        let _ = writeln!(
+            out,
+            "identical: {} launches aligned, every recorded hash agrees",
+            report.launches.matched
+        );
+        return out;
+    };
+    let roots = report.root_causes.len();
+    let _ = writeln!(
+        out,
+        "divergent: {} divergence{}, {} root cause{}{}",
+        report.divergence_count,
+        plural(report.divergence_count),
+        roots,
+        plural(roots),
+        if report.alignment == "approximate" {
+            " (alignment approximate)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "first divergence  {}  {}  {}",
+        index_words(first.a_index, first.b_index),
+        first.kernel,
+        first.kind.as_str()
+    );
+    let _ = writeln!(out, "  {}", first.detail);
+    if let Some(root) = (!first.root_cause).then_some(&first.root) {
+        let _ = writeln!(
+            out,
+            "  leads back to {}  {}",
+            index_words(root.a_index, root.b_index),
+            root.kernel
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "root causes ({roots})");
+    const SHOWN: usize = 10;
+    for root in report.root_causes.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}  {}",
+            index_words(root.a_index, root.b_index),
+            root.kernel,
+            root.kind.as_str(),
+            root.args.join(", ")
+        );
+    }
+    if roots > SHOWN {
+        let _ = writeln!(out, "  ... and {} more (see --json)", roots - SHOWN);
+    }
+    let propagated = report.divergence_count - roots;
+    if propagated > 0 {
+        let _ = writeln!(
+            out,
+            "{propagated} more divergent launch{} downstream of these; --json shows how each was reached",
+            if propagated == 1 { " is" } else { "es are" }
+        );
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -167,7 +167,7 @@ mod tests {
         ) {
             let mut b = a.clone();
             let mut sorted = inserts.clone();
-            sorted.sort_by(|x, y| y.0.cmp(&x.0));
+            sorted.sort_by_key(|x| std::cmp::Reverse(x.0));
             for (at, key) in &sorted {
                 b.insert((*at).min(b.len()), *key);
             }

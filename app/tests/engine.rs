@@ -1,0 +1,275 @@
+//! The engine against synthetic runs whose divergences are known.
+
+use proptest::prelude::*;
+use std::path::Path;
+use tritontui::analysis::RowStatus;
+use tritontui::producer::Origin;
+use tritontui::synth::{Expected, Injection, Spec, generate};
+use tritontui::{Analysis, Kind, Options, Report};
+use tritontui_recorder::Trace;
+
+struct Pair {
+    a: Trace,
+    b: Trace,
+    expected: Vec<Expected>,
+}
+
+fn pair(launches: usize, injections: &[Injection]) -> Pair {
+    pair_with(Spec {
+        launches,
+        injections: injections.to_vec(),
+        autotune: false,
+    })
+}
+
+fn pair_with(spec: Spec) -> Pair {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let expected = generate(&spec, &mut a, &mut b).expect("generate");
+    Pair {
+        a: Trace::from_bytes(Path::new("a.msgpack"), &a).expect("load a"),
+        b: Trace::from_bytes(Path::new("b.msgpack"), &b).expect("load b"),
+        expected,
+    }
+}
+
+fn analyse(p: &Pair) -> (Analysis, Report) {
+    let analysis = Analysis::run(&p.a, &p.b, Options::default());
+    let report = Report::new(&p.a, &p.b, &analysis, usize::MAX);
+    (analysis, report)
+}
+
+#[test]
+fn identical_runs_are_identical_even_when_autotuning_differs() {
+    let p = pair_with(Spec {
+        launches: 500,
+        injections: vec![],
+        autotune: true,
+    });
+    // The autotuning launches really do differ between the runs.
+    assert!(p.a.launches.iter().any(|l| l.autotune));
+    let (analysis, report) = analyse(&p);
+    assert_eq!(report.verdict, "identical");
+    assert_eq!(analysis.alignment.matched, 500);
+    assert_eq!((report.launches.a, report.launches.b), (500, 500));
+    assert!(report.first_divergence.is_none() && report.root_causes.is_empty());
+    assert!(analysis.statuses.iter().all(|s| *s == RowStatus::Equal));
+}
+
+/// Each fault alone is the first divergence and the only root cause; every
+/// later divergence leads back to it.
+fn check_single(injection: Injection) {
+    let p = pair(240, &[injection]);
+    let [expected] = p.expected.as_slice() else {
+        panic!("one expectation for {injection:?}, got {:?}", p.expected)
+    };
+    let (analysis, report) = analyse(&p);
+    let first = report.first_divergence.as_ref().expect("a divergence");
+    assert_eq!(first.kind, expected.kind, "{injection:?}: {}", first.detail);
+    assert_eq!(
+        (first.a_index, first.b_index),
+        (expected.a_seq, expected.b_seq),
+        "{injection:?}"
+    );
+    assert_eq!(first.kernel, expected.kernel);
+    assert!(first.root_cause, "{injection:?}");
+    assert_eq!(
+        report.root_causes.len(),
+        1,
+        "{injection:?}: {:#?}",
+        report.root_causes
+    );
+    for (i, d) in analysis.divergences.iter().enumerate().skip(1) {
+        assert!(
+            !d.is_root_cause(),
+            "{injection:?}: divergence {i} is a second root cause"
+        );
+        assert_eq!(*analysis.path_to_root(i).last().expect("path"), 0);
+    }
+}
+
+#[test]
+fn a_nondeterministic_kernel_is_the_root_cause_and_its_consumers_propagate() {
+    check_single(Injection::Nondeterministic { at: 29 });
+    let p = pair(240, &[Injection::Nondeterministic { at: 29 }]);
+    let (analysis, report) = analyse(&p);
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.args, ["out_ptr0", "in_out_ptr0"]);
+    // Kernel 5 of the simulated step is the index_add with tl.atomic_add.
+    assert!(
+        first.detail.contains("nondeterministic") && first.detail.contains("atomic"),
+        "{}",
+        first.detail
+    );
+    let consumer = &analysis.divergences[1];
+    assert_eq!(consumer.kind, Kind::DivergentInput);
+    assert_eq!(consumer.reached_from.map(|(d, _)| d), Some(0));
+    assert!(matches!(consumer.origins[0].a, Origin::Launch(..)));
+}
+
+#[test]
+fn a_different_config_is_a_launch_config_divergence() {
+    check_single(Injection::LaunchConfig { at: 50 });
+    let (_, report) = analyse(&pair(240, &[Injection::LaunchConfig { at: 50 }]));
+    let detail = &report.first_divergence.expect("divergent").detail;
+    assert!(detail.contains("num_warps 4 vs 8"), "{detail}");
+}
+
+#[test]
+fn different_source_is_a_code_divergence() {
+    check_single(Injection::Code { at: 77 });
+}
+
+#[test]
+fn a_different_output_shape_is_structural() {
+    check_single(Injection::Shape { at: 100 });
+    let (_, report) = analyse(&pair(240, &[Injection::Shape { at: 100 }]));
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.args, ["out_ptr0"]);
+    assert!(
+        first.detail.contains("[8, 512, 2048] in B"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn an_unrecorded_write_is_a_divergent_input_whose_producer_agreed() {
+    check_single(Injection::Input { at: 61 });
+    let (_, report) = analyse(&pair(240, &[Injection::Input { at: 61 }]));
+    let first = report.first_divergence.expect("divergent");
+    let producer = first.producer.expect("the last recorded writer is named");
+    assert_eq!((producer.a_index, producer.b_index), (Some(60), Some(60)));
+    assert_eq!(producer.arg, "out_ptr0");
+    assert!(
+        first.detail.contains("outside the recorded region"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn a_changed_weight_names_the_graph_input_once() {
+    check_single(Injection::Weight { kernel: 3 });
+    let (analysis, report) = analyse(&pair(240, &[Injection::Weight { kernel: 3 }]));
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.args, ["in_ptr2"]);
+    assert!(first.producer.is_none());
+    assert!(
+        first.detail.contains("graph input primals_5"),
+        "{}",
+        first.detail
+    );
+    // The weight is read again every step; those reads lead back to the first.
+    let rereads: Vec<_> = analysis
+        .divergences
+        .iter()
+        .filter(|d| d.origins.iter().any(|o| o.same_outside_value))
+        .collect();
+    assert!(rereads.len() >= 19, "{} re-reads", rereads.len());
+}
+
+#[test]
+fn reading_memory_nobody_wrote_has_no_producer() {
+    check_single(Injection::Uninitialized { at: 130 });
+    let (_, report) = analyse(&pair(240, &[Injection::Uninitialized { at: 130 }]));
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.args, ["in_ptr3"]);
+    assert!(first.producer.is_none());
+    assert!(
+        first
+            .detail
+            .contains("no recorded launch wrote these bytes"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn inserted_launches_are_structural_and_misalign_nothing_else() {
+    check_single(Injection::Insert { at: 90, count: 4 });
+    let (analysis, report) = analyse(&pair(240, &[Injection::Insert { at: 90, count: 4 }]));
+    assert_eq!(report.divergence_count, 1);
+    assert_eq!(analysis.alignment.matched, 240);
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!((first.only_in_a, first.only_in_b), (0, 4));
+    assert_eq!(first.a_index, None);
+}
+
+#[test]
+fn independent_faults_are_separate_root_causes() {
+    let p = pair(
+        400,
+        &[
+            Injection::Insert { at: 10, count: 2 },
+            Injection::Uninitialized { at: 200 },
+        ],
+    );
+    let (analysis, report) = analyse(&p);
+    let roots: Vec<_> = report
+        .root_causes
+        .iter()
+        .map(|d| (d.kind, d.a_index, d.b_index))
+        .collect();
+    assert_eq!(
+        roots,
+        [
+            (Kind::Structural, None, Some(10)),
+            (Kind::DivergentInput, Some(200), Some(202)),
+        ]
+    );
+    // Everything after launch 200 propagates from it.
+    assert!(analysis.divergences.len() > 150);
+    assert!(analysis.divergences[2..].iter().all(|d| !d.is_root_cause()));
+}
+
+#[test]
+fn a_trace_cut_short_compares_the_launches_it_has() {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let spec = Spec {
+        launches: 100,
+        injections: vec![],
+        autotune: false,
+    };
+    generate(&spec, &mut a, &mut b).expect("generate");
+    let cut = b.len() * 2 / 3;
+    let ta = Trace::from_bytes(Path::new("a"), &a).expect("a");
+    let tb = Trace::from_bytes(Path::new("b"), &b[..cut]).expect("b loads");
+    assert!(tb.early_end.is_some());
+    let analysis = Analysis::run(&ta, &tb, Options::default());
+    let report = Report::new(&ta, &tb, &analysis, 10);
+    assert_eq!(report.launches.b, tb.launches.len());
+    assert!(!report.runs.b.complete);
+    // The launches B lacks are its only difference.
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.kind, Kind::Structural);
+    assert_eq!(first.only_in_a, 100 - tb.launches.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_single_fault_is_found_where_it_was_put(
+        launches in 30usize..200,
+        position in 0.0f64..1.0,
+        kind in 0usize..7,
+    ) {
+        let at = ((launches as f64) * position) as usize;
+        let injection = match kind {
+            0 => Injection::Nondeterministic { at },
+            1 => Injection::LaunchConfig { at },
+            2 => Injection::Code { at },
+            3 => Injection::Input { at },
+            4 => Injection::Uninitialized { at },
+            5 => Injection::Insert { at, count: 1 + at % 3 },
+            _ => Injection::Shape { at },
+        };
+        let p = pair(launches, &[injection]);
+        let (_, report) = analyse(&p);
+        let expected = &p.expected[0];
+        let first = report.first_divergence.expect("divergent");
+        prop_assert_eq!(first.kind, expected.kind);
+        prop_assert_eq!((first.a_index, first.b_index), (expected.a_seq, expected.b_seq));
+        prop_assert_eq!(report.root_causes.len(), 1);
+    }
+}

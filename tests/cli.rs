@@ -1,1 +1,217 @@
+//! End-to-end tests of the `tritontui` binary: exit codes, output, errors.
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn tritontui(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tritontui"))
+        .args(args)
+        .output()
+        .expect("run tritontui")
+}
+
+fn demo(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/demo")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes a synthetic pair into a fresh directory.
+fn synth(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().display().to_string();
+    let mut all = vec!["synth", "-o", out.as_str()];
+    all.extend_from_slice(args);
+    let o = tritontui(&all);
+    assert!(o.status.success(), "synth failed: {}", stderr(&o));
+    let (a, b) = (
+        dir.path().join("run0.msgpack"),
+        dir.path().join("run1.msgpack"),
+    );
+    (dir, a, b)
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let o = tritontui(&["--help"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for sub in ["diff", "synth"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(sub)),
+            "{sub} missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn the_demo_pair_diverges_at_the_atomic_kernel() {
+    let o = tritontui(&["diff", &demo("run0.msgpack"), &demo("run1.msgpack")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "first divergence  A#19 B#19  triton_poi_fused_index_add_5  nondeterministic-kernel"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("root causes (1)"), "{text}");
+}
+
+#[test]
+fn the_json_report_has_the_documented_fields() {
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        &demo("run0.msgpack"),
+        &demo("run1.msgpack"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(report["verdict"], "divergent");
+    assert_eq!(report["launches"]["a"], 48);
+    assert_eq!(report["launches"]["b"], 48);
+    assert_eq!(report["launches"]["matched"], 48);
+    let first = &report["first_divergence"];
+    assert_eq!(first["kind"], "nondeterministic-kernel");
+    assert_eq!(first["a_index"], 19);
+    assert_eq!(first["b_index"], 19);
+    assert_eq!(first["kernel"], "triton_poi_fused_index_add_5");
+    assert_eq!(
+        first["args"],
+        serde_json::json!(["out_ptr0", "in_out_ptr0"])
+    );
+    assert!(first["producer"].is_null());
+    let roots = report["root_causes"].as_array().expect("root_causes");
+    assert_eq!(roots.len(), 1);
+    assert_eq!(roots[0]["a_index"], 19);
+    // A propagated divergence names its producer and how it was reached.
+    let next = &report["divergences"][1];
+    assert_eq!(next["kind"], "divergent-input");
+    assert_eq!(next["root_cause"], false);
+    assert_eq!(next["producer"]["a_index"], 19);
+    assert_eq!(next["producer"]["kernel"], "triton_poi_fused_index_add_5");
+    assert_eq!(next["root"]["a_index"], 19);
+}
+
+#[test]
+fn identical_runs_exit_zero() {
+    let (_dir, a, b) = synth(&["-n", "300", "--autotune"]);
+    let o = tritontui(&["diff", a.to_str().expect("utf8"), b.to_str().expect("utf8")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("identical: 300 launches aligned"),
+        "{}",
+        stdout(&o)
+    );
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        a.to_str().expect("utf8"),
+        b.to_str().expect("utf8"),
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["verdict"], "identical");
+    assert!(report["first_divergence"].is_null());
+}
+
+#[test]
+fn synth_reports_what_it_injected_and_diff_finds_it() {
+    let (_dir, a, b) = synth(&["-n", "200", "--inject", "config@70"]);
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        a.to_str().expect("utf8"),
+        b.to_str().expect("utf8"),
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["first_divergence"]["kind"], "launch-config");
+    assert_eq!(report["first_divergence"]["a_index"], 70);
+}
+
+/// Runs `diff` on a bad file and checks for a one-line error naming it.
+fn assert_bad_file(bytes: &[u8], expect: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.msgpack");
+    std::fs::write(&bad, bytes).expect("write");
+    let o = tritontui(&["diff", bad.to_str().expect("utf8"), &demo("run1.msgpack")]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&bad.display().to_string()) && err.contains(expect),
+        "{err:?} lacks {expect:?}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_and_exit_two() {
+    assert_bad_file(b"", "the file is empty");
+    assert_bad_file(b"{\"not\": \"msgpack\"}", "not a tritontui trace");
+    let demo_bytes = std::fs::read(demo("run0.msgpack")).expect("demo");
+    let mut corrupt = demo_bytes.clone();
+    let middle = corrupt.len() / 2;
+    corrupt[middle..middle + 16].fill(0xc1);
+    assert_bad_file(&corrupt, "byte ");
+
+    let o = tritontui(&["diff", "/nonexistent/run0.msgpack", &demo("run1.msgpack")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/nonexistent/run0.msgpack: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_truncated_trace_is_compared_with_a_warning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cut = dir.path().join("cut.msgpack");
+    let bytes = std::fs::read(demo("run1.msgpack")).expect("demo");
+    std::fs::write(&cut, &bytes[..bytes.len() - 300]).expect("write");
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        &demo("run0.msgpack"),
+        cut.to_str().expect("utf8"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("the trace ended early (truncated at byte"),
+        "{}",
+        stderr(&o)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["runs"]["b"]["complete"], false);
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let (_dir, a, b) = synth(&["-n", "3000", "--inject", "nondet@5"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tritontui"))
+        .args([
+            "diff",
+            "--json",
+            a.to_str().expect("utf8"),
+            b.to_str().expect("utf8"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}

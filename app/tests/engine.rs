@@ -59,9 +59,13 @@ fn identical_runs_are_identical_even_when_autotuning_differs() {
 /// later divergence leads back to it.
 fn check_single(injection: Injection) {
     let p = pair(240, &[injection]);
-    let [expected] = p.expected.as_slice() else {
-        panic!("one expectation for {injection:?}, got {:?}", p.expected)
-    };
+    assert_eq!(
+        p.expected.len(),
+        1,
+        "one expectation for {injection:?}: {:?}",
+        p.expected
+    );
+    let expected = &p.expected[0];
     let (analysis, report) = analyse(&p);
     let first = report.first_divergence.as_ref().expect("a divergence");
     assert_eq!(first.kind, expected.kind, "{injection:?}: {}", first.detail);

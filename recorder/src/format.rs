@@ -321,11 +321,6 @@ pub struct LayoutDef {
 }
 
 impl LayoutDef {
-    /// Number of elements.
-    pub fn numel(&self) -> u64 {
-        self.shape.iter().product()
-    }
-
     /// The byte span of a view with these sizes and non-negative strides:
     /// `(sum((shape[i] - 1) * stride[i]) + 1) * itemsize`, or 0 when empty.
     pub fn span_of(shape: &[u64], stride: &[i64], itemsize: u32) -> u64 {

@@ -10,12 +10,12 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum TraceError {
     /// The file could not be opened or mapped.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {error}")]
     Io {
         /// The trace file.
         path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
+        /// The underlying error (part of the message, not a separate cause).
+        error: std::io::Error,
     },
     /// The file is not a tritontui trace at all.
     #[error("{path}: not a tritontui trace: {detail}")]

@@ -230,12 +230,19 @@ impl IdMap {
 impl Trace {
     /// Memory-maps and loads the trace at `path`.
     pub fn open(path: &Path) -> Result<Trace, TraceError> {
-        let io = |source| TraceError::Io {
+        let io = |error| TraceError::Io {
             path: path.to_owned(),
-            source,
+            error,
         };
         let file = std::fs::File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_dir() {
+            return Err(TraceError::NotATrace {
+                path: path.to_owned(),
+                detail: "it is a directory".into(),
+            });
+        }
+        let len = metadata.len();
         if len == 0 {
             return Err(TraceError::NotATrace {
                 path: path.to_owned(),

@@ -5,12 +5,26 @@ use std::path::PathBuf;
 use tritontui::synth::Injection;
 
 /// Kernel-level divergence debugger for torch.compile programs.
+///
+/// With no subcommand, opens the terminal UI: on two traces to compare
+/// them, on one to browse it, on none to show the built-in demo pair.
 #[derive(Debug, Parser)]
-#[command(name = "tritontui", version, about, long_about = None)]
+#[command(
+    name = "tritontui",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
-    /// What to do.
+    /// What to do instead of opening the UI.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Traces to open in the UI: A and B to compare, or one to browse.
+    #[arg(value_name = "TRACE", num_args = 0..=2)]
+    pub traces: Vec<PathBuf>,
+    /// Seconds the alignment may search for a minimal diff.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub align_deadline: f64,
 }
 
 /// Subcommands.

@@ -192,7 +192,7 @@ pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
 }
 
 /// "x differs" or "x, y differ".
-fn differ(names: &str, count: usize) -> String {
+pub(crate) fn differ(names: &str, count: usize) -> String {
     if count == 1 {
         format!("{names} differs")
     } else {

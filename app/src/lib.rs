@@ -12,6 +12,7 @@ pub mod producer;
 pub mod report;
 pub mod signature;
 pub mod synth;
+pub mod tui;
 
 pub use analysis::{Analysis, Divergence, Kind, Options};
 pub use report::Report;

@@ -9,14 +9,16 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 use tritontui::synth::{self, Spec};
+use tritontui::tui::loader::Inputs;
 use tritontui::{Analysis, Options, Report};
 use tritontui_recorder::Trace;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Diff(args) => diff(&args),
-        Command::Synth(args) => synth(&args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Diff(args)) => diff(&args),
+        Some(Command::Synth(args)) => synth(&args).map(|()| ExitCode::SUCCESS),
+        None => tui(&cli.traces, cli.align_deadline).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|err| {
         eprintln!("tritontui: {err:#}");
@@ -46,17 +48,37 @@ fn load_pair(a: &std::path::Path, b: &std::path::Path) -> anyhow::Result<(Trace,
     Ok((ta, tb))
 }
 
+fn options(align_deadline: f64) -> anyhow::Result<Options> {
+    let deadline = Duration::try_from_secs_f64(align_deadline)
+        .context("--align-deadline must be a non-negative number of seconds")?;
+    Ok(Options {
+        align_deadline: deadline,
+    })
+}
+
+fn tui(traces: &[std::path::PathBuf], align_deadline: f64) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let options = options(align_deadline)?;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the UI needs a terminal; for text output use `tritontui diff A B` (or --json)"
+        );
+    }
+    // Catch a missing file before taking over the screen.
+    for path in traces {
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    }
+    let inputs = match traces {
+        [] => Inputs::Demo,
+        [a] => Inputs::One(a.clone()),
+        [a, b, ..] => Inputs::Two(a.clone(), b.clone()),
+    };
+    tritontui::tui::run(inputs, options)
+}
+
 fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = load_pair(&args.a, &args.b)?;
-    let deadline = Duration::try_from_secs_f64(args.align_deadline)
-        .context("--align-deadline must be a non-negative number of seconds")?;
-    let analysis = Analysis::run(
-        &a,
-        &b,
-        Options {
-            align_deadline: deadline,
-        },
-    );
+    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
     let report = Report::new(&a, &b, &analysis, args.limit);
     let text = if args.json {
         let mut json = serde_json::to_string_pretty(&report)?;

@@ -230,6 +230,15 @@ impl IdMap {
 impl Trace {
     /// Memory-maps and loads the trace at `path`.
     pub fn open(path: &Path) -> Result<Trace, TraceError> {
+        Self::open_with_progress(path, |_, _| {})
+    }
+
+    /// Like [`Trace::open`], calling `progress(bytes_done, bytes_total)`
+    /// every few megabytes.
+    pub fn open_with_progress(
+        path: &Path,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<Trace, TraceError> {
         let io = |error| TraceError::Io {
             path: path.to_owned(),
             error,
@@ -255,7 +264,16 @@ impl Trace {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
         // Pages are read once, front to back.
         let _ = map.advise(memmap2::Advice::Sequential);
-        Self::load(path, &map, |done| release_pages(&map, done))
+        let mut released = 0;
+        let trace = Self::load(path, &map, |done| {
+            if done - released >= RELEASE_EVERY {
+                release_pages(&map, done);
+                released = done;
+            }
+            progress(done as u64, len);
+        })?;
+        progress(len, len);
+        Ok(trace)
     }
 
     /// Loads a trace from bytes already in memory; `path` names it in errors.
@@ -263,8 +281,8 @@ impl Trace {
         Self::load(path, data, |_| {})
     }
 
-    /// Decodes every record; `consumed(n)` is called now and then with the
-    /// number of bytes fully processed, so the caller may drop them.
+    /// Decodes every record; `consumed(n)` is called every
+    /// [`PROGRESS_EVERY`] bytes with the number of bytes fully processed.
     fn load(
         path: &Path,
         data: &[u8],
@@ -291,7 +309,7 @@ impl Trace {
             unknown_records: 0,
         };
         let mut ids = Ids::default();
-        let mut last_release = 0usize;
+        let mut last_report = 0usize;
         loop {
             let (offset, record) = match reader.next_record()? {
                 Next::Record(offset, record) => (offset, record),
@@ -310,9 +328,9 @@ impl Trace {
                 .add(record, &mut ids)
                 .map_err(|detail| reader.corrupt(offset as usize, detail))?;
             let pos = reader.position() as usize;
-            if pos - last_release >= RELEASE_EVERY {
+            if pos - last_report >= PROGRESS_EVERY {
                 consumed(pos);
-                last_release = pos;
+                last_report = pos;
             }
         }
         Ok(trace)
@@ -536,6 +554,9 @@ struct Ids {
     layouts: IdMap,
     sources: IdMap,
 }
+
+/// Bytes between two progress reports.
+const PROGRESS_EVERY: usize = 4 << 20;
 
 /// Bytes between two hints that already-decoded pages may be dropped.
 const RELEASE_EVERY: usize = 32 << 20;

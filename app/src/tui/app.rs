@@ -1,0 +1,699 @@
+//! The TUI's state and the only place it changes: [`App::update`].
+
+use super::highlight::{Highlighted, Request, SourceKey};
+use super::layout::{Areas, areas, list_rows};
+use super::loader::Progress;
+use super::search::Search;
+use super::session::Session;
+use super::theme::Theme;
+use crate::align::Row;
+use crate::explain::{Runs, origin_words};
+use crate::producer::{Origin, find_origins};
+use crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::{Position, Rect};
+use std::collections::{HashMap, HashSet};
+use tritontui_recorder::{Access, ArgRef, Trace};
+
+/// A pane that can have the focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The side-by-side launch list.
+    List,
+    /// The selected launch's arguments and verdict.
+    Detail,
+    /// The selected kernel's source.
+    Source,
+}
+
+/// Everything that can happen to the app.
+#[derive(Debug)]
+pub enum Action {
+    /// Move the focused pane by this many lines.
+    Move(isize),
+    /// Move the focused pane by a page.
+    Page(isize),
+    /// Go to the top of the focused pane.
+    Top,
+    /// Go to the bottom of the focused pane.
+    Bottom,
+    /// Select the next divergence.
+    NextDivergence,
+    /// Select the previous divergence.
+    PrevDivergence,
+    /// Select the next root cause (wrapping).
+    NextRootCause,
+    /// Select the first divergence.
+    FirstDivergence,
+    /// Jump to the producer of the selected launch's (divergent) input.
+    Producer,
+    /// Focus the next pane.
+    CyclePane,
+    /// Show or hide the source pane.
+    ToggleSource,
+    /// Show or hide the key help.
+    ToggleHelp,
+    /// Open the kernel search.
+    OpenSearch,
+    /// A character typed into the search box.
+    SearchType(char),
+    /// Backspace in the search box.
+    SearchBackspace,
+    /// Move the highlighted search result.
+    SearchMove(isize),
+    /// Jump to the next launch of the highlighted kernel.
+    SearchAccept,
+    /// Close what is open, or quit.
+    Cancel,
+    /// Leave.
+    Quit,
+    /// The terminal has a new size.
+    Resize(u16, u16),
+    /// A mouse event.
+    Mouse(MouseEvent),
+    /// Loading progress.
+    Loading(Progress),
+    /// The session is ready.
+    Loaded(Box<Session>),
+    /// Loading failed with this one-line message.
+    LoadFailed(String),
+    /// A source was highlighted.
+    Highlighted(SourceKey, Highlighted),
+}
+
+/// Work for the event loop to do after an update.
+#[derive(Debug)]
+pub enum Effect {
+    /// Highlight a source on the worker.
+    Highlight(Request),
+    /// Leave the TUI normally.
+    Quit,
+    /// Leave the TUI and print this error.
+    Fail(String),
+}
+
+/// The app state.
+pub struct App {
+    /// The loaded session; `None` while loading.
+    pub session: Option<Session>,
+    /// Latest progress of each file, and whether analysis has started.
+    pub progress: [Option<Progress>; 2],
+    /// Aligning and classifying.
+    pub analysing: bool,
+    /// Selected row.
+    pub selected: usize,
+    /// First row shown in the list.
+    pub offset: usize,
+    /// The focused pane.
+    pub focus: Pane,
+    /// Whether the source pane is shown.
+    pub show_source: bool,
+    /// Whether the help overlay is shown.
+    pub show_help: bool,
+    /// The open search box.
+    pub search: Option<Search>,
+    /// First line shown in the detail pane.
+    pub detail_scroll: usize,
+    /// First line shown in the source pane; `None` follows the selection.
+    pub source_scroll: Option<usize>,
+    /// A message for the status line.
+    pub message: Option<String>,
+    /// Highlighted sources.
+    pub highlights: HashMap<SourceKey, Highlighted>,
+    pending: HashSet<SourceKey>,
+    /// Styles.
+    pub theme: Theme,
+    /// Terminal size.
+    pub size: Rect,
+}
+
+impl App {
+    /// A loading app for a terminal of `size`.
+    pub fn new(theme: Theme, size: Rect) -> App {
+        App {
+            session: None,
+            progress: [None, None],
+            analysing: false,
+            selected: 0,
+            offset: 0,
+            focus: Pane::List,
+            show_source: false,
+            show_help: false,
+            search: None,
+            detail_scroll: 0,
+            source_scroll: None,
+            message: None,
+            highlights: HashMap::new(),
+            pending: HashSet::new(),
+            theme,
+            size,
+        }
+    }
+
+    /// The screen layout for the current size and view.
+    pub fn areas(&self) -> Areas {
+        let pair = self.session.as_ref().is_some_and(Session::is_pair);
+        areas(self.size, pair, self.show_source)
+    }
+
+    /// The action a key press means in the current state.
+    pub fn action_for_key(&self, key: KeyEvent) -> Option<Action> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return Some(Action::Quit);
+        }
+        if self.search.is_some() {
+            return match key.code {
+                KeyCode::Esc => Some(Action::Cancel),
+                KeyCode::Enter => Some(Action::SearchAccept),
+                KeyCode::Backspace => Some(Action::SearchBackspace),
+                KeyCode::Up => Some(Action::SearchMove(-1)),
+                KeyCode::Down | KeyCode::Tab => Some(Action::SearchMove(1)),
+                KeyCode::Char('p') if ctrl => Some(Action::SearchMove(-1)),
+                KeyCode::Char('n') if ctrl => Some(Action::SearchMove(1)),
+                KeyCode::Char(c) if !ctrl => Some(Action::SearchType(c)),
+                _ => None,
+            };
+        }
+        if self.show_help {
+            return matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q'))
+                .then_some(Action::ToggleHelp);
+        }
+        Some(match key.code {
+            KeyCode::Char('q') => Action::Quit,
+            KeyCode::Esc => Action::Cancel,
+            KeyCode::Char('j') | KeyCode::Down => Action::Move(1),
+            KeyCode::Char('k') | KeyCode::Up => Action::Move(-1),
+            KeyCode::PageDown | KeyCode::Char(' ') => Action::Page(1),
+            KeyCode::Char('d') if ctrl => Action::Page(1),
+            KeyCode::PageUp => Action::Page(-1),
+            KeyCode::Char('u') if ctrl => Action::Page(-1),
+            KeyCode::Char('g') | KeyCode::Home => Action::Top,
+            KeyCode::Char('G') | KeyCode::End => Action::Bottom,
+            KeyCode::Char('n') => Action::NextDivergence,
+            KeyCode::Char('N') => Action::PrevDivergence,
+            KeyCode::Char('r') => Action::NextRootCause,
+            KeyCode::Char('f') => Action::FirstDivergence,
+            KeyCode::Char('p') => Action::Producer,
+            KeyCode::Tab => Action::CyclePane,
+            KeyCode::Char('s') => Action::ToggleSource,
+            KeyCode::Char('/') => Action::OpenSearch,
+            KeyCode::Char('?') => Action::ToggleHelp,
+            _ => return None,
+        })
+    }
+
+    /// Applies an action; returns what the event loop must do.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        match action {
+            Action::Quit => effects.push(Effect::Quit),
+            Action::Cancel => {
+                if self.search.take().is_none() && !std::mem::take(&mut self.show_help) {
+                    effects.push(Effect::Quit);
+                }
+            }
+            Action::Resize(w, h) => {
+                self.size = Rect::new(0, 0, w, h);
+                self.keep_visible();
+                self.fix_focus();
+            }
+            Action::Loading(progress) => match progress {
+                Progress::Reading { file, .. } => self.progress[file.min(1)] = Some(progress),
+                Progress::Analysing => self.analysing = true,
+            },
+            Action::Loaded(session) => self.loaded(*session),
+            Action::LoadFailed(message) => effects.push(Effect::Fail(message)),
+            Action::Highlighted(key, lines) => {
+                self.pending.remove(&key);
+                self.highlights.insert(key, lines);
+            }
+            _ if self.session.is_none() => {}
+            Action::Move(n) => self.scroll_focused(n),
+            Action::Page(n) => {
+                let page = self.page_height() as isize;
+                self.scroll_focused(n * page.max(1));
+            }
+            Action::Top => self.scroll_focused(isize::MIN / 2),
+            Action::Bottom => self.scroll_focused(isize::MAX / 2),
+            Action::NextDivergence => self.next_divergence(true),
+            Action::PrevDivergence => self.next_divergence(false),
+            Action::NextRootCause => self.next_root_cause(),
+            Action::FirstDivergence => match self
+                .session()
+                .and_then(|s| s.divergences().first())
+                .map(|d| d.row)
+            {
+                Some(row) => self.jump(row, "first divergence".to_owned()),
+                None => self.message = Some(self.no_divergence_words()),
+            },
+            Action::Producer => self.producer(),
+            Action::CyclePane => self.cycle_pane(),
+            Action::ToggleSource => {
+                self.show_source = !self.show_source;
+                if self.show_source && self.areas().detail.is_none() {
+                    self.focus = Pane::Source;
+                }
+                self.fix_focus();
+                self.keep_visible();
+            }
+            Action::ToggleHelp => self.show_help = !self.show_help,
+            Action::OpenSearch => {
+                let mut search = Search::default();
+                search.update(self.session().map_or(&[], |s| &s.names));
+                self.search = Some(search);
+            }
+            Action::SearchType(c) => self.edit_search(|q| q.push(c)),
+            Action::SearchBackspace => self.edit_search(|q| {
+                q.pop();
+            }),
+            Action::SearchMove(n) => {
+                if let Some(s) = &mut self.search {
+                    let len = s.matches.len();
+                    if len > 0 {
+                        s.selected = (s.selected as isize + n).rem_euclid(len as isize) as usize;
+                    }
+                }
+            }
+            Action::SearchAccept => self.accept_search(),
+            Action::Mouse(mouse) => self.mouse(mouse),
+        }
+        self.request_source(&mut effects);
+        effects
+    }
+
+    fn session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
+    fn row_count(&self) -> usize {
+        self.session().map_or(0, |s| s.rows().len())
+    }
+
+    fn loaded(&mut self, session: Session) {
+        let first = session.divergences().first().map(|d| d.row);
+        self.message = Some(match (first, session.is_pair()) {
+            (Some(_), _) => {
+                "first divergence selected · n/N next/previous · r root causes · ? help".to_owned()
+            }
+            (None, true) => "the runs are identical · ? help".to_owned(),
+            (None, false) => "one trace: browsing its launches · ? help".to_owned(),
+        });
+        self.session = Some(session);
+        self.selected = 0;
+        self.offset = 0;
+        if let Some(row) = first {
+            self.select(row, true);
+        }
+    }
+
+    /// Lines a page moves in the focused pane.
+    fn page_height(&self) -> usize {
+        let areas = self.areas();
+        let area = match self.focus {
+            Pane::List => return list_rows(areas.list).saturating_sub(1).max(1),
+            Pane::Detail => areas.detail,
+            Pane::Source => areas.source,
+        };
+        area.map_or(1, |a| usize::from(a.height.saturating_sub(2)).max(1))
+    }
+
+    fn scroll_focused(&mut self, n: isize) {
+        match self.focus {
+            Pane::List => {
+                let last = self.row_count().saturating_sub(1);
+                let row = (self.selected as isize)
+                    .saturating_add(n)
+                    .clamp(0, last as isize) as usize;
+                self.select(row, false);
+            }
+            Pane::Detail => self.detail_scroll = add(self.detail_scroll, n),
+            Pane::Source => {
+                let lines = self.current_source_lines();
+                let from = self
+                    .source_scroll
+                    .unwrap_or_else(|| self.auto_source_scroll());
+                self.source_scroll = Some(add(from, n).min(lines.saturating_sub(1)));
+            }
+        }
+    }
+
+    /// Selects `row`; `center` puts it a third of the way down the list.
+    fn select(&mut self, row: usize, center: bool) {
+        let row = row.min(self.row_count().saturating_sub(1));
+        if row != self.selected {
+            self.detail_scroll = 0;
+            self.source_scroll = None;
+        }
+        self.selected = row;
+        if center {
+            let rows = list_rows(self.areas().list);
+            self.offset = row.saturating_sub(rows / 3);
+        }
+        self.keep_visible();
+    }
+
+    fn jump(&mut self, row: usize, message: String) {
+        self.focus = Pane::List;
+        self.select(row, true);
+        self.message = Some(message);
+    }
+
+    /// Scrolls the list so the selection is on screen.
+    fn keep_visible(&mut self) {
+        let rows = list_rows(self.areas().list).max(1);
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if self.selected >= self.offset + rows {
+            self.offset = self.selected + 1 - rows;
+        }
+        let max_offset = self.row_count().saturating_sub(rows);
+        self.offset = self.offset.min(max_offset);
+    }
+
+    fn no_divergence_words(&self) -> String {
+        match self.session() {
+            Some(s) if !s.is_pair() => "one trace: nothing to compare".to_owned(),
+            _ => "no divergence: the runs are identical".to_owned(),
+        }
+    }
+
+    fn next_divergence(&mut self, forward: bool) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let divergences = session.divergences();
+        let selected = self.selected;
+        let found = if forward {
+            divergences
+                .iter()
+                .enumerate()
+                .find(|(_, d)| d.row > selected)
+        } else {
+            divergences
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, d)| d.row < selected)
+        };
+        match found {
+            Some((i, d)) => {
+                let message = format!("divergence {} of {}", i + 1, divergences.len());
+                self.jump(d.row, message);
+            }
+            None if divergences.is_empty() => self.message = Some(self.no_divergence_words()),
+            None => {
+                self.message = Some(
+                    if forward {
+                        "no divergence after this one"
+                    } else {
+                        "no divergence before this one"
+                    }
+                    .to_owned(),
+                )
+            }
+        }
+    }
+
+    fn next_root_cause(&mut self) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let divergences = session.divergences();
+        let roots = &session.roots;
+        let after = roots
+            .iter()
+            .position(|&d| divergences[d].row > self.selected);
+        let (k, wrapped) = match after {
+            Some(k) => (k, false),
+            None if roots.is_empty() => {
+                self.message = Some(self.no_divergence_words());
+                return;
+            }
+            None => (0, true),
+        };
+        let row = divergences[roots[k]].row;
+        let message = format!(
+            "root cause {} of {}{}",
+            k + 1,
+            roots.len(),
+            if wrapped {
+                " (wrapped to the first)"
+            } else {
+                ""
+            }
+        );
+        self.jump(row, message);
+    }
+
+    fn producer(&mut self) {
+        let Some(session) = self.session() else {
+            return;
+        };
+        let selected = self.selected;
+        let outcome = match session
+            .divergence_at(selected)
+            .and_then(|(_, d)| d.primary_origin().map(|o| (d, o)))
+        {
+            Some((d, origin)) => {
+                let b = session.b.as_ref().unwrap_or(&session.a);
+                let runs = Runs { a: &session.a, b };
+                let arg = runs.arg_name(d, origin.arg);
+                let words = session
+                    .analysis
+                    .as_ref()
+                    .map(|an| origin_words(runs, origin, an))
+                    .unwrap_or_default();
+                let target = match (origin.a, origin.b) {
+                    (Origin::Launch(l, _), _) => session.row_of(false, l),
+                    (_, Origin::Launch(l, _)) => session.row_of(true, l),
+                    _ => None,
+                };
+                (target, format!("{arg}: {words}"))
+            }
+            None => producer_of_first_input(session, selected),
+        };
+        match outcome {
+            (Some(row), message) => self.jump(row, message),
+            (None, message) => self.message = Some(message),
+        }
+    }
+
+    fn cycle_pane(&mut self) {
+        let areas = self.areas();
+        let order = [Pane::List, Pane::Detail, Pane::Source];
+        let shown = |p: &Pane| match p {
+            Pane::List => true,
+            Pane::Detail => areas.detail.is_some(),
+            Pane::Source => areas.source.is_some(),
+        };
+        let at = order.iter().position(|p| *p == self.focus).unwrap_or(0);
+        self.focus = (1..=order.len())
+            .map(|k| order[(at + k) % order.len()])
+            .find(shown)
+            .unwrap_or(Pane::List);
+    }
+
+    /// Moves the focus off a pane that is no longer shown.
+    fn fix_focus(&mut self) {
+        let areas = self.areas();
+        let hidden = match self.focus {
+            Pane::List => false,
+            Pane::Detail => areas.detail.is_none(),
+            Pane::Source => areas.source.is_none(),
+        };
+        if hidden {
+            self.focus = Pane::List;
+        }
+    }
+
+    fn edit_search(&mut self, edit: impl FnOnce(&mut String)) {
+        let names = self.session.as_ref().map_or(&[][..], |s| &s.names[..]);
+        if let Some(search) = &mut self.search {
+            edit(&mut search.query);
+            search.update(names);
+        }
+    }
+
+    fn accept_search(&mut self) {
+        let Some(search) = self.search.take() else {
+            return;
+        };
+        let Some(session) = self.session() else {
+            return;
+        };
+        let Some(name) = search.choice() else {
+            self.message = Some(format!("no kernel matches {:?}", search.query));
+            return;
+        };
+        let rows = &session.name_rows[name];
+        // The next launch of that kernel after the selection, wrapping.
+        let k = rows.partition_point(|&r| (r as usize) <= self.selected) % rows.len().max(1);
+        let Some(&row) = rows.get(k) else { return };
+        let message = format!(
+            "{}: launch {} of {}",
+            session.names[name],
+            k + 1,
+            rows.len()
+        );
+        self.jump(row as usize, message);
+    }
+
+    fn mouse(&mut self, mouse: MouseEvent) {
+        let at = Position::new(mouse.column, mouse.row);
+        let areas = self.areas();
+        let pane = if areas.list.contains(at) {
+            Pane::List
+        } else if areas.detail.is_some_and(|r| r.contains(at)) {
+            Pane::Detail
+        } else if areas.source.is_some_and(|r| r.contains(at)) {
+            Pane::Source
+        } else {
+            return;
+        };
+        match mouse.kind {
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let step = if mouse.kind == MouseEventKind::ScrollDown {
+                    3
+                } else {
+                    -3
+                };
+                let focus = std::mem::replace(&mut self.focus, pane);
+                self.scroll_focused(step);
+                self.focus = focus;
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = pane;
+                let first_row_y = areas.list.y + 2;
+                if pane == Pane::List && mouse.row >= first_row_y {
+                    let row = self.offset + usize::from(mouse.row - first_row_y);
+                    if row < self.row_count() {
+                        self.select(row, false);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The source for the selected row: A's kernel, or B's if only B has it.
+    pub fn current_source(&self) -> Option<(SourceKey, &tritontui_recorder::trace::Source)> {
+        let session = self.session()?;
+        let row = *session.rows().get(self.selected)?;
+        let (is_b, trace): (bool, &Trace) = match (row, &session.b) {
+            (Row::OnlyB(_), Some(b)) => (true, b),
+            _ => (false, &session.a),
+        };
+        let launch = &trace.launches[if is_b { row.b()? } else { row.a()? } as usize];
+        let index = trace.kernel_of(launch).source?;
+        Some(((is_b, index), &trace.sources[index as usize]))
+    }
+
+    fn current_source_lines(&self) -> usize {
+        self.current_source()
+            .map_or(0, |(_, s)| s.text.lines().count())
+    }
+
+    /// Where the source pane starts when the user has not scrolled: just
+    /// above the first suspicious line, else above the kernel's definition.
+    pub fn auto_source_scroll(&self) -> usize {
+        let Some((key, source)) = self.current_source() else {
+            return 0;
+        };
+        let first_suspect = self
+            .highlights
+            .get(&key)
+            .and_then(|h| h.suspicious.first().map(|(line, _)| *line));
+        let definition = source.text.lines().position(|l| {
+            l.starts_with("def ") || l.starts_with("extern \"C\"") || l.contains("@triton.jit")
+        });
+        first_suspect
+            .or(definition)
+            .map_or(0, |line| line.saturating_sub(2))
+    }
+
+    fn request_source(&mut self, effects: &mut Vec<Effect>) {
+        if !self.show_source {
+            return;
+        }
+        let Some((key, source)) = self.current_source() else {
+            return;
+        };
+        if self.highlights.contains_key(&key) || self.pending.contains(&key) {
+            return;
+        }
+        let request = Request {
+            key,
+            text: source.text.clone(),
+            lang: source.lang.clone(),
+            color: self.theme.color,
+        };
+        self.pending.insert(key);
+        effects.push(Effect::Highlight(request));
+    }
+}
+
+fn add(at: usize, n: isize) -> usize {
+    (at as isize).saturating_add(n).max(0) as usize
+}
+
+/// For a row without a divergent input: the producer of the first tensor
+/// argument the kernel reads, found on demand.
+fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>, String) {
+    let Some(&r) = session.rows().get(row) else {
+        return (None, String::new());
+    };
+    let (is_b, trace, launch) = match (r.a(), r.b(), &session.b) {
+        (Some(a), _, _) => (false, &session.a, a),
+        (None, Some(b), Some(tb)) => (true, tb, b),
+        _ => return (None, String::new()),
+    };
+    let l = &trace.launches[launch as usize];
+    let kernel = trace.kernel_of(l);
+    let input = trace.args_of(l).enumerate().find(|(i, arg)| {
+        matches!(arg, ArgRef::Tensor(_))
+            && kernel.args.get(*i).map_or(Access::In, |a| a.access).reads()
+    });
+    let Some((arg, _)) = input else {
+        return (None, "this launch reads no tensor".to_owned());
+    };
+    let name = kernel.arg_name(arg);
+    match find_origins(trace, &[(launch, arg as u16)])[0] {
+        Origin::Launch(producer, parg) => {
+            let p = &trace.launches[producer as usize];
+            let pk = trace.kernel_of(p);
+            let words = format!(
+                "{name}: written by launch #{} {} ({})",
+                p.seq,
+                pk.name,
+                pk.arg_name(usize::from(parg))
+            );
+            (session.row_of(is_b, producer), words)
+        }
+        Origin::GraphInput(i) => (
+            None,
+            format!(
+                "{name}: graph input {}, no recorded launch wrote it",
+                trace.inputs[i as usize].name
+            ),
+        ),
+        Origin::Unrecorded | Origin::Scalar => {
+            (None, format!("{name}: no recorded launch wrote it"))
+        }
+    }
+}
+
+/// Maps a crossterm event to an action.
+pub fn action_for_event(app: &App, event: crossterm::event::Event) -> Option<Action> {
+    use crossterm::event::Event;
+    match event {
+        Event::Key(key) => app.action_for_key(key),
+        Event::Resize(w, h) => Some(Action::Resize(w, h)),
+        Event::Mouse(mouse) => Some(Action::Mouse(mouse)),
+        _ => None,
+    }
+}

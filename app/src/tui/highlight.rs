@@ -1,0 +1,202 @@
+//! Source highlighting with syntect on a worker thread, and the lines the
+//! engine marks as common causes of nondeterminism.
+
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use std::sync::mpsc::{Receiver, Sender};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::ThemeSet;
+use syntect::parsing::SyntaxSet;
+
+/// Which source: run (false = A) and index into its `sources`.
+pub type SourceKey = (bool, u32);
+
+/// A request for the worker.
+#[derive(Debug)]
+pub struct Request {
+    /// Cache key.
+    pub key: SourceKey,
+    /// The text.
+    pub text: String,
+    /// `python`, `cpp`, `cuda`, or empty (guessed from the text).
+    pub lang: String,
+    /// Whether to colour.
+    pub color: bool,
+}
+
+/// Highlighted source, ready to draw.
+#[derive(Debug, Clone)]
+pub struct Highlighted {
+    /// One styled line per source line.
+    pub lines: Vec<Line<'static>>,
+    /// (0-based line, reason) for lines that often cause nondeterminism.
+    pub suspicious: Vec<(usize, &'static str)>,
+}
+
+/// Starts the worker; results come back through `tx` wrapped by `wrap`.
+pub fn spawn<M: Send + 'static>(
+    tx: Sender<M>,
+    wrap: fn(SourceKey, Highlighted) -> M,
+) -> Sender<Request> {
+    let (requests, rx): (Sender<Request>, Receiver<Request>) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let syntaxes = SyntaxSet::load_defaults_newlines();
+        let themes = ThemeSet::load_defaults();
+        for request in rx {
+            let result = highlight(&syntaxes, &themes, &request);
+            if tx.send(wrap(request.key, result)).is_err() {
+                break;
+            }
+        }
+    });
+    requests
+}
+
+/// Highlights one source (also used directly by tests).
+pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> Highlighted {
+    let suspicious = suspicious_lines(&request.text);
+    let plain = || {
+        request
+            .text
+            .lines()
+            .map(|l| Line::raw(l.to_owned()))
+            .collect()
+    };
+    let syntax_name = match request.lang.as_str() {
+        "python" => "Python",
+        "cpp" | "cuda" | "c++" => "C++",
+        _ if request.text.contains("@triton.jit") => "Python",
+        _ if request.text.contains("extern \"C\"") || request.text.contains("#include") => "C++",
+        _ => "",
+    };
+    let syntax = syntaxes.find_syntax_by_name(syntax_name);
+    let theme = themes.themes.get("base16-ocean.dark");
+    let lines = match (request.color, syntax, theme) {
+        (true, Some(syntax), Some(theme)) => {
+            let mut h = HighlightLines::new(syntax, theme);
+            syntect::util::LinesWithEndings::from(&request.text)
+                .map(|line| match h.highlight_line(line, syntaxes) {
+                    Ok(ranges) => Line::from(
+                        ranges
+                            .into_iter()
+                            .map(|(style, text)| {
+                                let c = style.foreground;
+                                Span::styled(
+                                    text.trim_end_matches(['\n', '\r']).to_owned(),
+                                    Style::new().fg(Color::Rgb(c.r, c.g, c.b)),
+                                )
+                            })
+                            .collect::<Vec<_>>(),
+                    ),
+                    Err(_) => Line::raw(line.trim_end_matches(['\n', '\r']).to_owned()),
+                })
+                .collect()
+        }
+        _ => plain(),
+    };
+    Highlighted { lines, suspicious }
+}
+
+/// Patterns that commonly make a kernel's result depend on scheduling or
+/// configuration, with what to say about them.
+const SUSPECTS: &[(&str, &str)] = &[
+    (
+        "tl.atomic_",
+        "atomic update: the order of additions varies between runs",
+    ),
+    (
+        "atomic_add(",
+        "atomic update: the order of additions varies between runs",
+    ),
+    (
+        "atomicAdd(",
+        "atomic update: the order of additions varies between runs",
+    ),
+    (
+        "#pragma omp atomic",
+        "atomic update: the order of additions varies between runs",
+    ),
+    (
+        "tl.sum(",
+        "reduction: its order depends on the block sizes and warps",
+    ),
+    (
+        "tl.reduce(",
+        "reduction: its order depends on the block sizes and warps",
+    ),
+    (
+        "welford",
+        "Welford reduction: its order depends on the block sizes",
+    ),
+    (
+        "tl.dot(",
+        "matrix product: its accumulation order depends on the config",
+    ),
+    (
+        "#pragma omp parallel",
+        "OpenMP loop: a reduction's order depends on the thread count",
+    ),
+    ("tl.rand", "random numbers: the seed or offset must match"),
+    ("philox", "random numbers: the seed or offset must match"),
+    (
+        "load_seed(",
+        "random numbers: the seed or offset must match",
+    ),
+];
+
+/// Lines that commonly cause nondeterminism, with the reason.
+pub fn suspicious_lines(text: &str) -> Vec<(usize, &'static str)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let code = line.split('#').next().unwrap_or(line);
+            let code = if line.trim_start().starts_with("#pragma") {
+                line
+            } else {
+                code
+            };
+            SUSPECTS
+                .iter()
+                .find(|(pattern, _)| code.contains(pattern))
+                .map(|(_, why)| (i, *why))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomics_and_reductions_are_marked_but_comments_are_not() {
+        let text = "inductor_meta={'atomic_add_found': True},\n    tl.atomic_add(out_ptr0 + i, v)\n    s = tl.sum(v, 0)\n    # tl.atomic_add in a comment\n#pragma omp atomic\n";
+        let lines: Vec<usize> = suspicious_lines(text).into_iter().map(|(i, _)| i).collect();
+        assert_eq!(lines, [1, 2, 4]);
+    }
+
+    #[test]
+    fn python_is_coloured_and_keeps_every_line() {
+        let request = Request {
+            key: (false, 0),
+            text: "@triton.jit\ndef k(x):\n    return x\n".into(),
+            lang: "python".into(),
+            color: true,
+        };
+        let h = highlight(
+            &SyntaxSet::load_defaults_newlines(),
+            &ThemeSet::load_defaults(),
+            &request,
+        );
+        assert_eq!(h.lines.len(), 3);
+        let colours: std::collections::HashSet<_> = h
+            .lines
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.style.fg))
+            .collect();
+        assert!(
+            colours.len() > 1,
+            "expected several colours, got {colours:?}"
+        );
+        assert_eq!(h.lines[1].to_string(), "def k(x):");
+    }
+}

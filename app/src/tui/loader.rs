@@ -1,0 +1,123 @@
+//! Loads traces on a background thread and reports progress, so the
+//! screen never freezes on a large trace.
+
+use super::session::Session;
+use crate::analysis::Options;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+use tritontui_recorder::Trace;
+
+/// What to open.
+#[derive(Debug, Clone)]
+pub enum Inputs {
+    /// The demo pair built into the binary.
+    Demo,
+    /// One trace to browse.
+    One(PathBuf),
+    /// Two traces to compare.
+    Two(PathBuf, PathBuf),
+}
+
+/// Run A of the bundled demo.
+pub const DEMO_A: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../assets/demo/run0.msgpack"
+));
+/// Run B of the bundled demo.
+pub const DEMO_B: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../assets/demo/run1.msgpack"
+));
+
+/// Progress of a load.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Bytes of file `file` (0 = A, 1 = B) decoded so far, of `total`.
+    Reading {
+        /// Which file.
+        file: usize,
+        /// Its name.
+        name: String,
+        /// Bytes done.
+        done: u64,
+        /// Bytes in all.
+        total: u64,
+    },
+    /// Aligning and classifying.
+    Analysing,
+}
+
+/// A message from the loader.
+pub enum LoadEvent {
+    /// Progress so far.
+    Progress(Progress),
+    /// The session, or a one-line error.
+    Done(Result<Box<Session>, String>),
+}
+
+/// Loads `inputs` on a new thread, sending events through `wrap` to `tx`.
+pub fn spawn<M: Send + 'static>(
+    inputs: Inputs,
+    options: Options,
+    tx: Sender<M>,
+    wrap: fn(LoadEvent) -> M,
+) {
+    std::thread::spawn(move || {
+        let send = |e| {
+            let _ = tx.send(wrap(e));
+        };
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            load(&inputs, options, &send)
+        }))
+        .unwrap_or_else(|_| {
+            Err("internal error while loading the traces (a bug: please report it)".to_owned())
+        });
+        send(LoadEvent::Done(result.map(Box::new)));
+    });
+}
+
+fn load(
+    inputs: &Inputs,
+    options: Options,
+    send: &(impl Fn(LoadEvent) + Sync),
+) -> Result<Session, String> {
+    let open = |file: usize, path: &Path| {
+        let name = path.display().to_string();
+        Trace::open_with_progress(path, |done, total| {
+            send(LoadEvent::Progress(Progress::Reading {
+                file,
+                name: name.clone(),
+                done,
+                total,
+            }));
+        })
+        .map_err(|e| e.to_string())
+    };
+    let (a, b) = match inputs {
+        Inputs::Demo => {
+            let a = Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), DEMO_A);
+            let b = Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), DEMO_B);
+            (
+                a.map_err(|e| e.to_string())?,
+                Some(b.map_err(|e| e.to_string())?),
+            )
+        }
+        Inputs::One(path) => (open(0, path)?, None),
+        Inputs::Two(pa, pb) => {
+            let (a, b) = std::thread::scope(|s| {
+                let left = s.spawn(|| open(0, pa));
+                let right = open(1, pb);
+                (left.join(), right)
+            });
+            let a = a.map_err(|_| format!("{}: the reader crashed", pa.display()))??;
+            (a, Some(b?))
+        }
+    };
+    Ok(match b {
+        Some(b) => {
+            send(LoadEvent::Progress(Progress::Analysing));
+            Session::pair(a, b, options)
+        }
+        None => Session::single(a),
+    })
+}

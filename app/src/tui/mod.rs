@@ -1,0 +1,168 @@
+//! The terminal UI: `tritontui A B`.
+//!
+//! A synchronous loop: it waits for a key, a background result (loading,
+//! highlighting) or a tick, feeds it to [`App::update`], performs the
+//! effects that come back, and redraws with [`render`], which never
+//! mutates.
+
+pub mod app;
+pub mod highlight;
+pub mod layout;
+pub mod loader;
+pub mod panes;
+pub mod search;
+pub mod session;
+pub mod terminal;
+pub mod theme;
+mod timings;
+
+use crate::analysis::Options;
+use app::{Action, App, Effect, action_for_event};
+use highlight::{Highlighted, SourceKey};
+use loader::{Inputs, LoadEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+use theme::Theme;
+use timings::Timings;
+
+/// Draws the whole screen.
+pub fn render(app: &App, frame: &mut Frame) {
+    let area = frame.area();
+    let Some(session) = &app.session else {
+        panes::loading::render(app, frame, area);
+        return;
+    };
+    let areas = app.areas();
+    panes::header::render(app, session, frame, areas.header);
+    panes::launches::render(app, session, frame, areas.list);
+    if let Some(detail) = areas.detail {
+        panes::detail::render(app, session, frame, detail);
+    }
+    if let Some(source) = areas.source {
+        panes::source::render(app, session, frame, source);
+    }
+    panes::status::render(app, frame, areas.status);
+    if app.search.is_some() {
+        panes::search::render(app, session, frame, area);
+    }
+    if app.show_help {
+        panes::help::render(app, frame, area);
+    }
+}
+
+/// A background result.
+enum Message {
+    Load(LoadEvent),
+    Highlighted(SourceKey, Highlighted),
+}
+
+impl From<LoadEvent> for Action {
+    fn from(event: LoadEvent) -> Action {
+        match event {
+            LoadEvent::Progress(p) => Action::Loading(p),
+            LoadEvent::Done(Ok(session)) => Action::Loaded(session),
+            LoadEvent::Done(Err(message)) => Action::LoadFailed(message),
+        }
+    }
+}
+
+/// Opens the TUI on `inputs` and runs it until the user quits. Returns the
+/// one-line error if the traces could not be loaded.
+pub fn run(inputs: Inputs, options: Options) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    loader::spawn(inputs, options, tx.clone(), Message::Load);
+    let highlighter = highlight::spawn(tx, Message::Highlighted);
+    let mut screen = terminal::enter()?;
+    let size = screen.size()?;
+    let mut app = App::new(Theme::from_env(), Rect::new(0, 0, size.width, size.height));
+    let mut timings = Timings::from_env(start);
+    let outcome = event_loop(&mut screen, &mut app, &rx, &highlighter, &mut timings);
+    drop(screen);
+    outcome
+}
+
+/// How long to wait for input before looking at background results.
+const TICK: Duration = Duration::from_millis(30);
+
+fn event_loop(
+    screen: &mut terminal::Screen,
+    app: &mut App,
+    rx: &Receiver<Message>,
+    highlighter: &Sender<highlight::Request>,
+    timings: &mut Timings,
+) -> anyhow::Result<()> {
+    let mut dirty = true;
+    let mut key_at: Option<Instant> = None;
+    loop {
+        if dirty {
+            screen.draw(|f| render(app, f))?;
+            timings.frame(app.session.is_some());
+            if let Some(at) = key_at.take() {
+                timings.key(at);
+            }
+            dirty = false;
+        }
+        let mut actions = Vec::new();
+        if crossterm::event::poll(TICK)? {
+            key_at = Some(Instant::now());
+            // Apply every event already queued, then draw once. Each is
+            // mapped after the previous one is applied: what a key means
+            // depends on the state (in the search box, letters are text).
+            loop {
+                if let Some(action) = action_for_event(app, crossterm::event::read()?) {
+                    dirty = true;
+                    if let Some(done) = perform(app.update(action), highlighter) {
+                        return done.into();
+                    }
+                }
+                if !crossterm::event::poll(Duration::ZERO)? {
+                    break;
+                }
+            }
+        }
+        while let Ok(message) = rx.try_recv() {
+            actions.push(match message {
+                Message::Load(event) => event.into(),
+                Message::Highlighted(key, lines) => Action::Highlighted(key, lines),
+            });
+        }
+        for action in actions {
+            dirty = true;
+            if let Some(done) = perform(app.update(action), highlighter) {
+                return done.into();
+            }
+        }
+    }
+}
+
+/// Why the loop ended.
+enum Done {
+    Quit,
+    Failed(String),
+}
+
+impl From<Done> for anyhow::Result<()> {
+    fn from(done: Done) -> Self {
+        match done {
+            Done::Quit => Ok(()),
+            Done::Failed(message) => Err(anyhow::anyhow!(message)),
+        }
+    }
+}
+
+/// Performs effects; returns why to stop, if one says so.
+fn perform(effects: Vec<Effect>, highlighter: &Sender<highlight::Request>) -> Option<Done> {
+    for effect in effects {
+        match effect {
+            Effect::Quit => return Some(Done::Quit),
+            Effect::Fail(message) => return Some(Done::Failed(message)),
+            Effect::Highlight(request) => {
+                let _ = highlighter.send(request);
+            }
+        }
+    }
+    None
+}

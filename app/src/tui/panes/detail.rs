@@ -1,0 +1,459 @@
+//! The selected launch: verdict in words, producers of divergent inputs,
+//! grid and config, and every argument side by side with the cells that
+//! differ highlighted.
+
+use super::{fit, grid_words, pane_block};
+use crate::align::Row;
+use crate::analysis::{Divergence, RowStatus};
+use crate::compare::access_of;
+use crate::explain::{Runs, describe, differ, origin_words};
+use crate::tui::app::{App, Pane};
+use crate::tui::session::Session;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use std::collections::BTreeMap;
+use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
+
+/// One side of a row: its trace and launch.
+type Side<'t> = Option<(&'t Trace, &'t Launch)>;
+
+fn side(trace: Option<&Trace>, index: Option<u32>) -> Side<'_> {
+    let trace = trace?;
+    Some((trace, &trace.launches[index? as usize]))
+}
+
+/// Draws the detail pane.
+pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let block = pane_block(
+        app,
+        Pane::Detail,
+        vec![Span::styled(" detail ", theme.title())],
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(&row) = session.rows().get(app.selected) else {
+        return;
+    };
+    let a = side(Some(&session.a), row.a());
+    let b = side(session.b.as_ref(), row.b());
+    let mut lines = Vec::new();
+    let (trace, launch) = match (a, b) {
+        (Some(x), _) | (None, Some(x)) => x,
+        (None, None) => return,
+    };
+    let kernel = trace.kernel_of(launch);
+    let at =
+        |s: Side<'_>, run: &str| s.map_or(format!("{run} -"), |(_, l)| format!("{run}#{}", l.seq));
+    let mut title = vec![Span::styled(kernel.name.clone(), theme.title())];
+    if session.is_pair() {
+        title.push(Span::styled(
+            format!("  {}  {}", at(a, "A"), at(b, "B")),
+            theme.dim(),
+        ));
+    } else {
+        title.push(Span::styled(format!("  #{}", launch.seq), theme.dim()));
+    }
+    title.push(Span::styled(format!("  {}", kernel.backend), theme.dim()));
+    lines.push(Line::from(title));
+    if session.is_pair() {
+        verdict_lines(app, session, row, &mut lines);
+    }
+    argument_lines(
+        app,
+        a,
+        b,
+        session.is_pair(),
+        usize::from(inner.width),
+        &mut lines,
+    );
+    launch_lines(app, a, b, session.is_pair(), &mut lines);
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((u16::try_from(app.detail_scroll).unwrap_or(u16::MAX), 0));
+    frame.render_widget(paragraph, inner);
+}
+
+fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'static>>) {
+    let theme = &app.theme;
+    let Some(b) = &session.b else { return };
+    let runs = Runs { a: &session.a, b };
+    let Some(analysis) = &session.analysis else {
+        return;
+    };
+    let status = session.status(app.selected);
+    let (glyph, style) = super::launches::glyph(app, session, app.selected);
+    let head = match (status, session.divergence_at(app.selected)) {
+        (RowStatus::Equal, _) => "equal: every recorded hash agrees".to_owned(),
+        (RowStatus::Benign, _) => benign_words(session, row),
+        (_, Some((_, d))) => divergence_head(runs, analysis, d),
+        _ => String::new(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled(format!("{glyph} "), style),
+        Span::styled(head, style),
+    ]));
+    let Some((_, d)) = session.divergence_at(app.selected) else {
+        return;
+    };
+    if d.origins.is_empty() {
+        lines.push(Line::raw(describe(runs, analysis, d)));
+    } else {
+        let names: Vec<String> = d.args.iter().map(|&arg| runs.arg_name(d, arg)).collect();
+        lines.push(Line::raw(format!(
+            "{} before the launch:",
+            differ(&names.join(", "), names.len())
+        )));
+    }
+    for origin in &d.origins {
+        let name = runs.arg_name(d, origin.arg);
+        let jump = if matches!(origin.a, crate::producer::Origin::Launch(..))
+            || matches!(origin.b, crate::producer::Origin::Launch(..))
+        {
+            "  (p: jump there)"
+        } else {
+            ""
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {name} ← "), theme.key()),
+            Span::raw(origin_words(runs, origin, analysis)),
+            Span::styled(jump, theme.dim()),
+        ]));
+    }
+}
+
+fn divergence_head(runs: Runs<'_>, analysis: &crate::Analysis, d: &Divergence) -> String {
+    let mut head = d.kind.as_str().to_owned();
+    match d.reached_from {
+        None => head.push_str(" · root cause"),
+        Some((up, _)) => {
+            let root = *analysis.path_to_root(up).last().unwrap_or(&up);
+            let at = |d: &Divergence| {
+                let a =
+                    d.a.map_or("A -".to_owned(), |i| format!("A#{}", runs.seq_a(i)));
+                let b =
+                    d.b.map_or("B -".to_owned(), |i| format!("B#{}", runs.seq_b(i)));
+                format!("{a} {b} {}", runs.kernel(d).name)
+            };
+            if root == up {
+                head.push_str(&format!(
+                    " · reached from the root cause {}",
+                    at(&analysis.divergences[up])
+                ));
+            } else {
+                head.push_str(&format!(
+                    " · reached from {} · root cause {}",
+                    at(&analysis.divergences[up]),
+                    at(&analysis.divergences[root])
+                ));
+            }
+        }
+    }
+    head
+}
+
+fn benign_words(session: &Session, row: Row) -> String {
+    let (Some(ia), Some(ib), Some(b)) = (row.a(), row.b(), &session.b) else {
+        return String::new();
+    };
+    let diff = crate::compare::Comparer::new(&session.a, b).compare(ia, ib);
+    let mut what = Vec::new();
+    if diff.source {
+        what.push("source");
+    }
+    if diff.config {
+        what.push("config");
+    }
+    if diff.grid {
+        what.push("grid");
+    }
+    if !diff.layout.is_empty() {
+        what.push("strides");
+    }
+    format!("same bits, although the {} differ", what.join(", "))
+}
+
+fn config_words(config: &BTreeMap<String, Scalar>) -> Vec<(String, String)> {
+    config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect()
+}
+
+fn launch_lines(app: &App, a: Side<'_>, b: Side<'_>, pair: bool, lines: &mut Vec<Line<'static>>) {
+    let theme = &app.theme;
+    let grid = |s: Side<'_>| s.map(|(_, l)| grid_words(l.grid()));
+    let config = |s: Side<'_>| {
+        s.map(|(t, l)| config_words(&t.kernel_of(l).config))
+            .unwrap_or_default()
+    };
+    let words = |c: &[(String, String)]| {
+        c.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let label = |text: &str| Span::styled(format!("{text:<8}"), theme.dim());
+    let (ga, gb, ca, cb) = (grid(a), grid(b), config(a), config(b));
+    let same = !pair || a.is_none() || b.is_none() || (ga == gb && ca == cb);
+    if same {
+        let (g, c) = if a.is_some() { (ga, ca) } else { (gb, cb) };
+        let mut line = vec![
+            label("launch"),
+            Span::raw(format!("grid {} · {}", g.unwrap_or_default(), words(&c))),
+        ];
+        if pair && a.is_some() && b.is_some() {
+            line.push(Span::styled("  (same in both runs)", theme.dim()));
+        }
+        lines.push(Line::from(line));
+        return;
+    }
+    let entry = |run: &str,
+                 g: Option<String>,
+                 own: &[(String, String)],
+                 other: &[(String, String)],
+                 og: &Option<String>| {
+        let g = g.unwrap_or_else(|| "-".into());
+        let gstyle = if Some(&g) != og.as_ref() {
+            theme.differs()
+        } else {
+            theme.text()
+        };
+        let mut spans = vec![
+            label(if run == "A" { "launch" } else { "" }),
+            Span::raw(format!("{run} ")),
+            Span::styled(format!("grid {g} "), gstyle),
+        ];
+        for (k, v) in own {
+            let same = other.iter().any(|(k2, v2)| k2 == k && v2 == v);
+            spans.push(Span::styled(
+                format!("{k}={v} "),
+                if same { theme.text() } else { theme.differs() },
+            ));
+        }
+        Line::from(spans)
+    };
+    lines.push(entry("A", ga.clone(), &ca, &cb, &gb));
+    lines.push(entry("B", gb, &cb, &ca, &ga));
+}
+
+/// What one argument looks like on one side.
+struct ArgView {
+    name: String,
+    io: &'static str,
+    dtype: String,
+    shape: String,
+    stride: String,
+    pre: Option<u64>,
+    post: Option<u64>,
+    scalar: Option<String>,
+    stats: Option<tritontui_recorder::Stats>,
+    reads: bool,
+}
+
+fn arg_views(s: Side<'_>) -> Vec<ArgView> {
+    let Some((trace, launch)) = s else {
+        return Vec::new();
+    };
+    let kernel: &Kernel = trace.kernel_of(launch);
+    trace
+        .args_of(launch)
+        .enumerate()
+        .map(|(i, arg)| {
+            let access = access_of(kernel, i);
+            let io = match access {
+                Access::In => "in",
+                Access::Out => "out",
+                Access::Inout => "inout",
+            };
+            let mut view = ArgView {
+                name: kernel.arg_name(i),
+                io,
+                dtype: String::new(),
+                shape: String::new(),
+                stride: String::new(),
+                pre: None,
+                post: None,
+                scalar: None,
+                stats: None,
+                reads: access.reads(),
+            };
+            match arg {
+                ArgRef::Tensor(t) => {
+                    view.dtype = t.layout.dtype.clone();
+                    view.shape = format!("{:?}", t.layout.shape);
+                    view.stride = format!("{:?}", t.layout.stride);
+                    view.pre = t.pre;
+                    view.post = t.post;
+                    view.stats = t.stats;
+                }
+                ArgRef::Scalar(v) => view.scalar = Some(v.to_string()),
+            }
+            view
+        })
+        .collect()
+}
+
+fn hash_text(h: Option<u64>, digits: usize) -> String {
+    h.map_or("—".to_owned(), |h| {
+        let full = format!("{h:016x}");
+        full[..digits.min(16)].to_owned()
+    })
+}
+
+fn argument_lines(
+    app: &App,
+    a: Side<'_>,
+    b: Side<'_>,
+    pair: bool,
+    width: usize,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let theme = &app.theme;
+    let (va, vb) = (arg_views(a), arg_views(b));
+    let primary = if va.is_empty() { &vb } else { &va };
+    let w = |f: &dyn Fn(&ArgView) -> usize, min: usize| {
+        primary.iter().chain(&vb).map(f).max().unwrap_or(0).max(min)
+    };
+    let name_w = w(&|v| v.name.len(), 4).min(16);
+    let dtype_w = w(
+        &|v| v.dtype.len().max(v.scalar.as_ref().map_or(0, |_| 6)),
+        5,
+    )
+    .min(14);
+    let shape_w = w(&|v| v.shape.len(), 5).min(22);
+    let stride_w = w(&|v| v.stride.len(), 6).min(22);
+    let hashes = if pair { 4 } else { 2 };
+    let fixed = name_w + 6 + dtype_w + shape_w + 4;
+    let (digits, show_stride) = [(16, true), (16, false), (8, true), (8, false), (6, false)]
+        .into_iter()
+        .find(|(d, s)| fixed + hashes * (d + 1) + if *s { stride_w + 1 } else { 0 } <= width)
+        .unwrap_or((6, false));
+    let hash_w = digits.max(if pair { 8 } else { 6 });
+    let mut head = vec![
+        Span::styled(fit("arg", name_w + 1), theme.dim()),
+        Span::styled(fit("io", 6), theme.dim()),
+        Span::styled(fit("dtype", dtype_w + 1), theme.dim()),
+        Span::styled(fit("shape", shape_w + 1), theme.dim()),
+    ];
+    if show_stride {
+        head.push(Span::styled(fit("stride", stride_w + 1), theme.dim()));
+    }
+    let heads: &[&str] = if pair {
+        &["A before", "A after", "B before", "B after"]
+    } else {
+        &["before", "after"]
+    };
+    for h in heads {
+        head.push(Span::styled(fit(h, hash_w + 1), theme.dim()));
+    }
+    lines.push(Line::from(head));
+    let count = va.len().max(vb.len());
+    let empty = ArgView {
+        name: String::new(),
+        io: "",
+        dtype: String::new(),
+        shape: String::new(),
+        stride: String::new(),
+        pre: None,
+        post: None,
+        scalar: None,
+        stats: None,
+        reads: false,
+    };
+    for i in 0..count {
+        let x = va.get(i).or(vb.get(i)).unwrap_or(&empty);
+        let y = vb.get(i);
+        let differs = |p: bool| if p { theme.differs() } else { theme.text() };
+        let layout_differs =
+            y.is_some_and(|y| pair && !va.is_empty() && (x.dtype != y.dtype || x.shape != y.shape));
+        let mut spans = vec![
+            Span::styled(fit(&x.name, name_w + 1), theme.key()),
+            Span::styled(fit(x.io, 6), theme.dim()),
+        ];
+        if let Some(value) = &x.scalar {
+            let other = y.and_then(|y| y.scalar.clone());
+            let style = differs(pair && other.as_ref().is_some_and(|o| o != value));
+            let text = match (&other, pair) {
+                (Some(o), true) if o != value => format!("{value}  (B: {o})"),
+                _ => value.clone(),
+            };
+            spans.push(Span::styled(text, style));
+            lines.push(Line::from(spans));
+            continue;
+        }
+        spans.push(Span::styled(
+            fit(&x.dtype, dtype_w + 1),
+            differs(layout_differs),
+        ));
+        spans.push(Span::styled(
+            fit(&x.shape, shape_w + 1),
+            differs(layout_differs),
+        ));
+        if show_stride {
+            let stride_differs = y.is_some_and(|y| pair && !va.is_empty() && y.stride != x.stride);
+            spans.push(Span::styled(
+                fit(&x.stride, stride_w + 1),
+                differs(stride_differs),
+            ));
+        }
+        if pair {
+            let (pa, qa) = (
+                va.get(i).and_then(|v| v.pre),
+                va.get(i).and_then(|v| v.post),
+            );
+            let (pb, qb) = (y.and_then(|v| v.pre), y.and_then(|v| v.post));
+            let both = va.get(i).is_some() && y.is_some();
+            // A pure output's bytes before the launch are stale and do not count.
+            let pre_style = if both && pa != pb {
+                if x.reads {
+                    theme.differs()
+                } else {
+                    theme.only()
+                }
+            } else {
+                theme.text()
+            };
+            let post_style = differs(both && qa != qb);
+            spans.push(Span::styled(
+                fit(&hash_text(pa, digits), hash_w + 1),
+                pre_style,
+            ));
+            spans.push(Span::styled(
+                fit(&hash_text(qa, digits), hash_w + 1),
+                post_style,
+            ));
+            spans.push(Span::styled(
+                fit(&hash_text(pb, digits), hash_w + 1),
+                pre_style,
+            ));
+            spans.push(Span::styled(
+                fit(&hash_text(qb, digits), hash_w + 1),
+                post_style,
+            ));
+        } else {
+            spans.push(Span::raw(fit(&hash_text(x.pre, digits), hash_w + 1)));
+            spans.push(Span::raw(fit(&hash_text(x.post, digits), hash_w + 1)));
+        }
+        lines.push(Line::from(spans));
+        for (run, view) in [("A", va.get(i)), ("B", y)] {
+            if let Some(stats) = view.and_then(|v| v.stats) {
+                lines.push(Line::styled(
+                    format!(
+                        "  {run} after: min {:.6e}  max {:.6e}  mean|x| {:.6e}  nan {}  inf {}",
+                        stats.min, stats.max, stats.mean_abs, stats.nan, stats.inf
+                    ),
+                    theme.dim(),
+                ));
+            }
+        }
+    }
+    if pair {
+        lines.push(Line::styled(
+            "red: differs between the runs · yellow: stale bytes of a pure output, not read",
+            theme.dim(),
+        ));
+    }
+}

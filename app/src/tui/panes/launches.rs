@@ -1,0 +1,136 @@
+//! The side-by-side launch list. Only the visible rows are built, so a
+//! million launches draw as fast as ten.
+
+use super::{fit, fit_right, grid_words, pane_block};
+use crate::align::Row;
+use crate::analysis::RowStatus;
+use crate::tui::app::{App, Pane};
+use crate::tui::layout::list_rows;
+use crate::tui::session::Session;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use tritontui_recorder::Trace;
+
+/// The glyph and style of a row's status.
+pub fn glyph(app: &App, session: &Session, row: usize) -> (&'static str, Style) {
+    let theme = &app.theme;
+    if !session.is_pair() {
+        return (" ", theme.text());
+    }
+    match session.status(row) {
+        RowStatus::Equal => ("=", theme.equal()),
+        RowStatus::Benign => ("~", theme.benign()),
+        RowStatus::Divergent(_) => match (session.rows()[row], session.divergence_at(row)) {
+            (Row::OnlyA(_), _) => ("<", theme.only()),
+            (Row::OnlyB(_), _) => (">", theme.only()),
+            (_, Some((_, d))) if d.is_root_cause() => ("✗", theme.root()),
+            _ => ("↓", theme.propagated()),
+        },
+    }
+}
+
+struct Columns {
+    index: usize,
+    name: usize,
+    grid: usize,
+}
+
+fn columns(side: usize, session: &Session) -> Columns {
+    let max_seq = session.a.launches.last().map_or(0, |l| l.seq).max(
+        session
+            .b
+            .as_ref()
+            .and_then(|b| b.launches.last())
+            .map_or(0, |l| l.seq),
+    );
+    let index = max_seq.to_string().len() + 1;
+    let grid = if side >= 40 { 11 } else { 7 };
+    Columns {
+        index,
+        grid,
+        name: side.saturating_sub(index + grid + 2),
+    }
+}
+
+fn side_spans(
+    trace: &Trace,
+    launch: Option<u32>,
+    cols: &Columns,
+    style: Style,
+    theme_dim: Style,
+) -> Vec<Span<'static>> {
+    match launch {
+        None => vec![Span::raw(
+            " ".repeat(cols.index + cols.name + cols.grid + 2),
+        )],
+        Some(i) => {
+            let l = &trace.launches[i as usize];
+            vec![
+                Span::styled(fit_right(&format!("#{}", l.seq), cols.index), theme_dim),
+                Span::raw(" "),
+                Span::styled(fit(&trace.kernel_of(l).name, cols.name), style),
+                Span::raw(" "),
+                Span::styled(fit_right(&grid_words(l.grid()), cols.grid), theme_dim),
+            ]
+        }
+    }
+}
+
+/// Draws the list.
+pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+    let theme = &app.theme;
+    let rows = session.rows();
+    let title = vec![
+        Span::styled(" launches ", theme.title()),
+        Span::styled(format!("{}/{} ", app.selected + 1, rows.len()), theme.dim()),
+    ];
+    let block = pane_block(app, Pane::List, title);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = usize::from(inner.width);
+    let pair = session.is_pair();
+    let side = if pair {
+        width.saturating_sub(3) / 2
+    } else {
+        width
+    };
+    let cols = columns(side, session);
+    let head_side = |run: &str| {
+        format!(
+            "{} {} {}",
+            fit_right(run, cols.index),
+            fit("kernel", cols.name),
+            fit_right("grid", cols.grid)
+        )
+    };
+    let mut lines = vec![Line::styled(
+        if pair {
+            format!("{} │ {}", head_side("A"), head_side("B"))
+        } else {
+            head_side("#")
+        },
+        theme.dim(),
+    )];
+    let visible = list_rows(area);
+    for (r, &row) in rows.iter().enumerate().skip(app.offset).take(visible) {
+        let (glyph, glyph_style) = glyph(app, session, r);
+        let name_style = match session.status(r) {
+            RowStatus::Divergent(_) => glyph_style,
+            _ => theme.text(),
+        };
+        let mut spans = side_spans(&session.a, row.a(), &cols, name_style, theme.dim());
+        if let Some(b) = &session.b {
+            spans.push(Span::styled(format!(" {glyph} "), glyph_style));
+            spans.extend(side_spans(b, row.b(), &cols, name_style, theme.dim()));
+        }
+        let mut line = Line::from(spans);
+        if r == app.selected {
+            line = line.patch_style(theme.selected());
+        }
+        lines.push(line);
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,145 @@
+//! What the TUI shows: one trace, or two with their analysis, plus the
+//! indexes the views need (row of each launch, rows of each kernel name).
+
+use crate::align::Row;
+use crate::analysis::{Analysis, Divergence, Options, RowStatus};
+use rustc_hash::FxHashMap;
+use tritontui_recorder::Trace;
+
+/// A loaded session.
+#[derive(Debug)]
+pub struct Session {
+    /// Run A (the only run when browsing one trace).
+    pub a: Trace,
+    /// Run B, when comparing.
+    pub b: Option<Trace>,
+    /// The comparison, when comparing.
+    pub analysis: Option<Analysis>,
+    /// Rows when browsing one trace: its program launches.
+    single_rows: Vec<Row>,
+    /// Row of each launch of A (`u32::MAX` for autotuning launches).
+    row_of_a: Vec<u32>,
+    /// Row of each launch of B.
+    row_of_b: Vec<u32>,
+    /// Distinct kernel names of both runs, sorted.
+    pub names: Vec<String>,
+    /// For each name in `names`, the rows launching it, ascending.
+    pub name_rows: Vec<Vec<u32>>,
+    /// Divergence indices of the root causes, ascending.
+    pub roots: Vec<usize>,
+}
+
+impl Session {
+    /// Compares two traces.
+    pub fn pair(a: Trace, b: Trace, options: Options) -> Session {
+        let analysis = Analysis::run(&a, &b, options);
+        let roots = analysis.root_causes().map(|(i, _)| i).collect();
+        Self::build(a, Some(b), Some(analysis), Vec::new(), roots)
+    }
+
+    /// Browses one trace.
+    pub fn single(a: Trace) -> Session {
+        let rows = a
+            .program_launches()
+            .map(|(i, _)| Row::OnlyA(i as u32))
+            .collect();
+        Self::build(a, None, None, rows, Vec::new())
+    }
+
+    fn build(
+        a: Trace,
+        b: Option<Trace>,
+        analysis: Option<Analysis>,
+        single_rows: Vec<Row>,
+        roots: Vec<usize>,
+    ) -> Session {
+        let mut session = Session {
+            row_of_a: vec![u32::MAX; a.launches.len()],
+            row_of_b: vec![u32::MAX; b.as_ref().map_or(0, |b| b.launches.len())],
+            a,
+            b,
+            analysis,
+            single_rows,
+            names: Vec::new(),
+            name_rows: Vec::new(),
+            roots,
+        };
+        session.index();
+        session
+    }
+
+    fn index(&mut self) {
+        let mut by_name: FxHashMap<&str, Vec<u32>> = FxHashMap::default();
+        let rows = match &self.analysis {
+            Some(analysis) => &analysis.alignment.rows,
+            None => &self.single_rows,
+        };
+        for (r, row) in rows.iter().enumerate() {
+            let r = r as u32;
+            if let Some(i) = row.a() {
+                self.row_of_a[i as usize] = r;
+                let name = self.a.kernel_of(&self.a.launches[i as usize]).name.as_str();
+                by_name.entry(name).or_default().push(r);
+            }
+            if let (Some(i), Some(b)) = (row.b(), &self.b) {
+                self.row_of_b[i as usize] = r;
+                let name = b.kernel_of(&b.launches[i as usize]).name.as_str();
+                let rows = by_name.entry(name).or_default();
+                if rows.last() != Some(&r) {
+                    rows.push(r);
+                }
+            }
+        }
+        let mut named: Vec<(String, Vec<u32>)> = by_name
+            .into_iter()
+            .map(|(n, r)| (n.to_owned(), r))
+            .collect();
+        named.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        (self.names, self.name_rows) = named.into_iter().unzip();
+    }
+
+    /// The rows of the side-by-side list.
+    pub fn rows(&self) -> &[Row] {
+        match &self.analysis {
+            Some(analysis) => &analysis.alignment.rows,
+            None => &self.single_rows,
+        }
+    }
+
+    /// Whether two runs are compared.
+    pub fn is_pair(&self) -> bool {
+        self.b.is_some()
+    }
+
+    /// The status of a row (always `Equal` when browsing one trace).
+    pub fn status(&self, row: usize) -> RowStatus {
+        self.analysis
+            .as_ref()
+            .and_then(|a| a.statuses.get(row).copied())
+            .unwrap_or(RowStatus::Equal)
+    }
+
+    /// The divergence a row belongs to.
+    pub fn divergence_at(&self, row: usize) -> Option<(usize, &Divergence)> {
+        match self.status(row) {
+            RowStatus::Divergent(d) => {
+                let analysis = self.analysis.as_ref()?;
+                Some((d as usize, &analysis.divergences[d as usize]))
+            }
+            _ => None,
+        }
+    }
+
+    /// The divergences, in row order.
+    pub fn divergences(&self) -> &[Divergence] {
+        self.analysis.as_ref().map_or(&[], |a| &a.divergences)
+    }
+
+    /// Row of launch `index` of run A (`b == false`) or B.
+    pub fn row_of(&self, b: bool, index: u32) -> Option<usize> {
+        let rows = if b { &self.row_of_b } else { &self.row_of_a };
+        rows.get(index as usize)
+            .filter(|&&r| r != u32::MAX)
+            .map(|&r| r as usize)
+    }
+}

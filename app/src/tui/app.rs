@@ -336,7 +336,7 @@ impl App {
                 let lines = self.current_source_lines();
                 let from = self
                     .source_scroll
-                    .unwrap_or_else(|| self.auto_source_scroll());
+                    .unwrap_or_else(|| self.auto_source_scroll(self.page_height()));
                 self.source_scroll = Some(add(from, n).min(lines.saturating_sub(1)));
             }
         }
@@ -599,8 +599,9 @@ impl App {
     }
 
     /// Where the source pane starts when the user has not scrolled: just
-    /// above the first suspicious line, else above the kernel's definition.
-    pub fn auto_source_scroll(&self) -> usize {
+    /// above the first suspicious line, else above the kernel's definition,
+    /// but never so far that a pane of `body` lines is left half empty.
+    pub fn auto_source_scroll(&self, body: usize) -> usize {
         let Some((key, source)) = self.current_source() else {
             return 0;
         };
@@ -611,9 +612,10 @@ impl App {
         let definition = source.text.lines().position(|l| {
             l.starts_with("def ") || l.starts_with("extern \"C\"") || l.contains("@triton.jit")
         });
-        first_suspect
+        let wanted = first_suspect
             .or(definition)
-            .map_or(0, |line| line.saturating_sub(2))
+            .map_or(0, |line| line.saturating_sub(2));
+        wanted.min(source.text.lines().count().saturating_sub(body))
     }
 
     fn request_source(&mut self, effects: &mut Vec<Effect>) {

@@ -62,7 +62,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     let body = usize::from(inner.height).saturating_sub(lines.len());
     let start = app
         .source_scroll
-        .unwrap_or_else(|| app.auto_source_scroll());
+        .unwrap_or_else(|| app.auto_source_scroll(body));
     let gutter = source.text.lines().count().to_string().len();
     for (n, text) in source.text.lines().enumerate().skip(start).take(body) {
         let mark = if suspicious.iter().any(|(l, _)| *l == n) {

@@ -1,0 +1,412 @@
+//! The TUI built from fixture traces, driven by keys, drawn on a
+//! `TestBackend`: snapshots of the main screens and checks of the colours
+//! and of what each key does.
+
+// Helpers fail the test by panicking, as assertions do.
+#![allow(clippy::panic)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use std::path::Path;
+use syntect::highlighting::ThemeSet;
+use syntect::parsing::SyntaxSet;
+use tritontui::Options;
+use tritontui::synth::{Injection, Spec, generate};
+use tritontui::tui::app::{Action, App, Effect, Pane};
+use tritontui::tui::loader::{DEMO_A, DEMO_B, Progress};
+use tritontui::tui::session::Session;
+use tritontui::tui::theme::Theme;
+use tritontui::tui::{highlight, render};
+use tritontui_recorder::Trace;
+
+fn demo_session() -> Session {
+    let a = Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), DEMO_A).expect("demo A");
+    let b = Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), DEMO_B).expect("demo B");
+    Session::pair(a, b, Options::default())
+}
+
+fn synthetic_session(launches: usize, injections: &[Injection]) -> Session {
+    let spec = Spec {
+        launches,
+        injections: injections.to_vec(),
+        autotune: false,
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    generate(&spec, &mut a, &mut b).expect("generate");
+    let a = Trace::from_bytes(Path::new("a.msgpack"), &a).expect("a");
+    let b = Trace::from_bytes(Path::new("b.msgpack"), &b).expect("b");
+    Session::pair(a, b, Options::default())
+}
+
+/// An app showing `session` in a `width` × `height` terminal.
+struct Harness {
+    app: App,
+    terminal: Terminal<TestBackend>,
+    syntaxes: SyntaxSet,
+    themes: ThemeSet,
+}
+
+impl Harness {
+    fn new(session: Session, width: u16, height: u16, color: bool) -> Harness {
+        let mut h = Harness {
+            app: App::new(Theme { color }, Rect::new(0, 0, width, height)),
+            terminal: Terminal::new(TestBackend::new(width, height)).expect("terminal"),
+            syntaxes: SyntaxSet::load_defaults_newlines(),
+            themes: ThemeSet::load_defaults(),
+        };
+        h.act(Action::Loaded(Box::new(session)));
+        h
+    }
+
+    /// Applies an action and performs its effects, as the event loop does.
+    fn act(&mut self, action: Action) -> bool {
+        let mut quit = false;
+        for effect in self.app.update(action) {
+            match effect {
+                Effect::Highlight(request) => {
+                    let done = highlight::highlight(&self.syntaxes, &self.themes, &request);
+                    self.act(Action::Highlighted(request.key, done));
+                }
+                Effect::Quit | Effect::Fail(_) => quit = true,
+            }
+        }
+        quit
+    }
+
+    fn key(&mut self, code: KeyCode) -> bool {
+        match self
+            .app
+            .action_for_key(KeyEvent::new(code, KeyModifiers::NONE))
+        {
+            Some(action) => self.act(action),
+            None => false,
+        }
+    }
+
+    fn keys(&mut self, keys: &str) {
+        for c in keys.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn draw(&mut self) -> &Buffer {
+        self.terminal.draw(|f| render(&self.app, f)).expect("draw");
+        self.terminal.backend().buffer()
+    }
+
+    fn screen(&mut self) -> String {
+        self.draw();
+        self.terminal.backend().to_string()
+    }
+}
+
+/// The screen row whose text contains `needle`.
+fn row_with(buffer: &Buffer, needle: &str) -> u16 {
+    (0..buffer.area.height)
+        .find(|&y| {
+            let line: String = (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect();
+            line.contains(needle)
+        })
+        .unwrap_or_else(|| panic!("no row contains {needle:?}"))
+}
+
+/// The column where `needle` starts in row `y`.
+fn column_of(buffer: &Buffer, y: u16, needle: &str) -> u16 {
+    let line: Vec<&str> = (0..buffer.area.width)
+        .map(|x| buffer[(x, y)].symbol())
+        .collect();
+    let text = line.concat();
+    let byte = text
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in {text:?}"));
+    text[..byte].chars().count() as u16
+}
+
+#[test]
+fn opens_on_the_first_divergence() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    assert_snapshot!("first_divergence_100x30", h.screen());
+    let buffer = h.draw().clone();
+    // The selected row is the first divergence, drawn reversed.
+    let y = row_with(&buffer, "✗");
+    assert!(buffer[(0, y)].modifier.contains(Modifier::REVERSED));
+    assert!(
+        (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol())
+            .collect::<String>()
+            .contains("#19 triton_poi_fused_index_add_5")
+    );
+    let glyph = column_of(&buffer, y, "✗");
+    assert_eq!(buffer[(glyph, y)].fg, Color::Red);
+    // Propagated rows below it are magenta, equal rows above green.
+    let below = y + 1;
+    let arrow = column_of(&buffer, below, "↓");
+    assert_eq!(buffer[(arrow, below)].fg, Color::Magenta);
+    assert!(!buffer[(0, below)].modifier.contains(Modifier::REVERSED));
+    let equal = column_of(&buffer, y - 1, "=");
+    assert_eq!(buffer[(equal, y - 1)].fg, Color::Green);
+}
+
+#[test]
+fn fits_an_80_by_24_terminal() {
+    let mut h = Harness::new(demo_session(), 80, 24, true);
+    assert_snapshot!("first_divergence_80x24", h.screen());
+    // The hashes that differ after the launch are red in the detail pane.
+    let buffer = h.draw().clone();
+    let y = row_with(&buffer, "out_ptr0    out");
+    let text: String = (0..buffer.area.width)
+        .map(|x| buffer[(x, y)].symbol())
+        .collect();
+    // out_ptr0 out float32 [8, 512, 1024] <A before> <A after> ...
+    let after_a = text.split_whitespace().nth(7).expect("A after");
+    let x = column_of(&buffer, y, after_a);
+    assert_eq!(buffer[(x, y)].fg, Color::Red, "{text}");
+    let before_a = text.split_whitespace().nth(6).expect("A before");
+    let x = column_of(&buffer, y, before_a);
+    assert_ne!(
+        buffer[(x, y)].fg,
+        Color::Red,
+        "equal hashes are not red: {text}"
+    );
+}
+
+#[test]
+fn the_detail_of_a_propagated_divergence_names_its_producer() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    h.keys("n");
+    assert_snapshot!("detail_propagated", h.screen());
+    h.keys("p");
+    assert_eq!(
+        h.app.selected,
+        h.app.session.as_ref().expect("session").divergences()[0].row
+    );
+    assert!(
+        h.app
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .contains("written by launch #19")
+    );
+}
+
+#[test]
+fn the_source_pane_is_highlighted_and_marks_the_atomic() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    h.keys("s");
+    assert_eq!(h.app.focus, Pane::Source);
+    assert_snapshot!("source", h.screen());
+    let buffer = h.draw().clone();
+    let y = row_with(&buffer, "tl.atomic_add(");
+    let mark = column_of(&buffer, y, "!");
+    assert_eq!(buffer[(mark, y)].fg, Color::Red);
+    // syntect coloured the code in several colours.
+    let start = column_of(&buffer, y, "tl.atomic_add(");
+    let colours: std::collections::HashSet<Color> = (start..buffer.area.width)
+        .map(|x| buffer[(x, y)].fg)
+        .filter(|c| matches!(c, Color::Rgb(..)))
+        .collect();
+    assert!(colours.len() >= 2, "{colours:?}");
+    // Wide terminals show detail and source side by side.
+    let mut wide = Harness::new(demo_session(), 160, 40, true);
+    wide.keys("s");
+    let screen = wide.screen();
+    assert!(screen.contains(" detail ") && screen.contains(" source "));
+}
+
+#[test]
+fn search_narrows_as_you_type_and_enter_jumps() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    h.keys("/idxad");
+    assert_snapshot!("search", h.screen());
+    h.key(KeyCode::Enter);
+    assert!(h.app.search.is_none());
+    let session = h.app.session.as_ref().expect("session");
+    // The selection was on launch 19, the second index_add; Enter goes to the third.
+    let a = session.rows()[h.app.selected].a().expect("in A");
+    assert_eq!(session.a.launches[a as usize].seq, 31);
+    assert_eq!(
+        h.app.message.as_deref(),
+        Some("triton_poi_fused_index_add_5: launch 3 of 4")
+    );
+    // Esc closes the box without moving.
+    h.keys("/sum");
+    h.key(KeyCode::Esc);
+    assert!(h.app.search.is_none());
+    assert_eq!(session_seq(&h), 31);
+}
+
+fn session_seq(h: &Harness) -> u64 {
+    let session = h.app.session.as_ref().expect("session");
+    let a = session.rows()[h.app.selected].a().expect("in A");
+    session.a.launches[a as usize].seq
+}
+
+#[test]
+fn help_lists_every_key() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    h.keys("?");
+    assert_snapshot!("help", h.screen());
+    h.key(KeyCode::Esc);
+    assert!(!h.app.show_help);
+    assert!(!h.screen().contains(" keys "));
+}
+
+#[test]
+fn divergence_keys_walk_the_divergences_and_root_causes() {
+    let session = synthetic_session(
+        300,
+        &[
+            Injection::Insert { at: 10, count: 2 },
+            Injection::Uninitialized { at: 200 },
+        ],
+    );
+    let rows: Vec<usize> = session.divergences().iter().map(|d| d.row).collect();
+    let roots: Vec<usize> = session.roots.iter().map(|&d| rows[d]).collect();
+    let mut h = Harness::new(session, 100, 30, true);
+    assert_eq!(h.app.selected, rows[0]);
+    h.keys("n");
+    assert_eq!(h.app.selected, rows[1]);
+    h.keys("N");
+    assert_eq!(h.app.selected, rows[0]);
+    h.keys("r");
+    assert_eq!(h.app.selected, roots[1]);
+    h.keys("r");
+    assert_eq!(h.app.selected, roots[0], "r wraps to the first root cause");
+    h.keys("G");
+    assert_eq!(h.app.selected, 301);
+    h.keys("f");
+    assert_eq!(h.app.selected, rows[0]);
+    h.keys("g");
+    assert_eq!(h.app.selected, 0);
+    h.key(KeyCode::PageDown);
+    let page = h.app.selected;
+    assert!(page > 5, "a page moves several rows, moved {page}");
+    h.keys("jjk");
+    assert_eq!(h.app.selected, page + 1);
+    // The selection stays on screen.
+    let screen = h.screen();
+    let label = format!("{}/302", page + 2);
+    assert!(screen.contains(&label), "{label} not in\n{screen}");
+}
+
+#[test]
+fn the_mouse_wheel_scrolls_and_a_click_selects() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let before = h.app.selected;
+    let list = h.app.areas().list;
+    let wheel = |kind| MouseEvent {
+        kind,
+        column: 10,
+        row: list.y + 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    h.act(Action::Mouse(wheel(MouseEventKind::ScrollDown)));
+    assert_eq!(h.app.selected, before + 3);
+    let buffer = h.draw().clone();
+    let y = row_with(&buffer, "#22 ");
+    h.act(Action::Mouse(MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 20,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(session_seq(&h), 22);
+}
+
+#[test]
+fn resizing_keeps_the_selection_visible() {
+    let mut h = Harness::new(
+        synthetic_session(500, &[Injection::Nondeterministic { at: 400 }]),
+        100,
+        40,
+        true,
+    );
+    assert!(h.screen().contains("#400 "));
+    h.act(Action::Resize(80, 12));
+    h.terminal.backend_mut().resize(80, 12);
+    let screen = h.screen();
+    assert!(screen.contains("#400 "), "{screen}");
+}
+
+#[test]
+fn no_color_draws_without_colours() {
+    let mut h = Harness::new(demo_session(), 100, 30, false);
+    h.keys("s");
+    let buffer = h.draw().clone();
+    for cell in buffer.content() {
+        assert_eq!(
+            cell.fg,
+            Color::Reset,
+            "a coloured cell with NO_COLOR: {cell:?}"
+        );
+        assert_eq!(cell.bg, Color::Reset);
+    }
+    // The selection is still visible.
+    let y = row_with(&buffer, "✗");
+    assert!(buffer[(0, y)].modifier.contains(Modifier::REVERSED));
+}
+
+#[test]
+fn one_trace_is_browsed_without_a_verdict() {
+    let session = demo_session();
+    let single = Session::single(session.a);
+    let mut h = Harness::new(single, 100, 30, true);
+    assert_snapshot!("single_trace", h.screen());
+    h.keys("n");
+    assert_eq!(
+        h.app.message.as_deref(),
+        Some("one trace: nothing to compare")
+    );
+    // p still finds the producer of the first input, on demand.
+    h.keys("G");
+    h.keys("p");
+    assert!(
+        h.app
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .contains("in_ptr0: written by launch #48"),
+        "{:?}",
+        h.app.message
+    );
+}
+
+#[test]
+fn loading_shows_progress() {
+    let mut app = App::new(Theme { color: true }, Rect::new(0, 0, 80, 24));
+    app.update(Action::Loading(Progress::Reading {
+        file: 0,
+        name: "run0.msgpack".into(),
+        done: 60,
+        total: 100,
+    }));
+    app.update(Action::Loading(Progress::Reading {
+        file: 1,
+        name: "run1.msgpack".into(),
+        done: 25,
+        total: 100,
+    }));
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    terminal.draw(|f| render(&app, f)).expect("draw");
+    assert_snapshot!("loading", terminal.backend().to_string());
+    // Keys before the session arrives do nothing, and q still quits.
+    assert!(app.update(Action::Move(1)).is_empty());
+    assert!(matches!(app.update(Action::Quit)[..], [Effect::Quit]));
+}
+
+#[test]
+fn q_and_esc_quit() {
+    let mut h = Harness::new(demo_session(), 80, 24, true);
+    assert!(h.key(KeyCode::Char('q')));
+    let mut h = Harness::new(demo_session(), 80, 24, true);
+    h.keys("?");
+    assert!(!h.key(KeyCode::Esc), "the first Esc closes the help");
+    assert!(h.key(KeyCode::Esc));
+}

@@ -100,6 +100,7 @@ fn event_loop(
         if dirty {
             screen.draw(|f| render(app, f))?;
             timings.frame(app.session.is_some());
+            panic_for_tests(app);
             if let Some(at) = key_at.take() {
                 timings.key(at);
             }
@@ -135,6 +136,18 @@ fn event_loop(
                 return done.into();
             }
         }
+    }
+}
+
+/// In debug builds, `TRITONTUI_DEBUG_PANIC=1` panics once the session is
+/// on screen, so tests can check that a panic restores the terminal.
+#[allow(clippy::panic)]
+fn panic_for_tests(app: &App) {
+    if cfg!(debug_assertions)
+        && app.session.is_some()
+        && std::env::var_os("TRITONTUI_DEBUG_PANIC").is_some()
+    {
+        panic!("TRITONTUI_DEBUG_PANIC is set");
     }
 }
 

@@ -17,7 +17,7 @@ use syntect::highlighting::ThemeSet;
 use syntect::parsing::SyntaxSet;
 use tritontui::Options;
 use tritontui::synth::{Injection, Spec, generate};
-use tritontui::tui::app::{Action, App, Effect, Pane};
+use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
 use tritontui::tui::loader::{DEMO_A, DEMO_B, Progress};
 use tritontui::tui::session::Session;
 use tritontui::tui::theme::Theme;
@@ -71,6 +71,14 @@ impl Harness {
                 Effect::Highlight(request) => {
                     let done = highlight::highlight(&self.syntaxes, &self.themes, &request);
                     self.act(Action::Highlighted(request.key, done));
+                }
+                Effect::FindProducer { session, row } => {
+                    let (target, message) = producer_of_first_input(&session, row);
+                    self.act(Action::ProducerFound {
+                        from: row,
+                        target,
+                        message,
+                    });
                 }
                 Effect::Quit | Effect::Fail(_) => quit = true,
             }
@@ -376,6 +384,34 @@ fn one_trace_is_browsed_without_a_verdict() {
         "{:?}",
         h.app.message
     );
+}
+
+#[test]
+fn a_producer_found_after_the_user_moved_on_does_not_move_the_selection() {
+    let mut h = Harness::new(demo_session(), 100, 30, true);
+    // Row 5 reads what row 4 wrote, and neither diverges.
+    h.keys("gjjjjj");
+    let effects = h.app.update(Action::Producer);
+    assert!(
+        h.app
+            .message
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("finding the producer")
+    );
+    let [Effect::FindProducer { session, row }] = &effects[..] else {
+        panic!("expected a producer search, got {effects:?}")
+    };
+    let (target, message) = producer_of_first_input(session, *row);
+    assert_eq!(target, Some(4));
+    h.keys("jj");
+    let before = h.app.selected;
+    h.act(Action::ProducerFound {
+        from: *row,
+        target,
+        message,
+    });
+    assert_eq!(h.app.selected, before);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crossterm::event::{
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use tritontui_recorder::{Access, ArgRef, Trace};
 
 /// A pane that can have the focus.
@@ -80,6 +81,15 @@ pub enum Action {
     LoadFailed(String),
     /// A source was highlighted.
     Highlighted(SourceKey, Highlighted),
+    /// The worker found where the first input of row `from` came from.
+    ProducerFound {
+        /// The row the search started from.
+        from: usize,
+        /// The producer's row, if a recorded launch wrote the input.
+        target: Option<usize>,
+        /// What to tell the user.
+        message: String,
+    },
 }
 
 /// Work for the event loop to do after an update.
@@ -87,6 +97,14 @@ pub enum Action {
 pub enum Effect {
     /// Highlight a source on the worker.
     Highlight(Request),
+    /// Find the producer of row `row`'s first input on a worker
+    /// ([`producer_of_first_input`]) and report it as `ProducerFound`.
+    FindProducer {
+        /// The session to search.
+        session: Arc<Session>,
+        /// The row whose input to trace.
+        row: usize,
+    },
     /// Leave the TUI normally.
     Quit,
     /// Leave the TUI and print this error.
@@ -96,7 +114,7 @@ pub enum Effect {
 /// The app state.
 pub struct App {
     /// The loaded session; `None` while loading.
-    pub session: Option<Session>,
+    pub session: Option<Arc<Session>>,
     /// Latest progress of each file, and whether analysis has started.
     pub progress: [Option<Progress>; 2],
     /// Aligning and classifying.
@@ -153,7 +171,7 @@ impl App {
 
     /// The screen layout for the current size and view.
     pub fn areas(&self) -> Areas {
-        let pair = self.session.as_ref().is_some_and(Session::is_pair);
+        let pair = self.session.as_deref().is_some_and(Session::is_pair);
         areas(self.size, pair, self.show_source)
     }
 
@@ -251,7 +269,12 @@ impl App {
                 Some(row) => self.jump(row, "first divergence".to_owned()),
                 None => self.message = Some(self.no_divergence_words()),
             },
-            Action::Producer => self.producer(),
+            Action::Producer => self.producer(&mut effects),
+            Action::ProducerFound {
+                from,
+                target,
+                message,
+            } => self.producer_found(from, target, message),
             Action::CyclePane => self.cycle_pane(),
             Action::ToggleSource => {
                 self.show_source = !self.show_source;
@@ -287,7 +310,7 @@ impl App {
     }
 
     fn session(&self) -> Option<&Session> {
-        self.session.as_ref()
+        self.session.as_deref()
     }
 
     fn row_count(&self) -> usize {
@@ -303,7 +326,7 @@ impl App {
             (None, true) => "the runs are identical · ? help".to_owned(),
             (None, false) => "one trace: browsing its launches · ? help".to_owned(),
         });
-        self.session = Some(session);
+        self.session = Some(Arc::new(session));
         self.selected = 0;
         self.offset = 0;
         if let Some(row) = first {
@@ -450,36 +473,54 @@ impl App {
         self.jump(row, message);
     }
 
-    fn producer(&mut self) {
+    fn producer(&mut self, effects: &mut Vec<Effect>) {
         let Some(session) = self.session() else {
             return;
         };
         let selected = self.selected;
-        let outcome = match session
+        let origin = session
             .divergence_at(selected)
-            .and_then(|(_, d)| d.primary_origin().map(|o| (d, o)))
-        {
-            Some((d, origin)) => {
-                let b = session.b.as_ref().unwrap_or(&session.a);
-                let runs = Runs { a: &session.a, b };
-                let arg = runs.arg_name(d, origin.arg);
-                let words = session
-                    .analysis
-                    .as_ref()
-                    .map(|an| origin_words(runs, origin, an))
-                    .unwrap_or_default();
-                let target = match (origin.a, origin.b) {
-                    (Origin::Launch(l, _), _) => session.row_of(false, l),
-                    (_, Origin::Launch(l, _)) => session.row_of(true, l),
-                    _ => None,
-                };
-                (target, format!("{arg}: {words}"))
+            .and_then(|(_, d)| d.primary_origin().map(|o| (d, o)));
+        let Some((d, origin)) = origin else {
+            // Finding a producer from scratch is a pass over the trace: do
+            // it on a worker and say so meanwhile.
+            self.message = Some("finding the producer of the first input…".to_owned());
+            if let Some(session) = &self.session {
+                effects.push(Effect::FindProducer {
+                    session: Arc::clone(session),
+                    row: selected,
+                });
             }
-            None => producer_of_first_input(session, selected),
+            return;
         };
-        match outcome {
-            (Some(row), message) => self.jump(row, message),
-            (None, message) => self.message = Some(message),
+        let b = session.b.as_ref().unwrap_or(&session.a);
+        let runs = Runs { a: &session.a, b };
+        let arg = runs.arg_name(d, origin.arg);
+        let words = session
+            .analysis
+            .as_ref()
+            .map(|an| origin_words(runs, origin, an))
+            .unwrap_or_default();
+        let target = match (origin.a, origin.b) {
+            (Origin::Launch(l, _), _) => session.row_of(false, l),
+            (_, Origin::Launch(l, _)) => session.row_of(true, l),
+            _ => None,
+        };
+        let message = format!("{arg}: {words}");
+        match target {
+            Some(row) => self.jump(row, message),
+            None => self.message = Some(message),
+        }
+    }
+
+    fn producer_found(&mut self, from: usize, target: Option<usize>, message: String) {
+        // The user moved on while the worker searched: keep their place.
+        if from != self.selected {
+            return;
+        }
+        match target {
+            Some(row) => self.jump(row, message),
+            None => self.message = Some(message),
         }
     }
 
@@ -512,7 +553,7 @@ impl App {
     }
 
     fn edit_search(&mut self, edit: impl FnOnce(&mut String)) {
-        let names = self.session.as_ref().map_or(&[][..], |s| &s.names[..]);
+        let names = self.session.as_deref().map_or(&[][..], |s| &s.names[..]);
         if let Some(search) = &mut self.search {
             edit(&mut search.query);
             search.update(names);
@@ -644,8 +685,8 @@ fn add(at: usize, n: isize) -> usize {
 }
 
 /// For a row without a divergent input: the producer of the first tensor
-/// argument the kernel reads, found on demand.
-fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>, String) {
+/// argument the kernel reads, found by one pass over the trace.
+pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>, String) {
     let Some(&r) = session.rows().get(row) else {
         return (None, String::new());
     };

@@ -56,6 +56,7 @@ pub fn render(app: &App, frame: &mut Frame) {
 enum Message {
     Load(LoadEvent),
     Highlighted(SourceKey, Highlighted),
+    Action(Action),
 }
 
 impl From<LoadEvent> for Action {
@@ -74,12 +75,15 @@ pub fn run(inputs: Inputs, options: Options) -> anyhow::Result<()> {
     let start = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
     loader::spawn(inputs, options, tx.clone(), Message::Load);
-    let highlighter = highlight::spawn(tx, Message::Highlighted);
+    let workers = Workers {
+        highlighter: highlight::spawn(tx.clone(), Message::Highlighted),
+        results: tx,
+    };
     let mut screen = terminal::enter()?;
     let size = screen.size()?;
     let mut app = App::new(Theme::from_env(), Rect::new(0, 0, size.width, size.height));
     let mut timings = Timings::from_env(start);
-    let outcome = event_loop(&mut screen, &mut app, &rx, &highlighter, &mut timings);
+    let outcome = event_loop(&mut screen, &mut app, &rx, &workers, &mut timings);
     drop(screen);
     outcome
 }
@@ -91,7 +95,7 @@ fn event_loop(
     screen: &mut terminal::Screen,
     app: &mut App,
     rx: &Receiver<Message>,
-    highlighter: &Sender<highlight::Request>,
+    workers: &Workers,
     timings: &mut Timings,
 ) -> anyhow::Result<()> {
     let mut dirty = true;
@@ -115,7 +119,7 @@ fn event_loop(
             loop {
                 if let Some(action) = action_for_event(app, crossterm::event::read()?) {
                     dirty = true;
-                    if let Some(done) = perform(app.update(action), highlighter) {
+                    if let Some(done) = perform(app.update(action), workers) {
                         return done.into();
                     }
                 }
@@ -128,11 +132,12 @@ fn event_loop(
             actions.push(match message {
                 Message::Load(event) => event.into(),
                 Message::Highlighted(key, lines) => Action::Highlighted(key, lines),
+                Message::Action(action) => action,
             });
         }
         for action in actions {
             dirty = true;
-            if let Some(done) = perform(app.update(action), highlighter) {
+            if let Some(done) = perform(app.update(action), workers) {
                 return done.into();
             }
         }
@@ -167,15 +172,32 @@ impl From<Done> for anyhow::Result<()> {
 }
 
 /// Performs effects; returns why to stop, if one says so.
-fn perform(effects: Vec<Effect>, highlighter: &Sender<highlight::Request>) -> Option<Done> {
+fn perform(effects: Vec<Effect>, workers: &Workers) -> Option<Done> {
     for effect in effects {
         match effect {
             Effect::Quit => return Some(Done::Quit),
             Effect::Fail(message) => return Some(Done::Failed(message)),
             Effect::Highlight(request) => {
-                let _ = highlighter.send(request);
+                let _ = workers.highlighter.send(request);
+            }
+            Effect::FindProducer { session, row } => {
+                let results = workers.results.clone();
+                std::thread::spawn(move || {
+                    let (target, message) = app::producer_of_first_input(&session, row);
+                    let _ = results.send(Message::Action(Action::ProducerFound {
+                        from: row,
+                        target,
+                        message,
+                    }));
+                });
             }
         }
     }
     None
+}
+
+/// Where effects send background work.
+struct Workers {
+    highlighter: Sender<highlight::Request>,
+    results: Sender<Message>,
 }

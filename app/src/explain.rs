@@ -139,7 +139,7 @@ pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
             .join(", ")
     };
     match d.kind {
-        Kind::Structural => structural_words(runs, d),
+        Kind::Structural => structural_words(runs, analysis, d),
         Kind::DivergentInput => {
             let mut words = format!(
                 "{} before the launch",
@@ -231,7 +231,7 @@ fn config_words(runs: Runs<'_>, d: &Divergence) -> String {
     parts.join(", ")
 }
 
-fn structural_words(runs: Runs<'_>, d: &Divergence) -> String {
+fn structural_words(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
     let (only_a, only_b) = d.only;
     if let Some(diff) = &d.diff {
         let names: Vec<String> = diff.layout.iter().map(|&a| runs.arg_name(d, a)).collect();
@@ -278,8 +278,23 @@ fn structural_words(runs: Runs<'_>, d: &Divergence) -> String {
         .into_iter()
         .flatten()
         .collect();
-    format!(
-        "{} (a recompile, a graph break or an extra step)",
-        parts.join(" and ")
-    )
+    let parts = parts.join(" and ");
+    // A tail missing from a run that ended early is explained by that.
+    let at_end = d.row + d.rows == analysis.alignment.rows.len();
+    let short_run = match (only_a, only_b) {
+        (0, _) => Some(("A", runs.a)),
+        (_, 0) => Some(("B", runs.b)),
+        _ => None,
+    };
+    match short_run {
+        Some((name, trace)) if at_end && trace.early_end.is_some() => format!(
+            "{parts}: run {name} ended early ({})",
+            trace
+                .early_end
+                .as_ref()
+                .map(crate::report::early_end_words)
+                .unwrap_or_default()
+        ),
+        _ => format!("{parts} (a recompile, a graph break or an extra step)"),
+    }
 }

@@ -59,14 +59,14 @@ fn options(align_deadline: f64) -> anyhow::Result<Options> {
 fn tui(traces: &[std::path::PathBuf], align_deadline: f64) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let options = options(align_deadline)?;
+    // Catch a missing file before taking over the screen.
+    for path in traces {
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the UI needs a terminal; for text output use `tritontui diff A B` (or --json)"
         );
-    }
-    // Catch a missing file before taking over the screen.
-    for path in traces {
-        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
     }
     let inputs = match traces {
         [] => Inputs::Demo,

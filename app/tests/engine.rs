@@ -247,6 +247,13 @@ fn a_trace_cut_short_compares_the_launches_it_has() {
     let first = report.first_divergence.expect("divergent");
     assert_eq!(first.kind, Kind::Structural);
     assert_eq!(first.only_in_a, 100 - tb.launches.len());
+    assert!(
+        first
+            .detail
+            .contains(": run B ended early (truncated at byte"),
+        "{}",
+        first.detail
+    );
 }
 
 proptest! {

@@ -74,14 +74,25 @@ impl Tmux {
     }
 
     fn wait_for(&self, needle: &str) -> String {
+        self.wait_until(needle, |screen| screen.contains(needle))
+    }
+
+    /// Waits for the shell's `EXIT=<status>` line, not the command that
+    /// prints it, and returns the status.
+    fn wait_for_exit(&self) -> String {
+        let screen = self.wait_until("EXIT=<digits>", |screen| exit_status(screen).is_some());
+        exit_status(&screen).unwrap_or_default()
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture(false);
-            if screen.contains(needle) {
+            if done(&screen) {
                 return screen;
             }
             if start.elapsed() > Duration::from_secs(20) {
-                panic!("timed out waiting for {needle:?}; the screen:\n{screen}");
+                panic!("timed out waiting for {what}; the screen:\n{screen}");
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -135,6 +146,15 @@ impl Drop for Tmux {
     }
 }
 
+/// The status in a line `EXIT=<digits>`.
+fn exit_status(screen: &str) -> Option<String> {
+    screen.lines().find_map(|l| {
+        let digits = l.trim().strip_prefix("EXIT=")?;
+        (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+            .then(|| digits.to_owned())
+    })
+}
+
 fn strip_escapes(line: &str) -> String {
     let mut out = String::new();
     let mut chars = line.chars();
@@ -186,7 +206,7 @@ fn the_demo_opens_at_the_first_divergence_and_search_jumps() {
     );
 
     tmux.send(&["q"]);
-    tmux.wait_for("EXIT=0");
+    assert_eq!(tmux.wait_for_exit(), "0");
     tmux.assert_restored();
 }
 
@@ -197,8 +217,8 @@ fn a_panic_gives_the_terminal_back() {
         "TRITONTUI_DEBUG_PANIC=1 RUST_BACKTRACE=0 {}; echo EXIT=$?",
         binary()
     ));
-    let screen = tmux.wait_for("EXIT=");
-    assert!(screen.contains("EXIT=101"), "a panic exits 101:\n{screen}");
+    assert_eq!(tmux.wait_for_exit(), "101", "a panic exits 101");
+    let screen = tmux.capture(false);
     // The message is on the main screen, whole, above the shell's next line.
     assert!(
         screen.contains("panicked at") && screen.contains("TRITONTUI_DEBUG_PANIC is set"),

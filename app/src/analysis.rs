@@ -390,7 +390,7 @@ fn explain_inputs(
             let by_producer = explanation(oa, &rows_a, statuses, divergences)
                 .or_else(|| explanation(ob, &rows_b, statuses, divergences));
             let by_first_reader = by_producer.is_none().then(|| {
-                let key = External::of(a, launch, arg, oa, ob)?;
+                let key = External::of(a, launch, arg, oa)?;
                 let first = *first_reader.entry(key).or_insert(index);
                 (first != index).then_some(first)
             });
@@ -417,31 +417,30 @@ fn explain_inputs(
 /// An outside value that entered the recorded launches unexplained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum External {
-    /// A graph input of run A or B (`true` for B).
-    Input(bool, u32),
     /// Bytes a launch wrote identically in both runs, changed since outside
     /// the recorded region.
     Overwritten(u32, ArgIndex),
-    /// Bytes no recorded launch wrote: (device, address).
-    Memory(i32, u64),
+    /// Bytes no recorded launch wrote: device, address and, for a graph
+    /// input, its hash as it entered (in run A). A graph given the same
+    /// tensor again (a weight, in the backward pass) gives the same value,
+    /// whatever view of it a launch reads.
+    Value(i32, u64, Option<u64>),
 }
 
 impl External {
-    fn of(a: &Trace, launch: u32, arg: ArgIndex, oa: Origin, ob: Origin) -> Option<External> {
-        match (oa, ob) {
-            (Origin::GraphInput(i), _) => Some(External::Input(false, i)),
-            (_, Origin::GraphInput(i)) => Some(External::Input(true, i)),
-            (Origin::Launch(l, arg), _) => Some(External::Overwritten(l, arg)),
-            (Origin::Unrecorded, _) => {
-                let launch = &a.launches[launch as usize];
-                match a.args_of(launch).nth(usize::from(arg))? {
-                    tritontui_recorder::ArgRef::Tensor(t) => {
-                        Some(External::Memory(launch.device, t.ptr))
-                    }
-                    tritontui_recorder::ArgRef::Scalar(_) => None,
-                }
+    fn of(a: &Trace, launch: u32, arg: ArgIndex, oa: Origin) -> Option<External> {
+        use tritontui_recorder::ArgRef;
+        let l = &a.launches[launch as usize];
+        match (oa, a.args_of(l).nth(usize::from(arg))?) {
+            (Origin::Launch(p, parg), _) => Some(External::Overwritten(p, parg)),
+            (Origin::Scalar, _) | (_, ArgRef::Scalar(_)) => None,
+            (Origin::Allocated(p), _) => Some(External::Overwritten(p, u16::MAX)),
+            // The tensor as it entered, whatever view of it this launch reads.
+            (Origin::GraphInput(i), _) => {
+                let input = &a.inputs[i as usize];
+                Some(External::Value(input.device, input.ptr, input.hash))
             }
-            (Origin::Scalar, _) => None,
+            (Origin::Unrecorded, ArgRef::Tensor(t)) => Some(External::Value(l.device, t.ptr, None)),
         }
     }
 }

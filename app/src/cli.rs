@@ -34,6 +34,13 @@ pub enum Command {
     ///
     /// Exit status: 0 identical, 1 divergent, 2 error.
     Diff(DiffArgs),
+    /// Print a trace as JSON Lines: header, processes, kernels, graph
+    /// inputs, launches with named arguments, markers, end.
+    Dump(DumpArgs),
+    /// Run a program with the recorder on: sets TRITONTUI_RECORD (and the
+    /// options below) and runs COMMAND. Needs the `tritontui` Python package
+    /// installed where COMMAND's Python finds it.
+    Record(RecordArgs),
     /// Write a synthetic trace pair with chosen divergences (for tests and
     /// benchmarks).
     Synth(SynthArgs),
@@ -79,4 +86,32 @@ pub struct SynthArgs {
     /// Add autotuning launches, which the engine must ignore.
     #[arg(long)]
     pub autotune: bool,
+}
+
+/// Flags of `tritontui dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// The trace.
+    pub trace: PathBuf,
+}
+
+/// Flags of `tritontui record`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The trace to write; `{pid}` and `{rank}` are filled in.
+    #[arg(short, long, value_name = "TRACE")]
+    pub output: PathBuf,
+    /// What to hash: both (before and after each launch), inputs, outputs,
+    /// none.
+    #[arg(long, default_value = "both", value_parser = ["both", "inputs", "outputs", "none"])]
+    pub hash: String,
+    /// Do not record aten ops, only compiled kernels.
+    #[arg(long)]
+    pub no_aten: bool,
+    /// Record only kernels whose name matches this glob.
+    #[arg(long, default_value = "*", value_name = "GLOB")]
+    pub kernels: String,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }

@@ -81,6 +81,10 @@ pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -
                 )
             }
             Origin::GraphInput(i) => format!("graph input {}", trace.inputs[i as usize].name),
+            Origin::Allocated(l) => {
+                let launch = &trace.launches[l as usize];
+                format!("launch #{} {}", launch.seq, trace.kernel_of(launch).name)
+            }
             Origin::Unrecorded => "no recorded launch".to_owned(),
             Origin::Scalar => "a scalar".to_owned(),
         }
@@ -104,6 +108,10 @@ pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -
     let mut words = match (origin.a, origin.b) {
         (Origin::Launch(..), _) => format!(
             "written by {}, whose output was the same in both runs: something outside the recorded region changed it afterwards",
+            from(runs.a, origin.a)
+        ),
+        (Origin::Allocated(_), _) => format!(
+            "uninitialized memory: allocated by {} and not written before this launch",
             from(runs.a, origin.a)
         ),
         (Origin::GraphInput(_), _) => format!(

@@ -7,6 +7,7 @@
 pub mod align;
 pub mod analysis;
 pub mod compare;
+pub mod dump;
 pub mod explain;
 pub mod producer;
 pub mod report;

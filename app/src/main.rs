@@ -4,7 +4,7 @@ mod cli;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{Cli, Command, DiffArgs, SynthArgs};
+use cli::{Cli, Command, DiffArgs, DumpArgs, RecordArgs, SynthArgs};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,6 +18,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Diff(args)) => diff(&args),
         Some(Command::Synth(args)) => synth(&args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Dump(args)) => dump(&args).map(|()| ExitCode::SUCCESS),
+        Some(Command::Record(args)) => record(&args),
         None => tui(&cli.traces, cli.align_deadline).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|err| {
@@ -134,4 +136,35 @@ fn synth(args: &SynthArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+fn dump(args: &DumpArgs) -> anyhow::Result<()> {
+    let trace = Trace::open(&args.trace)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match tritontui::dump::dump(&trace, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// Runs the command with the recorder's environment; its exit status
+/// becomes ours.
+fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("give the command to record after --")?;
+    let status = std::process::Command::new(program)
+        .args(rest)
+        .env("TRITONTUI_RECORD", &args.output)
+        .env("TRITONTUI_HASH", &args.hash)
+        .env("TRITONTUI_ATEN", if args.no_aten { "0" } else { "1" })
+        .env("TRITONTUI_KERNELS", &args.kernels)
+        .status()
+        .with_context(|| format!("{program}: cannot run"))?;
+    let code = status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2));
+    if code == 0 {
+        eprintln!("tritontui: recorded to {}", args.output.display());
+    }
+    Ok(ExitCode::from(code))
 }

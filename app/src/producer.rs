@@ -13,6 +13,9 @@ pub enum Origin {
     Launch(u32, ArgIndex),
     /// A graph input (index into `Trace::inputs`) not overwritten since.
     GraphInput(u32),
+    /// Memory this allocation (a launch of a kernel whose metadata says
+    /// `allocates`) handed out, not written since: uninitialized.
+    Allocated(u32),
     /// No recorded launch wrote any of these bytes and no graph input
     /// covers them: uninitialized memory, or a write outside the recorded
     /// region.
@@ -26,6 +29,8 @@ struct Segment {
     end: u64,
     time: u64,
     origin: Origin,
+    /// Hash of what was written, when the writer hashed it.
+    hash: Option<u64>,
 }
 
 /// Non-overlapping byte ranges keyed by (device, start), each with its
@@ -36,7 +41,15 @@ struct WriteMap {
 }
 
 impl WriteMap {
-    fn write(&mut self, device: i32, start: u64, end: u64, time: u64, origin: Origin) {
+    fn write(
+        &mut self,
+        device: i32,
+        start: u64,
+        end: u64,
+        time: u64,
+        origin: Origin,
+        hash: Option<u64>,
+    ) {
         if start >= end {
             return;
         }
@@ -57,8 +70,22 @@ impl WriteMap {
                 self.segments.insert((device, end), seg);
             }
         }
-        self.segments
-            .insert((device, start), Segment { end, time, origin });
+        let segment = Segment {
+            end,
+            time,
+            origin,
+            hash,
+        };
+        self.segments.insert((device, start), segment);
+    }
+
+    /// Whether exactly `[start, end)` was last written, whole, with `hash`.
+    fn holds(&self, device: i32, start: u64, end: u64, hash: Option<u64>) -> bool {
+        hash.is_some()
+            && self
+                .segments
+                .get(&(device, start))
+                .is_some_and(|seg| seg.end == end && seg.hash == hash)
     }
 
     fn last_writer(&self, device: i32, start: u64, end: u64) -> Option<Origin> {
@@ -98,15 +125,16 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
             break;
         }
         while let Some((i, input)) = inputs.next_if(|(_, input)| input.before <= launch.seq) {
-            time += 1;
-            let span = trace.layouts[input.layout as usize].span;
-            map.write(
-                input.device,
-                input.ptr,
-                input.ptr.saturating_add(span),
-                time,
-                Origin::GraphInput(i as u32),
-            );
+            let end = input
+                .ptr
+                .saturating_add(trace.layouts[input.layout as usize].span);
+            // A graph input that holds exactly what a recorded launch wrote
+            // there (a saved activation, say) came from that launch.
+            if !map.holds(input.device, input.ptr, end, input.hash) {
+                time += 1;
+                let origin = Origin::GraphInput(i as u32);
+                map.write(input.device, input.ptr, end, time, origin, input.hash);
+            }
         }
         let args: Vec<ArgRef<'_>> = trace.args_of(launch).collect();
         while let Some(q) = pending.next_if(|&q| queries[q].0 == index) {
@@ -121,6 +149,7 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
             };
         }
         let kernel = trace.kernel_of(launch);
+        let allocates = is_allocation(kernel);
         for (i, arg) in args.iter().enumerate() {
             if let ArgRef::Tensor(t) = arg
                 && was_written(kernel, i, arg)
@@ -132,12 +161,23 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
                     start,
                     end,
                     time,
-                    Origin::Launch(index, i as ArgIndex),
+                    if allocates {
+                        Origin::Allocated(index)
+                    } else {
+                        Origin::Launch(index, i as ArgIndex)
+                    },
+                    t.post,
                 );
             }
         }
     }
     answers
+}
+
+/// Whether a kernel only hands out memory (`meta.allocates`): its outputs
+/// are uninitialized, not produced.
+pub fn is_allocation(kernel: &tritontui_recorder::Kernel) -> bool {
+    kernel.meta.get("allocates") == Some(&tritontui_recorder::Scalar::Bool(true))
 }
 
 #[cfg(test)]
@@ -147,16 +187,20 @@ mod tests {
     #[test]
     fn the_latest_overlapping_writer_wins() {
         let mut map = WriteMap::default();
-        map.write(0, 100, 200, 1, Origin::Launch(1, 0));
-        map.write(0, 150, 160, 2, Origin::Launch(2, 0));
-        map.write(1, 100, 200, 3, Origin::Launch(3, 0));
+        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7));
+        map.write(0, 150, 160, 2, Origin::Launch(2, 0), None);
+        map.write(1, 100, 200, 3, Origin::Launch(3, 0), None);
         assert_eq!(map.last_writer(0, 100, 120), Some(Origin::Launch(1, 0)));
         assert_eq!(map.last_writer(0, 140, 152), Some(Origin::Launch(2, 0)));
         assert_eq!(map.last_writer(0, 170, 180), Some(Origin::Launch(1, 0)));
         assert_eq!(map.last_writer(1, 0, 150), Some(Origin::Launch(3, 0)));
         assert_eq!(map.last_writer(0, 200, 300), None);
-        map.write(0, 90, 210, 4, Origin::Launch(4, 1));
+        assert!(!map.holds(1, 100, 200, None), "no hash, no match");
+        map.write(0, 90, 210, 4, Origin::Launch(4, 1), Some(9));
         assert_eq!(map.last_writer(0, 150, 151), Some(Origin::Launch(4, 1)));
         assert_eq!(map.segments.len(), 2);
+        assert!(map.holds(0, 90, 210, Some(9)));
+        assert!(!map.holds(0, 90, 210, Some(8)));
+        assert!(!map.holds(0, 90, 200, Some(9)));
     }
 }

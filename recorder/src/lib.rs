@@ -4,9 +4,14 @@
 //! This crate needs neither Python nor CUDA. The format is specified in
 //! `docs/trace-format.md`.
 
+pub mod background;
 pub mod format;
 pub mod framing;
+pub mod hash;
+#[cfg(feature = "python")]
+mod python;
 pub mod reader;
+pub mod stats;
 pub mod trace;
 pub mod writer;
 

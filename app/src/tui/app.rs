@@ -724,6 +724,14 @@ pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>,
                 trace.inputs[i as usize].name
             ),
         ),
+        Origin::Allocated(a) => (
+            None,
+            format!(
+                "{name}: uninitialized, allocated by launch #{} {}",
+                trace.launches[a as usize].seq,
+                trace.kernel_of(&trace.launches[a as usize]).name
+            ),
+        ),
         Origin::Unrecorded | Origin::Scalar => {
             (None, format!("{name}: no recorded launch wrote it"))
         }

@@ -1,0 +1,110 @@
+//! `tritontui dump`: a trace as JSON Lines, one object per record, for
+//! scripts, tests and `jq`. Addresses and hashes are hex strings, because
+//! JSON readers lose integers above 2^53.
+
+use crate::compare::access_of;
+use serde_json::{Value, json};
+use std::io::{self, Write};
+use tritontui_recorder::{Access, ArgRef, Scalar, Trace};
+
+fn hex(v: u64) -> String {
+    format!("0x{v:016x}")
+}
+
+fn scalar(v: &Scalar) -> Value {
+    match v {
+        Scalar::None => Value::Null,
+        Scalar::Bool(b) => json!(b),
+        Scalar::Int(i) => json!(i),
+        Scalar::UInt(u) => json!(u),
+        Scalar::Float(f) => json!(f),
+        Scalar::Str(s) => json!(s),
+    }
+}
+
+fn access(a: Access) -> &'static str {
+    match a {
+        Access::In => "in",
+        Access::Out => "out",
+        Access::Inout => "inout",
+    }
+}
+
+/// Writes every record of `trace` to `out` as JSON Lines.
+pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
+    let mut line = |value: Value| -> io::Result<()> {
+        serde_json::to_writer(&mut *out, &value)?;
+        out.write_all(b"\n")
+    };
+    let h = &trace.header;
+    line(json!({
+        "type": "header", "tool": h.tool, "version": [h.version.0, h.version.1], "created_ns": h.created_ns,
+        "host": h.host, "pid": h.pid, "argv": h.argv, "torch": h.torch, "triton": h.triton, "cuda": h.cuda,
+        "devices": h.devices, "options": {
+            "hash": h.options.hash, "hash_inputs": h.options.hash_inputs, "hash_outputs": h.options.hash_outputs,
+            "stats": h.options.stats, "aten": h.options.aten, "kernels": h.options.kernels,
+            "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
+        },
+    }))?;
+    for p in &trace.processes {
+        line(
+            json!({"type": "process", "pid": p.pid, "ppid": p.ppid, "role": p.role, "host": p.host, "cmdline": p.cmdline}),
+        )?;
+    }
+    for (i, k) in trace.kernels.iter().enumerate() {
+        let source = trace.source_of(k).map(|s| s.path.clone());
+        line(json!({
+            "type": "kernel", "index": i, "name": k.name, "backend": k.backend, "source": source,
+            "args": k.args.iter().map(|a| json!({"name": a.name, "type": a.ty, "access": access(a.access)})).collect::<Vec<_>>(),
+            "meta": k.meta.iter().map(|(key, v)| (key.clone(), scalar(v))).collect::<serde_json::Map<_, _>>(),
+            "config": k.config.iter().map(|(key, v)| (key.clone(), scalar(v))).collect::<serde_json::Map<_, _>>(),
+        }))?;
+    }
+    for input in &trace.inputs {
+        let layout = &trace.layouts[input.layout as usize];
+        line(json!({
+            "type": "input", "name": input.name, "graph": input.graph, "before": input.before, "device": input.device,
+            "dtype": layout.dtype, "shape": layout.shape, "stride": layout.stride, "ptr": hex(input.ptr),
+            "hash": input.hash.map(hex),
+        }))?;
+    }
+    for launch in &trace.launches {
+        let kernel = trace.kernel_of(launch);
+        let args: Vec<Value> = trace
+            .args_of(launch)
+            .enumerate()
+            .map(|(i, arg)| {
+                let name = kernel.arg_name(i);
+                let io = access(access_of(kernel, i));
+                match arg {
+                    ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
+                    ArgRef::Tensor(t) => json!({
+                        "name": name, "access": io, "dtype": t.layout.dtype, "shape": t.layout.shape,
+                        "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written,
+                        "pre": t.pre.map(hex), "post": t.post.map(hex),
+                        "stats": t.stats.map(|s| json!({"min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf})),
+                    }),
+                }
+            })
+            .collect();
+        line(json!({
+            "type": "launch", "seq": launch.seq, "kernel": kernel.name, "backend": kernel.backend,
+            "grid": launch.grid(), "stream": hex(launch.stream), "device": launch.device, "thread": launch.thread,
+            "ts": launch.ts, "autotune": launch.autotune, "args": args,
+        }))?;
+    }
+    for m in &trace.markers {
+        line(json!({"type": "marker", "label": m.label, "after": m.after, "ts": m.ts}))?;
+    }
+    for c in &trace.compiles {
+        line(
+            json!({"type": "compile", "event": c.event, "name": c.name, "pid": c.pid, "ts": c.ts}),
+        )?;
+    }
+    line(json!({
+        "type": "end", "complete": trace.early_end.is_none(),
+        "ended_early": trace.early_end.map(|e| crate::report::early_end_words(&e)),
+        "reason": trace.end.as_ref().map(|e| e.reason.clone()),
+        "launches": trace.launches.len(), "unknown_records": trace.unknown_records,
+    }))
+}

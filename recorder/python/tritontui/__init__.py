@@ -1,0 +1,86 @@
+"""Record the kernel launches of ``torch.compile`` programs for tritontui.
+
+    import tritontui
+
+    with tritontui.record("run0.msgpack"):
+        loss = compiled_model(x).sum()
+        loss.backward()
+
+Then compare two recordings with ``tritontui run0.msgpack run1.msgpack``.
+Without code changes: ``TRITONTUI_RECORD=run0.msgpack python train.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from ._native import HASH_ALGORITHM, hash_bytes
+
+__version__ = "0.1.0"
+__all__ = ["HASH_ALGORITHM", "hash_bytes", "hash_tensor", "is_recording", "mark", "record", "start", "stop"]
+
+
+def start(
+    path: str | os.PathLike[str],
+    *,
+    hash: str = "both",
+    aten: bool = True,
+    kernels: str = "*",
+    stats: bool = False,
+) -> None:
+    """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
+
+    ``hash``: which argument values are hashed: ``"both"`` (before and
+    after each launch), ``"inputs"``, ``"outputs"``, or ``"none"``.
+    ``aten``: record aten ops too. ``kernels``: a glob of the kernel names
+    to record. ``stats``: also record min, max, mean |x| and NaN/Inf counts
+    of floating tensors."""
+    from . import _session
+
+    _session.start(path, hash=hash, aten=aten, kernels=kernels, stats=stats)
+
+
+def stop() -> None:
+    """Stops recording and completes the trace."""
+    from . import _session
+
+    _session.stop()
+
+
+@contextlib.contextmanager
+def record(path: str | os.PathLike[str], **options: Any) -> Iterator[None]:
+    """Records the launches made inside the ``with`` block; see :func:`start`."""
+    start(path, **options)
+    try:
+        yield
+    finally:
+        stop()
+
+
+def is_recording() -> bool:
+    """Whether a recording is in progress."""
+    from . import _session
+
+    return _session.active() is not None
+
+
+def mark(label: str) -> None:
+    """Puts a marker between launches (shown in the trace); no-op when not recording."""
+    from . import _session
+
+    session = _session.active()
+    if session is not None:
+        try:
+            session.mark(label)
+        except Exception as e:
+            session.fail(e)
+
+
+def hash_tensor(tensor: Any) -> int | None:
+    """``tthash64-v1`` of a tensor's logical bytes (None if unreadable)."""
+    from . import _tensors
+
+    return _tensors.hash_tensor(tensor)

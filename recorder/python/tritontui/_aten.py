@@ -1,0 +1,119 @@
+"""aten ops in the recorded region: eager ops and Inductor's extern
+kernels (``extern_kernels.mm`` and the like), through a
+``TorchDispatchMode``. With them, a divergent input can be traced to the
+op that wrote it even when that op is not a compiled kernel.
+
+Allocations (``empty`` and friends) are recorded without hashes and marked
+``allocates``, so that reading memory nobody wrote since is told apart from
+reading a value a launch produced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _session, _tensors
+
+_ALLOCATIONS = {
+    "empty",
+    "empty_strided",
+    "empty_like",
+    "new_empty",
+    "new_empty_strided",
+    "empty_permuted",
+}
+
+# Ops that only describe tensors or make views: nothing is computed.
+_SKIP = {"detach", "alias", "lift_fresh", "_local_scalar_dense", "is_same_size", "sym_size", "sym_stride"}
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Records each aten op with its tensor arguments hashed before and after."""
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        # torch.compile traces and compiles as if the mode were not there.
+        return True
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        session = _session.active()
+        base = func._schema.name.split("::")[-1]
+        if session is None or func.is_view or base in _SKIP or not session.wants(f"aten::{base}"):
+            return func(*args, **kwargs)
+        try:
+            inputs = _flatten(func, args, kwargs)
+            allocates = base in _ALLOCATIONS
+            prepared = [
+                (name, access, _tensors.prepare(session, value, hash_before=not allocates and session.hash_inputs))
+                for name, access, value in inputs
+            ]
+        except Exception as e:
+            session.fail(e)
+            return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        try:
+            _record(session, func, base, allocates, prepared, out)
+        except Exception as e:
+            session.fail(e)
+        return out
+
+
+def _flatten(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(name, access, value) for each argument, tensor lists spread out."""
+    out = []
+    schema = func._schema.arguments
+    for i, arg in enumerate(schema):
+        if i < len(args):
+            value = args[i]
+        elif arg.name in kwargs:
+            value = kwargs[arg.name]
+        else:
+            continue
+        written = arg.alias_info is not None and arg.alias_info.is_write
+        access = ("out" if arg.kwarg_only else "inout") if written else "in"
+        if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+            out.extend((f"{arg.name}[{k}]", access, v) for k, v in enumerate(value))
+        else:
+            out.append((arg.name, access, value))
+    return out
+
+
+def _record(session: Any, func: Any, base: str, allocates: bool, prepared: list[Any], out: Any) -> None:
+    results = list(out) if isinstance(out, (list, tuple)) else [out]
+    # An out= variant returns its out argument: it is already recorded.
+    given = [p.tensor for _, _, p in prepared if p.tensor is not None]
+    results = [r for r in results if isinstance(r, torch.Tensor) and not any(r is g for g in given)]
+    arg_specs = [(name, access) for name, access, _ in prepared]
+    arg_specs += [(f"result{i}" if len(results) > 1 else "result", "out") for i in range(len(results))]
+    name = f"aten::{base}" + (f".{func._overloadname}" if func._overloadname != "default" else "")
+    key = ("aten", name, tuple(arg_specs))
+
+    def define() -> dict[str, Any]:
+        meta: dict[str, Any] = {"allocates": allocates}
+        return {
+            "name": name,
+            "backend": "aten",
+            "args": [{"name": n, "type": "", "access": a} for n, a in arg_specs],
+            "source": None,
+            "meta": meta,
+            "config": {},
+        }
+
+    kernel = session.kernel_id(key, define)
+    encoded = []
+    for _, access, p in prepared:
+        encoded.append(_tensors.finish(session, p, access != "in"))
+    for r in results:
+        p = _tensors.prepare(session, r, hash_before=False)
+        if allocates:
+            # Fresh memory: its bytes mean nothing, so it is not hashed.
+            encoded.append((p.layout, p.ptr, _tensors.WRITTEN, None, None))
+        else:
+            encoded.append(_tensors.finish(session, p, True))
+    device = next((_tensors.device_index(r) for r in results), -1)
+    if device == -1:
+        device = next((_tensors.device_index(p.tensor) for _, _, p in prepared if p.tensor is not None), -1)
+    session.launch(kernel, [], 0, device, encoded)

@@ -1,0 +1,65 @@
+"""Starts recording at interpreter start when ``TRITONTUI_RECORD`` is set
+(imported by ``tritontui_autorecord.pth``). Options come from
+``TRITONTUI_HASH``, ``TRITONTUI_ATEN`` and ``TRITONTUI_KERNELS``.
+
+Recording begins when the program imports torch, and the variable is
+removed from the environment so Inductor's compile workers and other
+children do not record into the same file."""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import os
+import sys
+import warnings
+
+_PATH = os.environ.pop("TRITONTUI_RECORD", "")
+
+
+def _start() -> None:
+    import tritontui
+
+    try:
+        tritontui.start(
+            _PATH,
+            hash=os.environ.get("TRITONTUI_HASH", "both"),
+            aten=os.environ.get("TRITONTUI_ATEN", "1") not in ("0", "false", "no"),
+            kernels=os.environ.get("TRITONTUI_KERNELS", "*"),
+        )
+    except Exception as e:
+        warnings.warn(f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1)
+        return
+    atexit.register(lambda: tritontui.stop())
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    """Starts recording right after ``import torch`` completes."""
+
+    def find_spec(self, name, path, target=None):  # noqa: ANN001, ANN201
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = None
+        for finder in sys.meta_path:
+            spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_start(module):  # noqa: ANN001, ANN202
+            exec_module(module)
+            _start()
+
+        loader.exec_module = exec_then_start
+        return spec
+
+
+if _PATH:
+    if "torch" in sys.modules:
+        _start()
+    else:
+        sys.meta_path.insert(0, _AfterTorch())

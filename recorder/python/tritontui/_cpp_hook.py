@@ -1,0 +1,169 @@
+"""Inductor's C++ kernels on CPU.
+
+The generated wrapper module calls each ``cpp_fused_*`` kernel through a
+module global (a builtin compiled by ``async_compile.cpp_pybinding``).
+When such a module is loaded (``PyCodeCache.load_by_key_path``, on a fresh
+compile or a cache hit) or was loaded before recording started, each of
+those globals is replaced by a :class:`CppKernel` proxy that records the
+call. Argument names and constness come from the C++ signature."""
+
+from __future__ import annotations
+
+import re
+import types
+from typing import Any
+
+from . import _session, _tensors
+
+_ORIGINAL_LOAD: Any = None
+# (module, global name, original builtin) for every proxy installed.
+_PATCHED: list[tuple[types.ModuleType, str, Any]] = []
+
+_SIGNATURE = re.compile(r'extern\s+"C"\s+[^\n(]*?\bkernel\s*\(([^)]*)\)', re.S)
+
+
+class CppKernel:
+    """Records each call of one C++ kernel, then calls it."""
+
+    def __init__(self, name: str, kernel: Any, module_path: str) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.cpp_path = _cpp_path(kernel)
+        self.module_path = module_path
+        self._params: list[tuple[str, str, str]] | None = None
+
+    def params(self) -> list[tuple[str, str, str]]:
+        """(name, C++ type, access) per parameter, from the source."""
+        if self._params is None:
+            self._params = parse_signature(_read(self.cpp_path))
+        return self._params
+
+    def __call__(self, *args: Any) -> Any:
+        session = _session.active()
+        if session is None or not session.wants(self.name):
+            return self.kernel(*args)
+        try:
+            params = self.params()
+            prepared = [_tensors.prepare(session, a) for a in args]
+        except Exception as e:
+            session.fail(e)
+            return self.kernel(*args)
+        result = self.kernel(*args)
+        try:
+            self._record(session, params, prepared)
+        except Exception as e:
+            session.fail(e)
+        return result
+
+    def _record(self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any]) -> None:
+        def define() -> dict[str, Any]:
+            text = _read(self.cpp_path)
+            return {
+                "name": self.name,
+                "backend": "cpp",
+                "args": [{"name": n, "type": t, "access": a} for n, t, a in params],
+                "source": session.source_id(self.cpp_path, "cpp", text) if text else None,
+                "meta": {"atomic_add_found": "atomic_add(" in text},
+                "config": {},
+            }
+
+        kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
+        access = [a for _, _, a in params] + ["in"] * (len(prepared) - len(params))
+        encoded = [_tensors.finish(session, p, a != "in") for p, a in zip(prepared, access, strict=False)]
+        session.launch(kernel, [], 0, -1, encoded)
+
+
+def parse_signature(source: str) -> list[tuple[str, str, str]]:
+    """Parameters of ``extern "C" void kernel(...)``: non-const pointers are
+    written (``in_out_ptr*`` read too), everything else is read."""
+    match = _SIGNATURE.search(source)
+    if not match:
+        return []
+    params = []
+    for raw in match.group(1).split(","):
+        raw = " ".join(raw.split())
+        if not raw:
+            continue
+        name = re.split(r"[\s*&]+", raw)[-1]
+        ctype = raw[: len(raw) - len(name)].strip()
+        pointer = "*" in ctype
+        const = ctype.startswith("const ") or " const" in ctype
+        if pointer and not const:
+            access = "inout" if name.startswith("in_out_ptr") else "out"
+        else:
+            access = "in"
+        params.append((name, ctype, access))
+    return params
+
+
+def _read(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _cpp_path(kernel: Any) -> str | None:
+    so = getattr(getattr(kernel, "__self__", None), "__file__", None)
+    if not so:
+        return None
+    return so.rsplit(".", 1)[0] + ".cpp"
+
+
+def _is_cpp_kernel(value: Any) -> bool:
+    owner = getattr(value, "__self__", None)
+    return (
+        isinstance(value, types.BuiltinFunctionType)
+        and value.__name__ == "kernel"
+        and isinstance(owner, types.ModuleType)
+        and owner.__name__.endswith(".kernel")
+    )
+
+
+def wrap_module(module: types.ModuleType) -> None:
+    """Replaces the module's C++ kernel globals with recording proxies."""
+    for name, value in list(vars(module).items()):
+        if _is_cpp_kernel(value):
+            setattr(module, name, CppKernel(name, value, getattr(module, "__file__", "")))
+            _PATCHED.append((module, name, value))
+
+
+def install() -> None:
+    global _ORIGINAL_LOAD
+    if _ORIGINAL_LOAD is not None:
+        return
+    from torch._inductor.codecache import PyCodeCache
+
+    _ORIGINAL_LOAD = PyCodeCache.__dict__["load_by_key_path"]
+    original = _ORIGINAL_LOAD.__func__
+
+    def load_by_key_path(cls: Any, *args: Any, **kwargs: Any) -> types.ModuleType:
+        module = original(cls, *args, **kwargs)
+        try:
+            wrap_module(module)
+        except Exception as e:
+            session = _session.active()
+            if session is not None:
+                session.fail(e)
+        return module
+
+    PyCodeCache.load_by_key_path = classmethod(load_by_key_path)
+    for module in list(PyCodeCache.modules) + list(PyCodeCache.modules_no_attr.values()):
+        wrap_module(module)
+
+
+def uninstall() -> None:
+    global _ORIGINAL_LOAD
+    if _ORIGINAL_LOAD is None:
+        return
+    from torch._inductor.codecache import PyCodeCache
+
+    PyCodeCache.load_by_key_path = _ORIGINAL_LOAD
+    _ORIGINAL_LOAD = None
+    while _PATCHED:
+        module, name, original = _PATCHED.pop()
+        if isinstance(getattr(module, name, None), CppKernel):
+            setattr(module, name, original)

@@ -1,0 +1,53 @@
+"""Installs and removes every hook into torch at once."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from . import _aten, _cpp_hook, _graph_hook, _triton_hook
+
+_ATEN_MODE: _aten.AtenRecorder | None = None
+
+
+def install(session: Any) -> None:
+    global _ATEN_MODE
+    _triton_hook.install()
+    _cpp_hook.install()
+    _graph_hook.install()
+    if session.aten:
+        _ATEN_MODE = _aten.AtenRecorder()
+        _ATEN_MODE.__enter__()
+
+
+def uninstall() -> None:
+    global _ATEN_MODE
+    mode, _ATEN_MODE = _ATEN_MODE, None
+    if mode is not None:
+        try:
+            mode.__exit__(None, None, None)
+        except Exception:
+            # Left on another thread's stack or already popped: it records
+            # nothing once the session is gone.
+            pass
+    _triton_hook.uninstall()
+    _cpp_hook.uninstall()
+    _graph_hook.uninstall()
+
+
+def disable_cuda_graphs() -> bool:
+    """CUDA graph replays launch kernels no hook can see: turn them off
+    while recording. Returns whether they were on."""
+    try:
+        import torch._inductor.config as config
+    except Exception:
+        return False
+    if not config.triton.cudagraphs:
+        return False
+    config.triton.cudagraphs = False
+    warnings.warn(
+        "tritontui: CUDA graphs are turned off while recording, so every launch can be seen",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return True

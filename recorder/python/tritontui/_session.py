@@ -1,0 +1,340 @@
+"""A recording session: the open trace, what has been interned in it, and
+the rule that the recorder never breaks the program it records.
+
+Every hook calls into the active :class:`Session`. If anything inside the
+recorder fails, the session warns once, stops recording and closes the
+trace; the program goes on with its own results untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from . import _native, _tensors
+
+_ACTIVE: Session | None = None
+_LOCK = threading.RLock()
+
+HASH_MODES = ("both", "inputs", "outputs", "none")
+
+
+def active() -> Session | None:
+    """The session recording now, if any."""
+    return _ACTIVE
+
+
+def expand_path(path: str | os.PathLike[str]) -> str:
+    """Fills in ``{pid}`` and ``{rank}`` (torch.distributed's RANK, else 0)."""
+    return os.fspath(path).format(pid=os.getpid(), rank=os.environ.get("RANK", "0"))
+
+
+def _versions() -> dict[str, Any]:
+    out: dict[str, Any] = {"torch": None, "triton": None, "cuda": None, "devices": []}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch"] = torch.__version__
+        out["cuda"] = torch.version.cuda
+        try:
+            if torch.cuda.is_available():
+                out["devices"] = [
+                    torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())
+                ]
+        except Exception:
+            out["devices"] = []
+    if not out["devices"]:
+        out["devices"] = [f"cpu: {platform.processor() or platform.machine()}"]
+    triton = sys.modules.get("triton")
+    if triton is not None:
+        out["triton"] = getattr(triton, "__version__", None)
+    return out
+
+
+class Session:
+    """One trace being written."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        hash: str = "both",
+        aten: bool = True,
+        kernels: str = "*",
+        stats: bool = False,
+    ) -> None:
+        if hash not in HASH_MODES:
+            raise ValueError(f"hash must be one of {HASH_MODES}, not {hash!r}")
+        self.path = expand_path(path)
+        self.hash_inputs = hash in ("both", "inputs")
+        self.hash_outputs = hash in ("both", "outputs")
+        self.aten = aten
+        self.kernels = kernels
+        self.stats = stats
+        self.cuda_graphs_disabled = False
+        self.failed = False
+        self.seq = 0
+        self.t0 = time.monotonic_ns()
+        self._kernel_ids: dict[Any, int] = {}
+        self._source_ids: dict[str, int] = {}
+        self._layout_ids: dict[Any, int] = {}
+        self._known_pids: set[int] = set()
+        self._lock = threading.Lock()
+        self._file: Any = None
+
+    # -- lifecycle -------------------------------------------------------
+
+    def open(self) -> None:
+        """Creates the trace and writes its header."""
+        versions = _versions()
+        header = {
+            "format": "tritontui-trace",
+            "version": [1, 0],
+            "tool": "tritontui-recorder " + _version(),
+            "created_ns": time.time_ns(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "argv": list(sys.argv),
+            **versions,
+            "options": {
+                "hash": _native.HASH_ALGORITHM
+                if (self.hash_inputs or self.hash_outputs)
+                else "none",
+                "hash_inputs": self.hash_inputs,
+                "hash_outputs": self.hash_outputs,
+                "stats": self.stats,
+                "aten": self.aten,
+                "kernels": self.kernels,
+                "cuda_graphs_disabled": self.cuda_graphs_disabled,
+            },
+        }
+        self._file = _native.TraceFile(self.path, json.dumps(header))
+        self.record_process(os.getpid(), role="main")
+
+    def close(self, reason: str = "exit") -> None:
+        """Writes the end record and flushes."""
+        file, self._file = self._file, None
+        if file is not None:
+            file.close(self.now(), reason)
+
+    def fail(self, error: BaseException) -> None:
+        """Stops recording after an internal error, once, with a warning."""
+        global _ACTIVE
+        with _LOCK:
+            if self.failed:
+                return
+            self.failed = True
+            if _ACTIVE is self:
+                _ACTIVE = None
+        warnings.warn(
+            f"tritontui: recording stopped after an internal error: {error!r}; "
+            f"the program goes on unrecorded ({self.path} keeps what was recorded)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        try:
+            from . import _hooks
+
+            _hooks.uninstall()
+            self.close(f"error: {error!r}")
+        except Exception:
+            pass
+
+    # -- helpers used by the hooks ---------------------------------------
+
+    def now(self) -> int:
+        """Nanoseconds since the session started."""
+        return time.monotonic_ns() - self.t0
+
+    def wants(self, name: str) -> bool:
+        """Whether kernels of this name are recorded (the ``kernels`` glob)."""
+        if self.kernels == "*":
+            return True
+        import fnmatch
+
+        return fnmatch.fnmatchcase(name, self.kernels)
+
+    def source_id(self, path: str, lang: str, text: str | None = None) -> int | None:
+        """The id of a source file, reading and recording it the first time."""
+        key = f"{lang}:{path}" if text is None else f"{lang}:{path}:{hash(text)}"
+        found = self._source_ids.get(key)
+        if found is not None:
+            return found
+        if text is None:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                return None
+        source = self._file.source(path, lang, text)
+        self._source_ids[key] = source
+        return source
+
+    def kernel_id(self, key: Any, define: Any) -> int:
+        """The id of a kernel, defining it with ``define()`` the first time."""
+        found = self._kernel_ids.get(key)
+        if found is not None:
+            return found
+        kernel = define()
+        kid = self._file.kernel(json.dumps(kernel))
+        self._kernel_ids[key] = kid
+        self.record_json(
+            {
+                "r": "compile",
+                "event": "kernel",
+                "name": kernel["name"],
+                "pid": os.getpid(),
+                "ts": self.now(),
+                "info": {k: v for k, v in kernel.get("config", {}).items()},
+            }
+        )
+        self.refresh_processes()
+        return kid
+
+    def layout_id(self, dtype: str, itemsize: int, shape: tuple, stride: tuple, offset: int) -> int:
+        key = (dtype, shape, stride, offset)
+        found = self._layout_ids.get(key)
+        if found is None:
+            found = self._file.layout(dtype, itemsize, list(shape), list(stride), offset)
+            self._layout_ids[key] = found
+        return found
+
+    def record_json(self, record: dict[str, Any]) -> None:
+        self._file.record(json.dumps(record))
+
+    def launch(
+        self,
+        kernel: int,
+        grid: Iterable[int],
+        stream: int,
+        device: int,
+        args: list[Any],
+    ) -> int:
+        """Writes a launch record; returns its sequence number."""
+        with self._lock:
+            seq = self.seq
+            self.seq += 1
+        self._file.launch(
+            seq,
+            kernel,
+            [int(g) for g in grid],
+            int(stream),
+            device,
+            threading.get_native_id(),
+            self.now(),
+            args,
+        )
+        return seq
+
+    def graph_input(self, name: str, graph: str, tensor: Any) -> None:
+        encoded = _tensors.encode(self, tensor, before=True)
+        if isinstance(encoded, tuple):
+            self._file.input(name, graph, self.seq, _tensors.device_index(tensor), encoded)
+
+    def mark(self, label: str) -> None:
+        self.record_json(
+            {
+                "r": "marker",
+                "label": str(label),
+                "after": self.seq - 1 if self.seq else None,
+                "ts": self.now(),
+                "th": threading.get_native_id(),
+            }
+        )
+
+    def record_process(self, pid: int, role: str) -> None:
+        self._known_pids.add(pid)
+        self.record_json(
+            {
+                "r": "process",
+                "pid": pid,
+                "ppid": _ppid(pid),
+                "role": role,
+                "host": socket.gethostname(),
+                "cmdline": _cmdline(pid),
+                "start_ns": time.time_ns() if pid == os.getpid() else 0,
+            }
+        )
+
+    def refresh_processes(self) -> None:
+        """Records child processes not seen before (compile workers)."""
+        for pid in _descendants(os.getpid()):
+            if pid not in self._known_pids:
+                cmdline = " ".join(_cmdline(pid))
+                role = "compile-worker" if "compile_worker" in cmdline else "child"
+                self.record_process(pid, role)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+    except OSError:
+        return list(sys.argv) if pid == os.getpid() else []
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # The command may hold spaces and parentheses; fields follow the last ')'.
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return os.getppid() if pid == os.getpid() else 0
+
+
+def _descendants(root: int) -> list[int]:
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    for pid in pids:
+        children.setdefault(_ppid(pid), []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def start(path: str | os.PathLike[str], **options: Any) -> Session:
+    """Starts recording to ``path`` until :func:`stop` (or exit)."""
+    global _ACTIVE
+    with _LOCK:
+        if _ACTIVE is not None:
+            raise RuntimeError(f"tritontui is already recording to {_ACTIVE.path}")
+        session = Session(path, **options)
+        from . import _hooks
+
+        session.cuda_graphs_disabled = _hooks.disable_cuda_graphs()
+        session.open()
+        _hooks.install(session)
+        _ACTIVE = session
+        return session
+
+
+def stop(reason: str = "stopped") -> None:
+    """Stops recording and completes the trace."""
+    global _ACTIVE
+    with _LOCK:
+        session, _ACTIVE = _ACTIVE, None
+        if session is None:
+            return
+        from . import _hooks
+
+        _hooks.uninstall()
+        session.close(reason)

@@ -1,0 +1,129 @@
+"""How launch arguments become trace arguments: layouts, addresses, and
+exact hashes before and after the launch.
+
+Hashing reads host memory directly in Rust (``_native.hash_host``) with the
+GIL released; no torch operation is issued, so nothing is dispatched and
+nothing the program computes is touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from . import _native
+
+WRITTEN = 1
+
+
+def is_hashable(t: torch.Tensor) -> bool:
+    """A dense tensor whose bytes can be read."""
+    return (
+        t.layout == torch.strided
+        and not t.is_quantized
+        and t.device.type in ("cpu", "cuda")
+        and (type(t) is torch.Tensor or isinstance(t, torch.nn.Parameter))
+    )
+
+
+def dtype_name(t: torch.Tensor) -> str:
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def device_index(t: Any) -> int:
+    if isinstance(t, torch.Tensor) and t.device.type == "cuda":
+        return t.device.index if t.device.index is not None else torch.cuda.current_device()
+    return -1
+
+
+def _host_view(t: torch.Tensor) -> torch.Tensor:
+    """The tensor itself on the CPU; a host copy of a device tensor.
+
+    The copy waits for the device; the GPU path replaces it with hashing on
+    the device."""
+    if t.device.type == "cpu":
+        return t
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes():
+        return t.detach().cpu()
+
+
+def hash_tensor(t: torch.Tensor) -> int | None:
+    """``tthash64-v1`` of the tensor's logical bytes, or None if unreadable."""
+    if not is_hashable(t):
+        return None
+    h = _host_view(t)
+    return _native.hash_host(h.data_ptr(), h.element_size(), list(h.shape), list(h.stride()))
+
+
+def stats_tensor(t: torch.Tensor) -> tuple[float, float, float, int, int] | None:
+    if not is_hashable(t) or not t.is_floating_point():
+        return None
+    h = _host_view(t)
+    return _native.stats_host(
+        h.data_ptr(), dtype_name(h), h.element_size(), list(h.shape), list(h.stride())
+    )
+
+
+class Prepared:
+    """One argument between the moment before its launch and the moment after."""
+
+    __slots__ = ("layout", "pre", "ptr", "tensor", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.tensor: torch.Tensor | None = None
+        self.layout = 0
+        self.ptr = 0
+        self.pre: int | None = None
+
+
+def prepare(session: Any, value: Any, *, hash_before: bool | None = None) -> Prepared:
+    """Describes an argument before the launch."""
+    p = Prepared(value)
+    if isinstance(value, torch.Tensor):
+        p.tensor = value
+        p.layout = session.layout_id(
+            dtype_name(value),
+            value.element_size(),
+            tuple(value.shape),
+            tuple(value.stride()),
+            value.storage_offset(),
+        )
+        p.ptr = value.data_ptr()
+        wanted = session.hash_inputs if hash_before is None else hash_before
+        if wanted:
+            p.pre = hash_tensor(value)
+    return p
+
+
+def finish(session: Any, p: Prepared, declared_written: bool) -> Any:
+    """The trace argument after the launch: a tensor tuple or the value."""
+    t = p.tensor
+    if t is None:
+        return scalar(p.value)
+    post = hash_tensor(t) if session.hash_outputs else None
+    changed = p.pre is not None and post is not None and post != p.pre
+    flags = WRITTEN if declared_written or changed else 0
+    if session.stats:
+        return (p.layout, p.ptr, flags, p.pre, post, stats_tensor(t))
+    return (p.layout, p.ptr, flags, p.pre, post)
+
+
+def encode(session: Any, value: Any, before: bool) -> Any:
+    """A one-shot description (graph inputs): hashed now, as ``pre``."""
+    p = prepare(session, value, hash_before=before and (session.hash_inputs or session.hash_outputs))
+    if p.tensor is None:
+        return scalar(value)
+    return (p.layout, p.ptr, 0, p.pre, p.pre)
+
+
+def scalar(value: Any) -> Any:
+    """A value the trace can hold as a scalar."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
+        return str(value)
+    return repr(value)

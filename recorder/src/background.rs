@@ -1,0 +1,264 @@
+//! A trace writer on its own thread, so the recorded program never waits
+//! for the disk.
+//!
+//! Callers get ids back at once (sources, kernels and layouts are numbered
+//! and interned on the caller's side); records travel over a channel in
+//! order, and the writer thread flushes whenever the channel runs dry, so
+//! a killed process loses at most the records still in flight.
+
+use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, SourceDef};
+use crate::writer::TraceWriter;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+enum Command {
+    Record(Box<Record>),
+    Launch(Box<LaunchRecord>),
+    Finish(EndRecord),
+}
+
+/// Layout key: dtype, itemsize, shape, stride, offset.
+type LayoutKey = (String, u32, Vec<u64>, Vec<i64>, u64);
+
+/// Writes a trace file from a background thread.
+pub struct BackgroundWriter {
+    tx: Option<Sender<Command>>,
+    thread: Option<JoinHandle<()>>,
+    error: Arc<Mutex<Option<String>>>,
+    layouts: HashMap<LayoutKey, u64>,
+    next_source: u64,
+    next_kernel: u64,
+}
+
+impl BackgroundWriter {
+    /// Creates (truncates) `path`, writes `header`, and starts the thread.
+    pub fn create(path: &Path, header: &Header) -> io::Result<BackgroundWriter> {
+        let file = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        let writer = TraceWriter::new(file, header)?;
+        let (tx, rx) = mpsc::channel();
+        let error = Arc::new(Mutex::new(None));
+        let thread_error = Arc::clone(&error);
+        let thread = std::thread::Builder::new()
+            .name("tritontui-writer".into())
+            .spawn(move || {
+                if let Err(e) = drain(writer, &rx) {
+                    if let Ok(mut slot) = thread_error.lock() {
+                        *slot = Some(e.to_string());
+                    }
+                }
+            })?;
+        Ok(BackgroundWriter {
+            tx: Some(tx),
+            thread: Some(thread),
+            error,
+            layouts: HashMap::new(),
+            next_source: 0,
+            next_kernel: 0,
+        })
+    }
+
+    /// The first I/O error the writer thread met, if any.
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().ok().and_then(|e| e.clone())
+    }
+
+    fn send(&self, command: Command) -> io::Result<()> {
+        if let Some(e) = self.error() {
+            return Err(io::Error::other(e));
+        }
+        let tx = self
+            .tx
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the trace is closed"))?;
+        tx.send(command)
+            .map_err(|_| io::Error::other("the writer thread stopped"))
+    }
+
+    /// Queues any record.
+    pub fn record(&self, record: Record) -> io::Result<()> {
+        self.send(Command::Record(Box::new(record)))
+    }
+
+    /// Queues a launch.
+    pub fn launch(&self, launch: LaunchRecord) -> io::Result<()> {
+        self.send(Command::Launch(Box::new(launch)))
+    }
+
+    /// Queues a source record and returns its id.
+    pub fn source(&mut self, path: &str, lang: &str, text: &str) -> io::Result<u64> {
+        let id = self.next_source;
+        self.record(Record::Source(SourceDef {
+            id,
+            path: path.to_owned(),
+            lang: lang.to_owned(),
+            text: text.to_owned(),
+        }))?;
+        self.next_source += 1;
+        Ok(id)
+    }
+
+    /// Queues a kernel record under a new id and returns it.
+    pub fn kernel(&mut self, mut kernel: KernelDef) -> io::Result<u64> {
+        let id = self.next_kernel;
+        kernel.id = id;
+        self.record(Record::Kernel(kernel))?;
+        self.next_kernel += 1;
+        Ok(id)
+    }
+
+    /// The id of a layout, queuing its record the first time.
+    pub fn layout(
+        &mut self,
+        dtype: &str,
+        itemsize: u32,
+        shape: &[u64],
+        stride: &[i64],
+        offset: u64,
+    ) -> io::Result<u64> {
+        let key = (
+            dtype.to_owned(),
+            itemsize,
+            shape.to_vec(),
+            stride.to_vec(),
+            offset,
+        );
+        if let Some(&id) = self.layouts.get(&key) {
+            return Ok(id);
+        }
+        let id = self.layouts.len() as u64;
+        self.record(Record::Layout(crate::format::LayoutDef {
+            id,
+            dtype: dtype.to_owned(),
+            itemsize,
+            shape: shape.to_vec(),
+            stride: stride.to_vec(),
+            offset,
+            span: crate::format::LayoutDef::span_of(shape, stride, itemsize),
+        }))?;
+        self.layouts.insert(key, id);
+        Ok(id)
+    }
+
+    /// Writes the end record, waits for everything to reach the file, and
+    /// stops the thread.
+    pub fn finish(&mut self, ts: u64, reason: &str) -> io::Result<()> {
+        let sent = self.send(Command::Finish(EndRecord {
+            ts,
+            launches: 0,
+            reason: reason.to_owned(),
+        }));
+        self.tx = None;
+        if let Some(thread) = self.thread.take() {
+            thread
+                .join()
+                .map_err(|_| io::Error::other("the writer thread panicked"))?;
+        }
+        sent?;
+        match self.error() {
+            Some(e) => Err(io::Error::other(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for BackgroundWriter {
+    fn drop(&mut self) {
+        // Without finish(), the trace keeps what was sent and has no end
+        // record, as after a crash.
+        self.tx = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io::Result<()> {
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(command) = next.take() {
+            match command {
+                Command::Record(record) => writer.write(&record)?,
+                Command::Launch(launch) => writer.launch(&launch)?,
+                Command::Finish(end) => {
+                    writer.finish(end.ts, &end.reason)?;
+                    return Ok(());
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        // The queue ran dry: let the OS have what we have.
+        writer.flush()?;
+    }
+    writer.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    #[test]
+    fn records_arrive_in_order_and_the_end_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.msgpack");
+        let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
+        let kernel = w
+            .kernel(KernelDef {
+                id: 99,
+                name: "k".into(),
+                backend: "cpp".into(),
+                args: vec![],
+                source: None,
+                meta: Default::default(),
+                config: Default::default(),
+            })
+            .expect("kernel");
+        let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
+        assert_eq!(
+            w.layout("float32", 4, &[4], &[1], 0).expect("again"),
+            layout
+        );
+        for seq in 0..1000 {
+            w.launch(LaunchRecord {
+                seq,
+                kernel,
+                grid: vec![],
+                stream: 0,
+                device: -1,
+                thread: 1,
+                ts: seq,
+                autotune: false,
+                args: vec![],
+            })
+            .expect("launch");
+        }
+        w.finish(5, "exit").expect("finish");
+        let trace = Trace::open(&path).expect("load");
+        assert_eq!(trace.launches.len(), 1000);
+        assert!(trace.launches.windows(2).all(|p| p[0].seq + 1 == p[1].seq));
+        assert_eq!(trace.end.map(|e| e.reason), Some("exit".into()));
+    }
+
+    #[test]
+    fn dropping_without_finish_leaves_a_readable_trace_without_end() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.msgpack");
+        let w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
+        w.record(Record::Marker(crate::format::MarkerRecord {
+            label: "m".into(),
+            after: None,
+            ts: 0,
+            thread: 0,
+        }))
+        .expect("marker");
+        drop(w);
+        let trace = Trace::open(&path).expect("load");
+        assert_eq!(trace.markers.len(), 1);
+        assert!(trace.early_end.is_some());
+    }
+}

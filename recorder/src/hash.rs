@@ -1,0 +1,338 @@
+//! `tthash64-v1`: an exact 64-bit hash of a tensor's logical bytes that
+//! any number of threads (or a GPU) computes to the same value.
+//!
+//! The bytes are read as little-endian 64-bit words `w[i]` (the last one
+//! zero-padded). Each word is mixed with its position and the results are
+//! added modulo 2^64. Addition is associative and commutative, so partial
+//! sums over any split of the words, combined in any order, give the same
+//! total; the length goes into the finaliser so that trailing zero bytes
+//! count. `docs/hashing.md` specifies it; `tests/hash_vectors.txt` pins it.
+//!
+//! ```text
+//! k[i] = SEED + (i + 1) * STEP                       (mod 2^64)
+//! x    = w[i] ^ k[i]
+//! c[i] = (x mod 2^32) * (x >> 32) + rotl(x, 32)      (mod 2^64)
+//! hash = fmix64(sum(c[i]) ^ (len * LEN_MUL))
+//! ```
+
+/// Name of this algorithm in trace headers.
+pub const ALGORITHM: &str = "tthash64-v1";
+
+/// Key of word 0 is `SEED + STEP`.
+pub const SEED: u64 = 0x243f_6a88_85a3_08d3;
+/// Key increment per word.
+pub const STEP: u64 = 0x9e37_79b9_7f4a_7c15;
+/// Multiplier of the byte length in the finaliser.
+pub const LEN_MUL: u64 = 0xc2b2_ae3d_27d4_eb4f;
+
+/// One word's contribution.
+#[inline(always)]
+pub fn mix_word(word: u64, key: u64) -> u64 {
+    let x = word ^ key;
+    (x & 0xffff_ffff)
+        .wrapping_mul(x >> 32)
+        .wrapping_add(x.rotate_left(32))
+}
+
+/// MurmurHash3's 64-bit finaliser.
+#[inline]
+pub fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// The key of word `index`.
+#[inline]
+pub fn key_of(index: u64) -> u64 {
+    SEED.wrapping_add(index.wrapping_add(1).wrapping_mul(STEP))
+}
+
+/// A running sum over words, fed in pieces of any size at any word index.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sum {
+    total: u64,
+}
+
+impl Sum {
+    /// Adds the words of `bytes`, the first being word `first_word`.
+    /// `bytes.len()` must be a multiple of 8 except for the last piece.
+    pub fn add(&mut self, first_word: u64, bytes: &[u8]) {
+        let (words, tail) = bytes.split_at(bytes.len() & !7);
+        self.total = self.total.wrapping_add(sum_words(first_word, words));
+        if !tail.is_empty() {
+            let mut last = [0u8; 8];
+            last[..tail.len()].copy_from_slice(tail);
+            let index = first_word + (words.len() / 8) as u64;
+            self.total = self
+                .total
+                .wrapping_add(mix_word(u64::from_le_bytes(last), key_of(index)));
+        }
+    }
+
+    /// Combines partial sums computed elsewhere (other threads, a GPU).
+    pub fn merge(&mut self, other: Sum) {
+        self.total = self.total.wrapping_add(other.total);
+    }
+
+    /// The hash of `len` bytes whose words were all added.
+    pub fn finish(self, len: u64) -> u64 {
+        fmix64(self.total ^ len.wrapping_mul(LEN_MUL))
+    }
+}
+
+/// Sum of the contributions of whole words (`bytes.len() % 8 == 0`).
+fn sum_words(first_word: u64, bytes: &[u8]) -> u64 {
+    // Four independent lanes let the compiler use vector registers.
+    let mut acc = [0u64; 4];
+    let mut keys = [0u64; 4];
+    for (lane, key) in keys.iter_mut().enumerate() {
+        *key = key_of(first_word + lane as u64);
+    }
+    let step4 = STEP.wrapping_mul(4);
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        for lane in 0..4 {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&chunk[lane * 8..lane * 8 + 8]);
+            acc[lane] = acc[lane].wrapping_add(mix_word(u64::from_le_bytes(w), keys[lane]));
+            keys[lane] = keys[lane].wrapping_add(step4);
+        }
+    }
+    let mut total = acc.iter().fold(0u64, |a, &b| a.wrapping_add(b));
+    for (lane, word) in chunks.remainder().chunks_exact(8).enumerate() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        total = total.wrapping_add(mix_word(u64::from_le_bytes(w), keys[lane]));
+    }
+    total
+}
+
+/// The hash of a contiguous byte string.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut sum = Sum::default();
+    sum.add(0, bytes);
+    sum.finish(bytes.len() as u64)
+}
+
+/// A strided view of memory: element sizes and strides in elements, as
+/// torch describes tensors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View<'a> {
+    /// Bytes of one element.
+    pub itemsize: usize,
+    /// Sizes, outermost first.
+    pub shape: &'a [usize],
+    /// Strides in elements (non-negative).
+    pub stride: &'a [usize],
+}
+
+impl View<'_> {
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the elements lie back to back in row-major order.
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1;
+        for (&n, &s) in self.shape.iter().zip(self.stride).rev() {
+            if n != 1 && s != expected {
+                return false;
+            }
+            expected *= n;
+        }
+        true
+    }
+
+    /// Bytes from the first element to one past the last.
+    pub fn span(&self) -> usize {
+        if self.shape.contains(&0) {
+            return 0;
+        }
+        let last: usize = self
+            .shape
+            .iter()
+            .zip(self.stride)
+            .map(|(&n, &s)| (n - 1) * s)
+            .sum();
+        (last + 1) * self.itemsize
+    }
+}
+
+/// Bytes gathered at a time from a strided view.
+const GATHER: usize = 64 << 10;
+
+/// Hashes the logical bytes of `view` laid over `memory` (which starts at
+/// the view's first element and is at least `view.span()` long).
+pub fn hash_view(memory: &[u8], view: &View<'_>) -> u64 {
+    let total = (view.numel() * view.itemsize) as u64;
+    if view.is_contiguous() {
+        return hash_bytes(&memory[..total as usize]);
+    }
+    let mut sum = Sum::default();
+    let mut buffer = Vec::with_capacity(GATHER + view.itemsize);
+    let mut word = 0u64;
+    for_each_element(view, |offset| {
+        buffer.extend_from_slice(&memory[offset..offset + view.itemsize]);
+        if buffer.len() >= GATHER {
+            let whole = buffer.len() & !7;
+            sum.add(word, &buffer[..whole]);
+            word += (whole / 8) as u64;
+            buffer.drain(..whole);
+        }
+    });
+    sum.add(word, &buffer);
+    sum.finish(total)
+}
+
+/// Calls `visit(byte offset)` for every element in row-major order.
+pub fn for_each_element(view: &View<'_>, mut visit: impl FnMut(usize)) {
+    if view.shape.contains(&0) {
+        return;
+    }
+    let dims = view.shape.len();
+    if dims == 0 {
+        visit(0);
+        return;
+    }
+    let mut index = vec![0usize; dims];
+    let mut offset = 0usize;
+    loop {
+        // The innermost dimension in one tight loop.
+        let inner_stride = view.stride[dims - 1] * view.itemsize;
+        for k in 0..view.shape[dims - 1] {
+            visit(offset + k * inner_stride);
+        }
+        // Carry into the outer dimensions.
+        let mut d = dims - 1;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            index[d] += 1;
+            offset += view.stride[d] * view.itemsize;
+            if index[d] < view.shape[d] {
+                break;
+            }
+            offset -= index[d] * view.stride[d] * view.itemsize;
+            index[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, word by word, with no lanes or pieces.
+    fn reference(bytes: &[u8]) -> u64 {
+        let mut total = 0u64;
+        for (i, chunk) in bytes.chunks(8).enumerate() {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            total = total.wrapping_add(mix_word(u64::from_le_bytes(w), key_of(i as u64)));
+        }
+        fmix64(total ^ (bytes.len() as u64).wrapping_mul(LEN_MUL))
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_into_pieces_gives_the_definition(bytes in prop::collection::vec(any::<u8>(), 0..600), cuts in prop::collection::vec(0usize..75, 0..6)) {
+            let expected = reference(&bytes);
+            prop_assert_eq!(hash_bytes(&bytes), expected);
+            // Split at word boundaries into pieces summed in reverse order.
+            let mut bounds: Vec<usize> = cuts.iter().map(|c| (c * 8).min(bytes.len() & !7)).collect();
+            bounds.push(0);
+            bounds.push(bytes.len());
+            bounds.sort_unstable();
+            bounds.dedup();
+            let mut sum = Sum::default();
+            for pair in bounds.windows(2).rev() {
+                let mut part = Sum::default();
+                part.add((pair[0] / 8) as u64, &bytes[pair[0]..pair[1]]);
+                sum.merge(part);
+            }
+            prop_assert_eq!(sum.finish(bytes.len() as u64), expected);
+        }
+
+        #[test]
+        fn a_strided_view_hashes_its_own_elements(rows in 1usize..9, cols in 1usize..9, itemsize in prop::sample::select(vec![1usize, 2, 4, 8, 16])) {
+            // A transposed view of a rows x cols matrix.
+            let memory: Vec<u8> = (0..rows * cols * itemsize).map(|i| (i * 7 + 3) as u8).collect();
+            let shape = [cols, rows];
+            let stride = [1, cols];
+            let view = View { itemsize, shape: &shape, stride: &stride };
+            let mut gathered = Vec::new();
+            for c in 0..cols {
+                for r in 0..rows {
+                    let at = (r * cols + c) * itemsize;
+                    gathered.extend_from_slice(&memory[at..at + itemsize]);
+                }
+            }
+            prop_assert_eq!(hash_view(&memory, &view), reference(&gathered));
+        }
+    }
+
+    #[test]
+    fn position_and_length_matter() {
+        assert_ne!(
+            hash_bytes(&[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0, 0]),
+            hash_bytes(&[0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
+        );
+        assert_ne!(hash_bytes(&[0; 3]), hash_bytes(&[0; 4]));
+        assert_ne!(hash_bytes(&[]), hash_bytes(&[0]));
+        // Two equal words swapped with two others: a pure sum of word
+        // values would not see it.
+        let a = [1u64, 2, 3, 4]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<_>>();
+        let b = [2u64, 1, 4, 3]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<_>>();
+        assert_ne!(hash_bytes(&a), hash_bytes(&b));
+    }
+
+    #[test]
+    fn zero_dim_and_empty_views() {
+        let one = [7u8, 0, 0, 0];
+        assert_eq!(
+            hash_view(
+                &one,
+                &View {
+                    itemsize: 4,
+                    shape: &[],
+                    stride: &[]
+                }
+            ),
+            hash_bytes(&one)
+        );
+        assert_eq!(
+            hash_view(
+                &[],
+                &View {
+                    itemsize: 4,
+                    shape: &[0, 3],
+                    stride: &[3, 1]
+                }
+            ),
+            hash_bytes(&[])
+        );
+        // A broadcast (stride 0) view repeats its element.
+        let view = View {
+            itemsize: 4,
+            shape: &[3],
+            stride: &[0],
+        };
+        assert_eq!(
+            hash_view(&one, &view),
+            hash_bytes(&[7, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0])
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! The `tritontui._native` Python module: hashing, statistics and the
+//! background trace writer. Python owns the hooks into torch; everything
+//! here releases the GIL for the heavy work, and no panic crosses into
+//! Python (it becomes a `RuntimeError`).
+
+use crate::background::BackgroundWriter;
+use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar, Stats, TensorArg};
+use crate::hash::{View, hash_view};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+
+/// Runs `f`, turning a panic into a `RuntimeError`.
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(PyRuntimeError::new_err("tritontui: internal error (panic)")))
+}
+
+fn io_error(e: std::io::Error) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+/// The bytes of a strided view at `ptr`.
+///
+/// # Safety
+/// `ptr` must point at the first element of live, readable host memory
+/// covering the view's span for as long as the returned slice is used.
+unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
+    let span = view.span();
+    if span == 0 || ptr == 0 {
+        return &[];
+    }
+    // SAFETY: guaranteed by the caller.
+    unsafe { std::slice::from_raw_parts(ptr as *const u8, span) }
+}
+
+fn check_view(itemsize: usize, shape: &[usize], stride: &[usize]) -> PyResult<()> {
+    if itemsize == 0 || shape.len() != stride.len() {
+        return Err(PyValueError::new_err(
+            "itemsize must be positive and shape and stride the same length",
+        ));
+    }
+    Ok(())
+}
+
+/// `tthash64-v1` of the logical bytes of a host tensor view.
+///
+/// The caller (tritontui's own Python code) passes `tensor.data_ptr()` of
+/// a live, dense, strided CPU tensor that it keeps alive during the call.
+#[pyfunction]
+fn hash_host(
+    py: Python<'_>,
+    ptr: usize,
+    itemsize: usize,
+    shape: Vec<usize>,
+    stride: Vec<usize>,
+) -> PyResult<u64> {
+    check_view(itemsize, &shape, &stride)?;
+    py.detach(|| {
+        guard(|| {
+            let view = View {
+                itemsize,
+                shape: &shape,
+                stride: &stride,
+            };
+            // SAFETY: see the function's contract.
+            let memory = unsafe { view_memory(ptr, &view) };
+            Ok(hash_view(memory, &view))
+        })
+    })
+}
+
+/// `tthash64-v1` of a bytes object (for tests and other languages' checks).
+#[pyfunction]
+fn hash_bytes(data: &[u8]) -> u64 {
+    crate::hash::hash_bytes(data)
+}
+
+/// Summary statistics of a floating host tensor view, or None for other
+/// dtypes. Same contract as `hash_host`.
+#[pyfunction]
+fn stats_host(
+    py: Python<'_>,
+    ptr: usize,
+    dtype: &str,
+    itemsize: usize,
+    shape: Vec<usize>,
+    stride: Vec<usize>,
+) -> PyResult<Option<(f64, f64, f64, u64, u64)>> {
+    check_view(itemsize, &shape, &stride)?;
+    let dtype = dtype.to_owned();
+    py.detach(|| {
+        guard(|| {
+            let view = View {
+                itemsize,
+                shape: &shape,
+                stride: &stride,
+            };
+            // SAFETY: see `hash_host`.
+            let memory = unsafe { view_memory(ptr, &view) };
+            Ok(crate::stats::stats(memory, &view, &dtype)
+                .map(|s| (s.min, s.max, s.mean_abs, s.nan, s.inf)))
+        })
+    })
+}
+
+/// Writes one trace file from a background thread.
+#[pyclass(module = "tritontui._native")]
+struct TraceFile {
+    writer: Option<BackgroundWriter>,
+}
+
+impl TraceFile {
+    fn writer(&mut self) -> PyResult<&mut BackgroundWriter> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
+    }
+}
+
+fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if item.is_none() {
+        Ok(Scalar::None)
+    } else if let Ok(b) = item.cast::<PyBool>() {
+        Ok(Scalar::Bool(b.is_true()))
+    } else if item.is_instance_of::<PyInt>() {
+        match item.extract::<i64>() {
+            Ok(v) => Ok(Scalar::Int(v)),
+            Err(_) => Ok(item
+                .extract::<u64>()
+                .map(Scalar::UInt)
+                .unwrap_or_else(|_| Scalar::Str(item.to_string()))),
+        }
+    } else if let Ok(f) = item.cast::<PyFloat>() {
+        Ok(Scalar::Float(f.value()))
+    } else if let Ok(s) = item.cast::<PyString>() {
+        Ok(Scalar::Str(s.to_str()?.to_owned()))
+    } else {
+        Ok(Scalar::Str(item.str()?.to_str()?.to_owned()))
+    }
+}
+
+fn argument(item: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
+    let Ok(tuple) = item.cast::<PyTuple>() else {
+        return scalar(item).map(ArgValue::Scalar);
+    };
+    let stats: Option<(f64, f64, f64, u64, u64)> = if tuple.len() > 5 {
+        tuple.get_item(5)?.extract()?
+    } else {
+        None
+    };
+    Ok(ArgValue::Tensor(TensorArg {
+        layout: tuple.get_item(0)?.extract()?,
+        ptr: tuple.get_item(1)?.extract()?,
+        flags: tuple.get_item(2)?.extract()?,
+        pre: tuple.get_item(3)?.extract()?,
+        post: tuple.get_item(4)?.extract()?,
+        stats: stats.map(|(min, max, mean_abs, nan, inf)| Stats {
+            min,
+            max,
+            mean_abs,
+            nan,
+            inf,
+        }),
+    }))
+}
+
+#[pymethods]
+impl TraceFile {
+    /// Creates `path` and writes the header, given as a JSON object.
+    #[new]
+    fn new(path: PathBuf, header_json: &str) -> PyResult<Self> {
+        guard(|| {
+            let header: Header = serde_json::from_str(header_json)
+                .map_err(|e| PyValueError::new_err(format!("bad header: {e}")))?;
+            let writer = BackgroundWriter::create(&path, &header)
+                .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", path.display())))?;
+            Ok(TraceFile {
+                writer: Some(writer),
+            })
+        })
+    }
+
+    /// Queues a source record; returns its id.
+    fn source(&mut self, path: &str, lang: &str, text: &str) -> PyResult<u64> {
+        guard(|| self.writer()?.source(path, lang, text).map_err(io_error))
+    }
+
+    /// Queues a kernel record (JSON without `id`); returns its id.
+    fn kernel(&mut self, kernel_json: &str) -> PyResult<u64> {
+        guard(|| {
+            let mut value: serde_json::Value = serde_json::from_str(kernel_json)
+                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("id".into(), 0.into());
+            }
+            let kernel: KernelDef = serde_json::from_value(value)
+                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+            self.writer()?.kernel(kernel).map_err(io_error)
+        })
+    }
+
+    /// The id of a tensor layout, queuing its record the first time.
+    fn layout(
+        &mut self,
+        dtype: &str,
+        itemsize: u32,
+        shape: Vec<u64>,
+        stride: Vec<i64>,
+        offset: u64,
+    ) -> PyResult<u64> {
+        guard(|| {
+            self.writer()?
+                .layout(dtype, itemsize, &shape, &stride, offset)
+                .map_err(io_error)
+        })
+    }
+
+    /// Queues a launch. `args` holds, per argument, a tuple
+    /// `(layout, ptr, flags, pre, post[, stats])` for a tensor or the value.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        seq: u64,
+        kernel: u64,
+        grid: Vec<u64>,
+        stream: u64,
+        device: i32,
+        thread: u64,
+        ts: u64,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let args = args
+                .try_iter()?
+                .map(|item| argument(&item?))
+                .collect::<PyResult<Vec<_>>>()?;
+            let launch = LaunchRecord {
+                seq,
+                kernel,
+                grid,
+                stream,
+                device,
+                thread,
+                ts,
+                autotune: false,
+                args,
+            };
+            self.writer()?.launch(launch).map_err(io_error)
+        })
+    }
+
+    /// Queues any other record, given as a JSON object whose first key is `r`.
+    fn record(&mut self, record_json: &str) -> PyResult<()> {
+        guard(|| {
+            let record: Record = serde_json::from_str(record_json)
+                .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
+            self.writer()?.record(record).map_err(io_error)
+        })
+    }
+
+    /// Queues a graph input whose tensor is `(layout, ptr, flags, pre, post)`.
+    fn input(
+        &mut self,
+        name: &str,
+        graph: &str,
+        before: u64,
+        device: i32,
+        tensor: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let tensor = argument(tensor)?;
+            let record = Record::Input(crate::format::InputRecord {
+                name: name.to_owned(),
+                graph: graph.to_owned(),
+                before,
+                device,
+                tensor,
+            });
+            self.writer()?.record(record).map_err(io_error)
+        })
+    }
+
+    /// The writer thread's I/O error, if any.
+    fn error(&self) -> Option<String> {
+        self.writer.as_ref().and_then(BackgroundWriter::error)
+    }
+
+    /// Writes the end record and waits until everything is in the file.
+    fn close(&mut self, py: Python<'_>, ts: u64, reason: &str) -> PyResult<()> {
+        let Some(mut writer) = self.writer.take() else {
+            return Ok(());
+        };
+        let reason = reason.to_owned();
+        py.detach(|| guard(|| writer.finish(ts, &reason).map_err(io_error)))
+    }
+}
+
+/// The native half of the tritontui recorder.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(hash_host, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(stats_host, m)?)?;
+    m.add_class::<TraceFile>()?;
+    m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
+    Ok(())
+}

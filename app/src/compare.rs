@@ -22,6 +22,10 @@ pub struct PairDiff {
     pub inputs: Vec<ArgIndex>,
     /// Arguments whose value after the launch differs.
     pub outputs: Vec<ArgIndex>,
+    /// Read-and-written arguments whose bytes differed before the launch
+    /// although everything the launch wrote agrees: the kernel overwrote
+    /// them before they mattered (Inductor's scratch `in_out_ptr`s).
+    pub overwritten: Vec<ArgIndex>,
     /// Some argument the kernel reads was not hashed before the launch.
     pub inputs_unhashed: bool,
     /// Some argument the launch wrote was not hashed after it.
@@ -137,6 +141,14 @@ impl<'t> Comparer<'t> {
                 // for launches compared outside an alignment.
                 _ => diff.layout.push(index),
             }
+        }
+        if diff.outputs.is_empty() && !diff.outputs_unhashed {
+            let (overwritten, inputs) = diff
+                .inputs
+                .iter()
+                .partition(|&&i| access_of(kernel, usize::from(i)) == Access::Inout);
+            diff.overwritten = overwritten;
+            diff.inputs = inputs;
         }
         diff
     }

@@ -129,8 +129,13 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
                 .ptr
                 .saturating_add(trace.layouts[input.layout as usize].span);
             // A graph input that holds exactly what a recorded launch wrote
-            // there (a saved activation, say) came from that launch.
-            if !map.holds(input.device, input.ptr, end, input.hash) {
+            // there (a saved activation, say) came from that launch, and
+            // one over memory just allocated is that uninitialized memory.
+            let allocated = matches!(
+                map.last_writer(input.device, input.ptr, end),
+                Some(Origin::Allocated(_))
+            );
+            if !allocated && !map.holds(input.device, input.ptr, end, input.hash) {
                 time += 1;
                 let origin = Origin::GraphInput(i as u32);
                 map.write(input.device, input.ptr, end, time, origin, input.hash);

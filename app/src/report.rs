@@ -270,7 +270,7 @@ pub fn summary(report: &Report) -> String {
     let Some(first) = &report.first_divergence else {
         let _ = writeln!(
             out,
-            "identical: {} launches aligned, every recorded hash agrees",
+            "identical: {} launches aligned, every launch wrote the same bits",
             report.launches.matched
         );
         return out;

@@ -284,3 +284,67 @@ proptest! {
         prop_assert_eq!(report.root_causes.len(), 1);
     }
 }
+
+/// A pair of one-launch traces of a kernel with one `inout` argument.
+fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
+    use std::collections::BTreeMap;
+    use tritontui_recorder::{
+        Access, ArgDef, ArgValue, Header, KernelDef, LaunchRecord, TensorArg, TraceWriter,
+    };
+    let one = |pre: u64, post: u64| {
+        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+        let kernel = w
+            .add_kernel(KernelDef {
+                id: 0,
+                name: "cpp_fused_native_layer_norm_0".into(),
+                backend: "cpp".into(),
+                args: vec![ArgDef {
+                    name: "in_out_ptr0".into(),
+                    ty: "float*".into(),
+                    access: Access::Inout,
+                }],
+                source: None,
+                meta: BTreeMap::new(),
+                config: BTreeMap::new(),
+            })
+            .expect("kernel");
+        let layout = w
+            .layout("float32", 4, &[128, 1], &[1, 1], 0)
+            .expect("layout");
+        w.launch(&LaunchRecord {
+            seq: 0,
+            kernel,
+            grid: vec![],
+            stream: 0,
+            device: -1,
+            thread: 1,
+            ts: 0,
+            autotune: false,
+            args: vec![ArgValue::Tensor(TensorArg {
+                layout,
+                ptr: 4096,
+                flags: 1,
+                pre: Some(pre),
+                post: Some(post),
+                stats: None,
+            })],
+        })
+        .expect("launch");
+        let bytes = w.finish(1, "exit").expect("finish");
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    };
+    (one(pre.0, post.0), one(pre.1, post.1))
+}
+
+#[test]
+fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
+    // Uninitialized scratch: different before, the same after.
+    let (a, b) = inout_pair((1, 2), (7, 7));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert!(analysis.divergences.is_empty());
+    assert_eq!(analysis.statuses, [RowStatus::Benign]);
+    // Different before and after: it was read, so it is a divergent input.
+    let (a, b) = inout_pair((1, 2), (7, 8));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.divergences[0].kind, Kind::DivergentInput);
+}

@@ -46,10 +46,10 @@ impl BackgroundWriter {
         let thread = std::thread::Builder::new()
             .name("tritontui-writer".into())
             .spawn(move || {
-                if let Err(e) = drain(writer, &rx) {
-                    if let Ok(mut slot) = thread_error.lock() {
-                        *slot = Some(e.to_string());
-                    }
+                if let Err(e) = drain(writer, &rx)
+                    && let Ok(mut slot) = thread_error.lock()
+                {
+                    *slot = Some(e.to_string());
                 }
             })?;
         Ok(BackgroundWriter {

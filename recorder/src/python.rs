@@ -12,6 +12,9 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
+/// `(min, max, mean_abs, nan, inf)` as Python sees it.
+type StatsTuple = (f64, f64, f64, u64, u64);
+
 /// Runs `f`, turning a panic into a `RuntimeError`.
 fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f))
@@ -88,7 +91,7 @@ fn stats_host(
     itemsize: usize,
     shape: Vec<usize>,
     stride: Vec<usize>,
-) -> PyResult<Option<(f64, f64, f64, u64, u64)>> {
+) -> PyResult<Option<StatsTuple>> {
     check_view(itemsize, &shape, &stride)?;
     let dtype = dtype.to_owned();
     py.detach(|| {
@@ -146,7 +149,7 @@ fn argument(item: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
     let Ok(tuple) = item.cast::<PyTuple>() else {
         return scalar(item).map(ArgValue::Scalar);
     };
-    let stats: Option<(f64, f64, f64, u64, u64)> = if tuple.len() > 5 {
+    let stats: Option<StatsTuple> = if tuple.len() > 5 {
         tuple.get_item(5)?.extract()?
     } else {
         None

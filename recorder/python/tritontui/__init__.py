@@ -20,7 +20,16 @@ from typing import Any
 from ._native import HASH_ALGORITHM, hash_bytes
 
 __version__ = "0.1.0"
-__all__ = ["HASH_ALGORITHM", "hash_bytes", "hash_tensor", "is_recording", "mark", "record", "start", "stop"]
+__all__ = [
+    "HASH_ALGORITHM",
+    "hash_bytes",
+    "hash_tensor",
+    "is_recording",
+    "mark",
+    "record",
+    "start",
+    "stop",
+]
 
 
 def start(

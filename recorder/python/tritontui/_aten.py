@@ -26,7 +26,15 @@ _ALLOCATIONS = {
 }
 
 # Ops that only describe tensors or make views: nothing is computed.
-_SKIP = {"detach", "alias", "lift_fresh", "_local_scalar_dense", "is_same_size", "sym_size", "sym_stride"}
+_SKIP = {
+    "detach",
+    "alias",
+    "lift_fresh",
+    "_local_scalar_dense",
+    "is_same_size",
+    "sym_size",
+    "sym_stride",
+}
 
 
 class AtenRecorder(TorchDispatchMode):
@@ -41,13 +49,25 @@ class AtenRecorder(TorchDispatchMode):
         kwargs = kwargs or {}
         session = _session.active()
         base = func._schema.name.split("::")[-1]
-        if session is None or func.is_view or base in _SKIP or not session.wants(f"aten::{base}"):
+        if (
+            session is None
+            or func.is_view
+            or base in _SKIP
+            or _session.in_launch()
+            or not session.wants(f"aten::{base}")
+        ):
             return func(*args, **kwargs)
         try:
             inputs = _flatten(func, args, kwargs)
             allocates = base in _ALLOCATIONS
             prepared = [
-                (name, access, _tensors.prepare(session, value, hash_before=not allocates and session.hash_inputs))
+                (
+                    name,
+                    access,
+                    _tensors.prepare(
+                        session, value, hash_before=not allocates and session.hash_inputs
+                    ),
+                )
                 for name, access, value in inputs
             ]
         except Exception as e:
@@ -61,7 +81,9 @@ class AtenRecorder(TorchDispatchMode):
         return out
 
 
-def _flatten(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, str, Any]]:
+def _flatten(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[tuple[str, str, Any]]:
     """(name, access, value) for each argument, tensor lists spread out."""
     out = []
     schema = func._schema.arguments
@@ -81,13 +103,17 @@ def _flatten(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[t
     return out
 
 
-def _record(session: Any, func: Any, base: str, allocates: bool, prepared: list[Any], out: Any) -> None:
+def _record(
+    session: Any, func: Any, base: str, allocates: bool, prepared: list[Any], out: Any
+) -> None:
     results = list(out) if isinstance(out, (list, tuple)) else [out]
     # An out= variant returns its out argument: it is already recorded.
     given = [p.tensor for _, _, p in prepared if p.tensor is not None]
     results = [r for r in results if isinstance(r, torch.Tensor) and not any(r is g for g in given)]
     arg_specs = [(name, access) for name, access, _ in prepared]
-    arg_specs += [(f"result{i}" if len(results) > 1 else "result", "out") for i in range(len(results))]
+    arg_specs += [
+        (f"result{i}" if len(results) > 1 else "result", "out") for i in range(len(results))
+    ]
     name = f"aten::{base}" + (f".{func._overloadname}" if func._overloadname != "default" else "")
     key = ("aten", name, tuple(arg_specs))
 
@@ -115,5 +141,7 @@ def _record(session: Any, func: Any, base: str, allocates: bool, prepared: list[
             encoded.append(_tensors.finish(session, p, True))
     device = next((_tensors.device_index(r) for r in results), -1)
     if device == -1:
-        device = next((_tensors.device_index(p.tensor) for _, _, p in prepared if p.tensor is not None), -1)
+        device = next(
+            (_tensors.device_index(p.tensor) for _, _, p in prepared if p.tensor is not None), -1
+        )
     session.launch(kernel, [], 0, device, encoded)

@@ -28,7 +28,9 @@ def _start() -> None:
             kernels=os.environ.get("TRITONTUI_KERNELS", "*"),
         )
     except Exception as e:
-        warnings.warn(f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1)
+        warnings.warn(
+            f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1
+        )
         return
     atexit.register(lambda: tritontui.stop())
 
@@ -36,7 +38,7 @@ def _start() -> None:
 class _AfterTorch(importlib.abc.MetaPathFinder):
     """Starts recording right after ``import torch`` completes."""
 
-    def find_spec(self, name, path, target=None):  # noqa: ANN001, ANN201
+    def find_spec(self, name, path, target=None):
         if name != "torch":
             return None
         sys.meta_path.remove(self)
@@ -50,7 +52,7 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
         loader = spec.loader
         exec_module = loader.exec_module
 
-        def exec_then_start(module):  # noqa: ANN001, ANN202
+        def exec_then_start(module):
             exec_module(module)
             _start()
 

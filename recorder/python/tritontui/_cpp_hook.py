@@ -48,14 +48,17 @@ class CppKernel:
         except Exception as e:
             session.fail(e)
             return self.kernel(*args)
-        result = self.kernel(*args)
+        with _session.inside_launch():
+            result = self.kernel(*args)
         try:
             self._record(session, params, prepared)
         except Exception as e:
             session.fail(e)
         return result
 
-    def _record(self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any]) -> None:
+    def _record(
+        self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any]
+    ) -> None:
         def define() -> dict[str, Any]:
             text = _read(self.cpp_path)
             return {
@@ -69,7 +72,9 @@ class CppKernel:
 
         kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
         access = [a for _, _, a in params] + ["in"] * (len(prepared) - len(params))
-        encoded = [_tensors.finish(session, p, a != "in") for p, a in zip(prepared, access, strict=False)]
+        encoded = [
+            _tensors.finish(session, p, a != "in") for p, a in zip(prepared, access, strict=False)
+        ]
         session.launch(kernel, [], 0, -1, encoded)
 
 

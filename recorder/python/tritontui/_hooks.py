@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
@@ -24,12 +25,10 @@ def uninstall() -> None:
     global _ATEN_MODE
     mode, _ATEN_MODE = _ATEN_MODE, None
     if mode is not None:
-        try:
+        # Left on another thread's stack or already popped: it records
+        # nothing once the session is gone.
+        with contextlib.suppress(Exception):
             mode.__exit__(None, None, None)
-        except Exception:
-            # Left on another thread's stack or already popped: it records
-            # nothing once the session is gone.
-            pass
     _triton_hook.uninstall()
     _cpp_hook.uninstall()
     _graph_hook.uninstall()

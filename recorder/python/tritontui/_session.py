@@ -23,6 +23,9 @@ from . import _native, _tensors
 
 _ACTIVE: Session | None = None
 _LOCK = threading.RLock()
+# Per thread: how many recorded launches are running. Whatever torch does
+# inside one (the Triton interpreter's copies, say) belongs to it.
+_LOCAL = threading.local()
 
 HASH_MODES = ("both", "inputs", "outputs", "none")
 
@@ -30,6 +33,21 @@ HASH_MODES = ("both", "inputs", "outputs", "none")
 def active() -> Session | None:
     """The session recording now, if any."""
     return _ACTIVE
+
+
+class inside_launch:
+    """Marks the current thread as running a recorded launch."""
+
+    def __enter__(self) -> None:
+        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _LOCAL.depth -= 1
+
+
+def in_launch() -> bool:
+    """Whether this thread is inside a recorded launch."""
+    return getattr(_LOCAL, "depth", 0) > 0
 
 
 def expand_path(path: str | os.PathLike[str]) -> str:

@@ -114,16 +114,24 @@ def finish(session: Any, p: Prepared, declared_written: bool) -> Any:
 
 def encode(session: Any, value: Any, before: bool) -> Any:
     """A one-shot description (graph inputs): hashed now, as ``pre``."""
-    p = prepare(session, value, hash_before=before and (session.hash_inputs or session.hash_outputs))
+    p = prepare(
+        session, value, hash_before=before and (session.hash_inputs or session.hash_outputs)
+    )
     if p.tensor is None:
         return scalar(value)
     return (p.layout, p.ptr, 0, p.pre, p.pre)
 
 
+MAX_REPR = 120
+
+
 def scalar(value: Any) -> Any:
-    """A value the trace can hold as a scalar."""
+    """A value the trace can hold as a scalar; long reprs become the type name."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool):
-        return str(value)
-    return repr(value)
+    text = (
+        str(value)
+        if isinstance(value, torch.SymInt | torch.SymFloat | torch.SymBool)
+        else repr(value)
+    )
+    return text if len(text) <= MAX_REPR else f"<{type(value).__name__}>"

@@ -31,7 +31,8 @@ def install() -> None:
         except Exception as e:
             session.fail(e)
             return _ORIGINAL(self, *args, stream=stream, **kwargs)
-        result = _ORIGINAL(self, *args, stream=stream, **kwargs)
+        with _session.inside_launch():
+            result = _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
             _record(session, self, name, names, args, prepared, stream)
         except Exception as e:
@@ -110,7 +111,11 @@ def _record(
         meta = {k: _meta_scalar(autotuner.inductor_meta.get(k)) for k in meta_keys}
         meta["heuristic"] = str(autotuner.heuristic_type)
         meta["mutated_arg_names"] = ",".join(sorted(mutated))
-        user = autotuner.heuristic_type.name == "USER_AUTOTUNE" if hasattr(autotuner.heuristic_type, "name") else False
+        user = (
+            autotuner.heuristic_type.name == "USER_AUTOTUNE"
+            if hasattr(autotuner.heuristic_type, "name")
+            else False
+        )
         return {
             "name": name,
             "backend": "user-triton" if user else "triton",
@@ -118,7 +123,9 @@ def _record(
                 {"name": n, "type": str(signature.get(n, "")), "access": _access(n, mutated)}
                 for n in names
             ],
-            "source": session.source_id(autotuner.filename, "python") if autotuner.filename else None,
+            "source": session.source_id(autotuner.filename, "python")
+            if autotuner.filename
+            else None,
             "meta": meta,
             "config": {k: _meta_scalar(v) for k, v in config_items.items()},
         }

@@ -172,6 +172,26 @@ fn benign_words(session: &Session, row: Row) -> String {
     if !diff.layout.is_empty() {
         what.push("strides");
     }
+    if !diff.overwritten.is_empty() {
+        let kernel = session.a.kernel_of(&session.a.launches[ia as usize]);
+        let names: Vec<String> = diff
+            .overwritten
+            .iter()
+            .map(|&i| kernel.arg_name(usize::from(i)))
+            .collect();
+        let old = format!(
+            "old bytes of {} differed but were overwritten",
+            names.join(", ")
+        );
+        return if what.is_empty() {
+            format!("same bits after the launch: the {old}")
+        } else {
+            format!(
+                "same bits, although the {} differ; the {old}",
+                what.join(", ")
+            )
+        };
+    }
     format!("same bits, although the {} differ", what.join(", "))
 }
 

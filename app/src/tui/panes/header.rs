@@ -55,7 +55,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
         None => Line::from(vec![
             Span::styled("IDENTICAL", theme.verdict_ok()),
             Span::raw(format!(
-                "  {} launches aligned, every recorded hash agrees",
+                "  {} launches aligned, every launch wrote the same bits",
                 session.analysis.as_ref().map_or(0, |a| a.alignment.matched)
             )),
         ]),

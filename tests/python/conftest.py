@@ -1,0 +1,107 @@
+"""Helpers for the recorder's end-to-end tests: run a program in its own
+process (as a real recording is made), then read the traces back with the
+tritontui binary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    try:
+        import torch
+
+        has_cuda = torch.cuda.is_available()
+    except Exception:
+        has_cuda = False
+    if has_cuda:
+        return
+    skip = pytest.mark.skip(reason="no CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def binary() -> str:
+    """The tritontui binary: $TRITONTUI_BIN, else the workspace's build."""
+    found = os.environ.get("TRITONTUI_BIN")
+    if found:
+        return found
+    for profile in ("debug", "release"):
+        path = ROOT / "target" / profile / "tritontui"
+        if path.exists():
+            return str(path)
+    subprocess.run(["cargo", "build", "-q", "-p", "tritontui"], cwd=ROOT, check=True)
+    return str(ROOT / "target" / "debug" / "tritontui")
+
+
+@pytest.fixture(scope="session")
+def inductor_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Inductor cache for the session: the first run of a program
+    compiles, later runs load from the cache (both paths are hooked)."""
+    return tmp_path_factory.mktemp("inductor-cache")
+
+
+@pytest.fixture
+def run_program(inductor_cache: Path, tmp_path: Path):
+    def run(name: str, *args: str, env: dict[str, str] | None = None, check: bool = True):
+        full_env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), **(env or {})}
+        full_env.pop("TRITONTUI_RECORD", None)
+        proc = subprocess.run(
+            [sys.executable, str(PROGRAMS / name), *args],
+            cwd=tmp_path,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"{name} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
+
+    return run
+
+
+def diff(a: Path, b: Path) -> tuple[int, dict]:
+    """`tritontui diff --json`: (exit status, report)."""
+    proc = subprocess.run(
+        [binary(), "diff", "--json", str(a), str(b)], capture_output=True, text=True
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def dump(trace: Path) -> list[dict]:
+    """`tritontui dump`: every record of a trace."""
+    proc = subprocess.run([binary(), "dump", str(trace)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def launches(trace: Path) -> list[dict]:
+    return [r for r in dump(trace) if r["type"] == "launch"]
+
+
+@pytest.fixture
+def tritontui_binary() -> str:
+    return binary()
+
+
+def have(tool: str) -> bool:
+    return shutil.which(tool) is not None

@@ -1,0 +1,121 @@
+"""Recording real torch.compile programs on the CPU and comparing runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import diff, dump, launches
+
+
+def test_a_model_recorded_twice_is_identical(run_program, tmp_path: Path) -> None:
+    run_program("train_step.py", "--out", "a.msgpack")
+    run_program("train_step.py", "--out", "b.msgpack")
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 0, report["first_divergence"]
+    assert report["verdict"] == "identical"
+    recorded = launches(tmp_path / "a.msgpack")
+    kernels = {r["kernel"] for r in recorded}
+    backends = {r["backend"] for r in recorded}
+    assert backends >= {"cpp", "aten"}, backends
+    assert any(k.startswith("cpp_fused_") for k in kernels)
+    assert {"aten::addmm.out", "aten::mm.out"} & kernels, kernels
+    # Forward and backward kernels were both recorded, every tensor hashed.
+    assert any("backward" in k for k in kernels), kernels
+    for launch in recorded:
+        for arg in launch["args"]:
+            if (
+                "dtype" in arg
+                and arg["shape"]
+                and 0 not in arg["shape"]
+                and not launch["kernel"].startswith("aten::empty")
+            ):
+                assert arg["post"] is not None, (launch["kernel"], arg["name"])
+    assert report["launches"]["a"] == len(recorded) >= 10
+
+
+def test_a_changed_weight_is_a_divergent_input_from_the_graph_input(
+    run_program, tmp_path: Path
+) -> None:
+    run_program("train_step.py", "--out", "a.msgpack")
+    run_program("train_step.py", "--out", "b.msgpack", "--bump")
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 1
+    first = report["first_divergence"]
+    assert first["kind"] == "divergent-input"
+    assert first["producer"] is None
+    name = re.search(r"graph input (\w+)", first["origin"]).group(1)
+    # It is the first launch that reads that input's memory.
+    records = dump(tmp_path / "a.msgpack")
+    weight = next(r for r in records if r["type"] == "input" and r["name"] == name)
+    readers = [
+        r["seq"]
+        for r in records
+        if r["type"] == "launch"
+        and any(a.get("ptr") == weight["ptr"] and a["access"] != "out" for a in r["args"])
+    ]
+    assert first["a_index"] == readers[0]
+    # Everything downstream is propagated, not a root cause of its own.
+    assert len(report["root_causes"]) == 1
+    assert report["divergence_count"] > 3
+    assert all(not d["root_cause"] for d in report["divergences"][1:])
+    assert all(d["root"]["a_index"] == first["a_index"] for d in report["divergences"])
+
+
+def test_recording_does_not_change_the_results(run_program, tmp_path: Path) -> None:
+    run_program("train_step.py", "--result", "plain.bin")
+    run_program("train_step.py", "--result", "recorded.bin", "--out", "t.msgpack")
+    plain = (tmp_path / "plain.bin").read_bytes()
+    assert len(plain) > 1000
+    assert (tmp_path / "recorded.bin").read_bytes() == plain
+
+
+def test_a_scheduling_dependent_kernel_is_the_root_cause(run_program, tmp_path: Path) -> None:
+    run_program("index_add.py", "run0.msgpack")
+    # Atomic float adds from two threads: a pair of runs can agree by chance.
+    for attempt in range(1, 6):
+        run_program("index_add.py", f"run{attempt}.msgpack")
+        status, report = diff(tmp_path / "run0.msgpack", tmp_path / f"run{attempt}.msgpack")
+        if status == 1:
+            break
+    assert status == 1, "five runs of an atomic index_add all agreed bit for bit"
+    first = report["first_divergence"]
+    assert first["kind"] == "nondeterministic-kernel", first
+    assert first["kernel"].startswith("cpp_fused") and "index_add" in first["kernel"]
+    assert "atomic" in first["detail"]
+    assert [d["kernel"] for d in report["root_causes"]] == [first["kernel"]]
+
+
+def test_reading_uninitialized_memory_has_no_recorded_producer(run_program, tmp_path: Path) -> None:
+    run_program("uninitialized.py", "a.msgpack", "1")
+    run_program("uninitialized.py", "b.msgpack", "2")
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 1
+    first = report["first_divergence"]
+    assert first["kind"] == "divergent-input"
+    assert first["kernel"].startswith("cpp_fused")
+    assert first["producer"] is None
+    assert "uninitialized memory" in first["origin"] and "aten::empty" in first["origin"], first[
+        "origin"
+    ]
+    assert first["root_cause"]
+
+
+def test_the_triton_hook_records_inductor_launches(run_program, tmp_path: Path) -> None:
+    run_program("triton_pointwise.py", "t.msgpack")
+    records = dump(tmp_path / "t.msgpack")
+    triton = [r for r in records if r["type"] == "launch" and r["backend"] == "triton"]
+    assert len(triton) == 1, [r["kernel"] for r in records if r["type"] == "launch"]
+    launch = triton[0]
+    assert launch["kernel"].startswith("triton_poi_fused")
+    names = [a["name"] for a in launch["args"]]
+    assert names == ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel"]
+    kernel = next(r for r in records if r["type"] == "kernel" and r["name"] == launch["kernel"])
+    block = kernel["config"]["XBLOCK"]
+    assert launch["grid"] == [-(-1000 // block), 1, 1]
+    assert [a["access"] for a in kernel["args"]] == ["in", "in", "out", "in"]
+    assert kernel["source"] and kernel["source"].endswith(".py")
+    out = launch["args"][2]
+    assert out["written"] and out["pre"] != out["post"]
+    # The interpreter's own tensor copies are not program launches.
+    assert not [r for r in records if r["type"] == "launch" and r["backend"] == "aten"]

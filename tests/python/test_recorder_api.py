@@ -1,0 +1,152 @@
+"""The recorder's API and its promises: options, markers, the process
+table, recording without code changes, crash safety, and never breaking
+the program it records."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import PROGRAMS, binary, diff, dump, launches
+
+
+def test_options_markers_and_the_process_table(tmp_path: Path) -> None:
+    path = tmp_path / "t.msgpack"
+    x = torch.randn(64)
+    with tritontui.record(path, hash="none", stats=True):
+        y = x * 2
+        tritontui.mark("after the multiply")
+        (y + 1).sum()
+    records = dump(path)
+    header = records[0]
+    assert header["options"]["hash"] == "none" and not header["options"]["hash_inputs"]
+    recorded = [r for r in records if r["type"] == "launch"]
+    assert [r["kernel"] for r in recorded][:3] == [
+        "aten::mul.Tensor",
+        "aten::add.Tensor",
+        "aten::sum",
+    ]
+    assert all(a.get("pre") is None and a.get("post") is None for r in recorded for a in r["args"])
+    marker = next(r for r in records if r["type"] == "marker")
+    assert marker["label"] == "after the multiply" and marker["after"] == 0
+    main = next(r for r in records if r["type"] == "process")
+    assert main["pid"] == os.getpid() and main["role"] == "main"
+    assert records[-1]["type"] == "end" and records[-1]["complete"]
+
+
+def test_stats_and_the_kernel_glob(tmp_path: Path) -> None:
+    path = tmp_path / "t.msgpack"
+    x = torch.tensor([1.0, -4.0, float("nan"), float("inf"), 2.0])
+    with tritontui.record(path, stats=True, kernels="aten::mul*"):
+        x * 2
+        x + 1
+    recorded = launches(path)
+    assert [r["kernel"] for r in recorded] == ["aten::mul.Tensor"]
+    result = recorded[0]["args"][-1]
+    assert result["stats"] == {"min": -8.0, "max": 4.0, "mean_abs": 14.0 / 3.0, "nan": 1, "inf": 1}
+
+
+def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) -> None:
+    from tritontui import _session
+
+    path = tmp_path / "t.msgpack"
+    x = torch.randn(32)
+    tritontui.start(path)
+
+    class Broken:
+        """Stands in for a trace file whose disk has failed."""
+
+        def __getattr__(self, name: str):
+            def fail(*args, **kwargs):
+                raise OSError("No space left on device")
+
+            return fail
+
+    good = _session.active()._file
+    _session.active()._file = Broken()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = (x * 3).sin()
+        z = y + 1
+    good.close(0, "test")
+    assert torch.equal(z, (x * 3).sin() + 1)
+    stopped = [w for w in caught if "recording stopped" in str(w.message)]
+    assert len(stopped) == 1, [str(w.message) for w in caught]
+    assert "No space left on device" in str(stopped[0].message)
+    assert not tritontui.is_recording()
+    # The trace keeps what was written before the failure.
+    assert dump(path)[0]["type"] == "header"
+
+
+def test_recording_without_code_changes(tmp_path: Path, inductor_cache: Path) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    plain = [sys.executable, str(PROGRAMS / "plain.py")]
+    subprocess.run(
+        plain, cwd=tmp_path, env={**env, "TRITONTUI_RECORD": "env-{pid}.msgpack"}, check=True
+    )
+    traces = list(tmp_path.glob("env-*.msgpack"))
+    assert len(traces) == 1 and traces[0].name != "env-{pid}.msgpack"
+    assert any(r["kernel"].startswith("cpp_fused") for r in launches(traces[0]))
+    # The same through the CLI, whose exit status is the program's.
+    proc = subprocess.run(
+        [binary(), "record", "-o", "cli.msgpack", "--no-aten", "--", *plain],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    recorded = launches(tmp_path / "cli.msgpack")
+    assert recorded and all(r["backend"] == "cpp" for r in recorded)
+    status, _ = diff(traces[0], tmp_path / "cli.msgpack")
+    assert status == 1  # one has aten ops, the other not: structural
+    failing = subprocess.run(
+        [binary(), "record", "-o", "x.msgpack", "--", sys.executable, "-c", "raise SystemExit(3)"],
+        cwd=tmp_path,
+    )
+    assert failing.returncode == 3
+
+
+def test_a_killed_recording_keeps_every_record(tmp_path: Path, inductor_cache: Path) -> None:
+    path = tmp_path / "killed.msgpack"
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    proc = subprocess.Popen(
+        [sys.executable, str(PROGRAMS / "loop.py"), str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "recording"
+        deadline = time.monotonic() + 120
+        while (not path.exists() or path.stat().st_size < 200_000) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    records = dump(path)
+    end = records[-1]
+    assert not end["complete"] and end["ended_early"]
+    assert end["launches"] > 100
+    seqs = [r["seq"] for r in records if r["type"] == "launch"]
+    assert seqs == list(range(len(seqs)))
+    # It compares against itself with a warning, not an error.
+    proc = subprocess.run([binary(), "diff", str(path), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ended early" in proc.stderr
+
+
+def test_recording_twice_at_once_is_refused(tmp_path: Path) -> None:
+    with (
+        tritontui.record(tmp_path / "a.msgpack"),
+        pytest.raises(RuntimeError, match="already recording"),
+    ):
+        tritontui.start(tmp_path / "b.msgpack")
+    assert not tritontui.is_recording()

@@ -65,7 +65,10 @@ class AtenRecorder(TorchDispatchMode):
                     name,
                     access,
                     _tensors.prepare(
-                        session, value, hash_before=not allocates and session.hash_inputs
+                        session,
+                        value,
+                        hash_before=not allocates and session.hash_inputs,
+                        access=access,
                     ),
                 )
                 for name, access, value in inputs

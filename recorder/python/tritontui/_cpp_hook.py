@@ -44,7 +44,10 @@ class CppKernel:
             return self.kernel(*args)
         try:
             params = self.params()
-            prepared = [_tensors.prepare(session, a) for a in args]
+            access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
+            prepared = [
+                _tensors.prepare(session, v, access=a) for v, a in zip(args, access, strict=False)
+            ]
         except Exception as e:
             session.fail(e)
             return self.kernel(*args)

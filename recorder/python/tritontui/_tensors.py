@@ -80,8 +80,11 @@ class Prepared:
         self.pre: int | None = None
 
 
-def prepare(session: Any, value: Any, *, hash_before: bool | None = None) -> Prepared:
-    """Describes an argument before the launch."""
+def prepare(
+    session: Any, value: Any, *, hash_before: bool | None = None, access: str = "in"
+) -> Prepared:
+    """Describes an argument before the launch. A pure output's old bytes
+    do not matter (the launch overwrites them), so they are not hashed."""
     p = Prepared(value)
     if isinstance(value, torch.Tensor):
         p.tensor = value
@@ -94,7 +97,7 @@ def prepare(session: Any, value: Any, *, hash_before: bool | None = None) -> Pre
         )
         p.ptr = value.data_ptr()
         wanted = session.hash_inputs if hash_before is None else hash_before
-        if wanted:
+        if wanted and access != "out":
             p.pre = hash_tensor(value)
     return p
 

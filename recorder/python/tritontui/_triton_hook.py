@@ -27,7 +27,11 @@ def install() -> None:
             return _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
             names = _arg_names(self)
-            prepared = [_tensors.prepare(session, a) for a in args]
+            mutated = set(self.mutated_arg_names)
+            prepared = [
+                _tensors.prepare(session, a, access=_access(n, mutated))
+                for n, a in zip(names, args, strict=False)
+            ]
         except Exception as e:
             session.fail(e)
             return _ORIGINAL(self, *args, stream=stream, **kwargs)

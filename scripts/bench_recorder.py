@@ -13,7 +13,6 @@ import tempfile
 import time
 
 import torch
-
 import tritontui
 
 
@@ -60,7 +59,8 @@ def launch_overhead(numel: int, steps: int) -> None:
     print(f"  {'':28} {'per launch':>12} {'overhead':>12} {'ratio':>7}")
     for label, seconds, _ in rows:
         each = seconds / steps
-        print(f"  {label:28} {each * 1e6:9.1f} us {(each - per_step) * 1e6:9.1f} us {seconds / plain:6.2f}x")
+        overhead = (each - per_step) * 1e6
+        print(f"  {label:28} {each * 1e6:9.1f} us {overhead:9.1f} us {seconds / plain:6.2f}x")
 
 
 if __name__ == "__main__":

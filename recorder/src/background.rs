@@ -19,7 +19,67 @@ use std::thread::JoinHandle;
 enum Command {
     Record(Box<Record>),
     Launch(Box<LaunchRecord>),
+    /// A record some of whose hashes are still being computed elsewhere.
+    Pending(Box<Record>, Vec<Fill>, Pending),
     Finish(EndRecord),
+}
+
+/// Hashes computed elsewhere (on a GPU), handed over when they are ready;
+/// the writer thread waits for them, never the recorded program.
+pub type Pending = Box<dyn FnOnce() -> Result<Vec<u64>, String> + Send>;
+
+/// Where one pending hash goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fill {
+    /// Index of the tensor argument (0 for an input record's tensor).
+    pub arg: usize,
+    /// After the launch (`true`) or before it.
+    pub post: bool,
+    /// Index into the pending hashes.
+    pub index: usize,
+}
+
+/// Puts delivered hashes into a record and sets the written flag of
+/// arguments whose hash changed.
+fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
+    use crate::format::{ArgValue, TensorArg};
+    let is_launch = matches!(record, Record::Launch(_));
+    let mut tensors: Vec<&mut TensorArg> = match record {
+        Record::Launch(launch) => launch
+            .args
+            .iter_mut()
+            .filter_map(|a| match a {
+                ArgValue::Tensor(t) => Some(t),
+                ArgValue::Scalar(_) => None,
+            })
+            .collect(),
+        Record::Input(input) => match &mut input.tensor {
+            ArgValue::Tensor(t) => vec![t],
+            ArgValue::Scalar(_) => vec![],
+        },
+        _ => vec![],
+    };
+    for f in fills {
+        let hash = *hashes
+            .get(f.index)
+            .ok_or_else(|| io::Error::other("a pending hash is missing"))?;
+        let tensor = tensors
+            .get_mut(f.arg)
+            .ok_or_else(|| io::Error::other("a pending hash has no argument"))?;
+        if f.post {
+            tensor.post = Some(hash);
+        } else {
+            tensor.pre = Some(hash);
+        }
+    }
+    if is_launch {
+        for t in tensors {
+            if matches!((t.pre, t.post), (Some(a), Some(b)) if a != b) {
+                t.flags |= TensorArg::WRITTEN;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Layout key: dtype, itemsize, shape, stride, offset.
@@ -87,6 +147,12 @@ impl BackgroundWriter {
     /// Queues a launch.
     pub fn launch(&self, launch: LaunchRecord) -> io::Result<()> {
         self.send(Command::Launch(Box::new(launch)))
+    }
+
+    /// Queues a record (launch or input) to be completed with hashes that
+    /// `pending` delivers; `fills` index its tensor arguments in order.
+    pub fn pending(&self, record: Record, fills: Vec<Fill>, pending: Pending) -> io::Result<()> {
+        self.send(Command::Pending(Box::new(record), fills, pending))
     }
 
     /// Queues a source record and returns its id.
@@ -184,6 +250,11 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
             match command {
                 Command::Record(record) => writer.write(&record)?,
                 Command::Launch(launch) => writer.launch(&launch)?,
+                Command::Pending(mut record, fills, pending) => {
+                    let hashes = pending().map_err(io::Error::other)?;
+                    fill(&mut record, &fills, &hashes)?;
+                    writer.write(&record)?;
+                }
                 Command::Finish(end) => {
                     writer.finish(end.ts, &end.reason)?;
                     return Ok(());
@@ -260,5 +331,94 @@ mod tests {
         let trace = Trace::open(&path).expect("load");
         assert_eq!(trace.markers.len(), 1);
         assert!(trace.early_end.is_some());
+    }
+}
+
+#[cfg(test)]
+mod pending_tests {
+    use super::*;
+    use crate::format::{ArgValue, TensorArg};
+    use crate::trace::Trace;
+
+    #[test]
+    fn pending_hashes_are_filled_in_and_a_change_sets_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.msgpack");
+        let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
+        let kernel = w
+            .kernel(KernelDef {
+                id: 0,
+                name: "k".into(),
+                backend: "triton".into(),
+                args: vec![],
+                source: None,
+                meta: Default::default(),
+                config: Default::default(),
+            })
+            .expect("kernel");
+        let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
+        let tensor = |ptr| {
+            ArgValue::Tensor(TensorArg {
+                layout,
+                ptr,
+                flags: 0,
+                pre: None,
+                post: None,
+                stats: None,
+            })
+        };
+        let launch = LaunchRecord {
+            seq: 0,
+            kernel,
+            grid: vec![1],
+            stream: 7,
+            device: 0,
+            thread: 1,
+            ts: 0,
+            autotune: false,
+            args: vec![
+                tensor(16),
+                ArgValue::Scalar(crate::format::Scalar::Int(4)),
+                tensor(32),
+            ],
+        };
+        let fills = vec![
+            Fill {
+                arg: 0,
+                post: false,
+                index: 0,
+            },
+            Fill {
+                arg: 0,
+                post: true,
+                index: 1,
+            },
+            Fill {
+                arg: 1,
+                post: false,
+                index: 2,
+            },
+            Fill {
+                arg: 1,
+                post: true,
+                index: 3,
+            },
+        ];
+        w.pending(
+            Record::Launch(launch),
+            fills,
+            Box::new(|| Ok(vec![5, 5, 6, 9])),
+        )
+        .expect("pending");
+        w.finish(1, "exit").expect("finish");
+        let trace = Trace::open(&path).expect("load");
+        let args: Vec<_> = trace.args_of(&trace.launches[0]).collect();
+        match (args[0], args[2]) {
+            (crate::ArgRef::Tensor(a), crate::ArgRef::Tensor(b)) => {
+                assert_eq!((a.pre, a.post, a.written), (Some(5), Some(5), false));
+                assert_eq!((b.pre, b.post, b.written), (Some(6), Some(9), true));
+            }
+            other => panic!("expected tensors, got {other:?}"),
+        }
     }
 }

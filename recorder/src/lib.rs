@@ -7,6 +7,8 @@
 pub mod background;
 pub mod format;
 pub mod framing;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod hash;
 #[cfg(feature = "python")]
 mod python;

@@ -3,7 +3,7 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
-use crate::background::BackgroundWriter;
+use crate::background::{BackgroundWriter, Fill};
 use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar, Stats, TensorArg};
 use crate::hash::{View, hash_view};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -121,6 +121,24 @@ impl TraceFile {
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
     }
+
+    /// Queues a record now, or once the GPU batch's hashes are in.
+    fn queue(
+        &mut self,
+        record: Record,
+        fills: Vec<Fill>,
+        batch: Option<&Bound<'_, GpuBatch>>,
+    ) -> PyResult<()> {
+        match batch {
+            Some(batch) if !fills.is_empty() => {
+                let pending = batch.borrow_mut().take_pending()?;
+                self.writer()?
+                    .pending(record, fills, pending)
+                    .map_err(io_error)
+            }
+            _ => self.writer()?.record(record).map_err(io_error),
+        }
+    }
 }
 
 fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
@@ -145,7 +163,137 @@ fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     }
 }
 
-fn argument(item: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
+/// A hash being computed on the GPU: its index in the launch's batch.
+#[pyclass(module = "tritontui._native", frozen)]
+struct Ticket {
+    index: usize,
+}
+
+/// The hashes of one launch's CUDA tensors, enqueued on its stream.
+#[pyclass(module = "tritontui._native")]
+struct GpuBatch {
+    #[cfg(feature = "cuda")]
+    batch: Option<crate::gpu::Batch>,
+}
+
+#[pymethods]
+impl GpuBatch {
+    /// Reserves result slots on device `ordinal` and zeroes them on `stream`
+    /// (a raw cudaStream_t). Raises RuntimeError when the GPU cannot hash.
+    #[new]
+    fn new(ordinal: i32, stream: u64) -> PyResult<Self> {
+        guard(|| {
+            #[cfg(feature = "cuda")]
+            {
+                let batch = crate::gpu::Batch::begin(ordinal, stream)
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                Ok(GpuBatch { batch: Some(batch) })
+            }
+            #[cfg(not(feature = "cuda"))]
+            {
+                let _ = (ordinal, stream);
+                Err(PyRuntimeError::new_err("built without CUDA support"))
+            }
+        })
+    }
+
+    /// Waits for every hash of the batch and returns them, in order.
+    fn wait(&mut self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        self.wait_here(py)
+    }
+
+    /// Enqueues the hash of a CUDA tensor view; the caller keeps the tensor
+    /// alive until its launch record is written.
+    fn hash(
+        &mut self,
+        ptr: u64,
+        itemsize: u64,
+        shape: Vec<u64>,
+        stride: Vec<u64>,
+    ) -> PyResult<Ticket> {
+        guard(|| {
+            #[cfg(feature = "cuda")]
+            {
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
+                // SAFETY: tritontui passes `tensor.data_ptr()` of a live CUDA
+                // tensor of this layout, on the batch's device.
+                let index = unsafe { batch.hash(ptr, itemsize, &shape, &stride) }
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                Ok(Ticket { index })
+            }
+            #[cfg(not(feature = "cuda"))]
+            {
+                let _ = (ptr, itemsize, shape, stride);
+                Err(PyRuntimeError::new_err("built without CUDA support"))
+            }
+        })
+    }
+}
+
+impl GpuBatch {
+    /// Waits for the batch here and returns its hashes in order (for
+    /// `tritontui.hash_tensor`; recording never waits).
+    fn wait_here(&mut self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        let pending = self.take_pending()?;
+        py.detach(|| guard(|| pending().map_err(PyRuntimeError::new_err)))
+    }
+
+    /// Enqueues the copy to the host and turns the batch into something the
+    /// writer thread can wait for.
+    fn take_pending(&mut self) -> PyResult<crate::background::Pending> {
+        #[cfg(feature = "cuda")]
+        {
+            let batch = self
+                .batch
+                .take()
+                .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
+            let finished = batch
+                .finish()
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            Ok(Box::new(move || finished.wait().map_err(|e| e.to_string())))
+        }
+        #[cfg(not(feature = "cuda"))]
+        Err(PyRuntimeError::new_err("built without CUDA support"))
+    }
+}
+
+/// Whether CUDA tensors can be hashed on the device here.
+#[pyfunction]
+fn gpu_supported() -> bool {
+    #[cfg(feature = "cuda")]
+    {
+        crate::gpu::driver_present()
+    }
+    #[cfg(not(feature = "cuda"))]
+    false
+}
+
+/// A hash value, or a ticket for one computed later.
+fn hash_value(
+    item: &Bound<'_, PyAny>,
+    arg: usize,
+    post: bool,
+    fills: &mut Vec<Fill>,
+) -> PyResult<Option<u64>> {
+    if let Ok(ticket) = item.cast::<Ticket>() {
+        fills.push(Fill {
+            arg,
+            post,
+            index: ticket.get().index,
+        });
+        return Ok(None);
+    }
+    item.extract()
+}
+
+fn argument(
+    item: &Bound<'_, PyAny>,
+    tensor_index: usize,
+    fills: &mut Vec<Fill>,
+) -> PyResult<ArgValue> {
     let Ok(tuple) = item.cast::<PyTuple>() else {
         return scalar(item).map(ArgValue::Scalar);
     };
@@ -158,8 +306,8 @@ fn argument(item: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
         layout: tuple.get_item(0)?.extract()?,
         ptr: tuple.get_item(1)?.extract()?,
         flags: tuple.get_item(2)?.extract()?,
-        pre: tuple.get_item(3)?.extract()?,
-        post: tuple.get_item(4)?.extract()?,
+        pre: hash_value(&tuple.get_item(3)?, tensor_index, false, fills)?,
+        post: hash_value(&tuple.get_item(4)?, tensor_index, true, fills)?,
         stats: stats.map(|(min, max, mean_abs, nan, inf)| Stats {
             min,
             max,
@@ -222,8 +370,11 @@ impl TraceFile {
     }
 
     /// Queues a launch. `args` holds, per argument, a tuple
-    /// `(layout, ptr, flags, pre, post[, stats])` for a tensor or the value.
+    /// `(layout, ptr, flags, pre, post[, stats])` for a tensor or the value;
+    /// `pre` and `post` may be tickets of `batch`, which the writer thread
+    /// waits for.
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (seq, kernel, grid, stream, device, thread, ts, args, batch=None))]
     fn launch(
         &mut self,
         seq: u64,
@@ -234,12 +385,19 @@ impl TraceFile {
         thread: u64,
         ts: u64,
         args: &Bound<'_, PyAny>,
+        batch: Option<&Bound<'_, GpuBatch>>,
     ) -> PyResult<()> {
         guard(|| {
-            let args = args
-                .try_iter()?
-                .map(|item| argument(&item?))
-                .collect::<PyResult<Vec<_>>>()?;
+            let mut fills = Vec::new();
+            let mut tensors = 0;
+            let mut values = Vec::new();
+            for item in args.try_iter()? {
+                let value = argument(&item?, tensors, &mut fills)?;
+                if matches!(value, ArgValue::Tensor(_)) {
+                    tensors += 1;
+                }
+                values.push(value);
+            }
             let launch = LaunchRecord {
                 seq,
                 kernel,
@@ -249,9 +407,9 @@ impl TraceFile {
                 thread,
                 ts,
                 autotune: false,
-                args,
+                args: values,
             };
-            self.writer()?.launch(launch).map_err(io_error)
+            self.queue(Record::Launch(launch), fills, batch)
         })
     }
 
@@ -265,6 +423,7 @@ impl TraceFile {
     }
 
     /// Queues a graph input whose tensor is `(layout, ptr, flags, pre, post)`.
+    #[pyo3(signature = (name, graph, before, device, tensor, batch=None))]
     fn input(
         &mut self,
         name: &str,
@@ -272,9 +431,11 @@ impl TraceFile {
         before: u64,
         device: i32,
         tensor: &Bound<'_, PyAny>,
+        batch: Option<&Bound<'_, GpuBatch>>,
     ) -> PyResult<()> {
         guard(|| {
-            let tensor = argument(tensor)?;
+            let mut fills = Vec::new();
+            let tensor = argument(tensor, 0, &mut fills)?;
             let record = Record::Input(crate::format::InputRecord {
                 name: name.to_owned(),
                 graph: graph.to_owned(),
@@ -282,7 +443,7 @@ impl TraceFile {
                 device,
                 tensor,
             });
-            self.writer()?.record(record).map_err(io_error)
+            self.queue(record, fills, batch)
         })
     }
 
@@ -308,6 +469,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hash_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(stats_host, m)?)?;
     m.add_class::<TraceFile>()?;
+    m.add_class::<GpuBatch>()?;
+    m.add_class::<Ticket>()?;
+    m.add_function(wrap_pyfunction!(gpu_supported, m)?)?;
     m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
     Ok(())
 }

@@ -60,6 +60,7 @@ class AtenRecorder(TorchDispatchMode):
         try:
             inputs = _flatten(func, args, kwargs)
             allocates = base in _ALLOCATIONS
+            hashes = _tensors.Hashes()
             prepared = [
                 (
                     name,
@@ -67,6 +68,7 @@ class AtenRecorder(TorchDispatchMode):
                     _tensors.prepare(
                         session,
                         value,
+                        hashes,
                         hash_before=not allocates and session.hash_inputs,
                         access=access,
                     ),
@@ -78,7 +80,7 @@ class AtenRecorder(TorchDispatchMode):
             return func(*args, **kwargs)
         out = func(*args, **kwargs)
         try:
-            _record(session, func, base, allocates, prepared, out)
+            _record(session, func, base, allocates, prepared, out, hashes)
         except Exception as e:
             session.fail(e)
         return out
@@ -107,7 +109,13 @@ def _flatten(
 
 
 def _record(
-    session: Any, func: Any, base: str, allocates: bool, prepared: list[Any], out: Any
+    session: Any,
+    func: Any,
+    base: str,
+    allocates: bool,
+    prepared: list[Any],
+    out: Any,
+    hashes: Any,
 ) -> None:
     results = list(out) if isinstance(out, (list, tuple)) else [out]
     # An out= variant returns its out argument: it is already recorded.
@@ -134,17 +142,17 @@ def _record(
     kernel = session.kernel_id(key, define)
     encoded = []
     for _, access, p in prepared:
-        encoded.append(_tensors.finish(session, p, access != "in"))
+        encoded.append(_tensors.finish(session, p, access != "in", hashes))
     for r in results:
-        p = _tensors.prepare(session, r, hash_before=False)
+        p = _tensors.prepare(session, r, hashes, hash_before=False)
         if allocates:
             # Fresh memory: its bytes mean nothing, so it is not hashed.
             encoded.append((p.layout, p.ptr, _tensors.WRITTEN, None, None))
         else:
-            encoded.append(_tensors.finish(session, p, True))
+            encoded.append(_tensors.finish(session, p, True, hashes))
     device = next((_tensors.device_index(r) for r in results), -1)
     if device == -1:
         device = next(
             (_tensors.device_index(p.tensor) for _, _, p in prepared if p.tensor is not None), -1
         )
-    session.launch(kernel, [], 0, device, encoded)
+    session.launch(kernel, [], 0, device, encoded, hashes)

@@ -45,8 +45,10 @@ class CppKernel:
         try:
             params = self.params()
             access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
+            hashes = _tensors.Hashes()
             prepared = [
-                _tensors.prepare(session, v, access=a) for v, a in zip(args, access, strict=False)
+                _tensors.prepare(session, v, hashes, access=a)
+                for v, a in zip(args, access, strict=False)
             ]
         except Exception as e:
             session.fail(e)
@@ -54,13 +56,13 @@ class CppKernel:
         with _session.inside_launch():
             result = self.kernel(*args)
         try:
-            self._record(session, params, prepared)
+            self._record(session, params, prepared, hashes)
         except Exception as e:
             session.fail(e)
         return result
 
     def _record(
-        self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any]
+        self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any], hashes: Any
     ) -> None:
         def define() -> dict[str, Any]:
             text = _read(self.cpp_path)
@@ -76,9 +78,10 @@ class CppKernel:
         kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
         access = [a for _, _, a in params] + ["in"] * (len(prepared) - len(params))
         encoded = [
-            _tensors.finish(session, p, a != "in") for p, a in zip(prepared, access, strict=False)
+            _tensors.finish(session, p, a != "in", hashes)
+            for p, a in zip(prepared, access, strict=False)
         ]
-        session.launch(kernel, [], 0, -1, encoded)
+        session.launch(kernel, [], 0, -1, encoded, hashes)
 
 
 def parse_signature(source: str) -> list[tuple[str, str, str]]:

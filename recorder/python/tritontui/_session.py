@@ -234,8 +234,10 @@ class Session:
         stream: int,
         device: int,
         args: list[Any],
+        hashes: _tensors.Hashes | None = None,
     ) -> int:
-        """Writes a launch record; returns its sequence number."""
+        """Writes a launch record; returns its sequence number. Device
+        hashes in ``hashes`` are filled in by the writer thread."""
         with self._lock:
             seq = self.seq
             self.seq += 1
@@ -248,13 +250,17 @@ class Session:
             threading.get_native_id(),
             self.now(),
             args,
+            hashes.batch if hashes is not None else None,
         )
         return seq
 
     def graph_input(self, name: str, graph: str, tensor: Any) -> None:
-        encoded = _tensors.encode(self, tensor, before=True)
+        hashes = _tensors.Hashes()
+        encoded = _tensors.encode(self, tensor, hashes)
         if isinstance(encoded, tuple):
-            self._file.input(name, graph, self.seq, _tensors.device_index(tensor), encoded)
+            self._file.input(
+                name, graph, self.seq, _tensors.device_index(tensor), encoded, hashes.batch
+            )
 
     def mark(self, label: str) -> None:
         self.record_json(

@@ -1,13 +1,17 @@
 """How launch arguments become trace arguments: layouts, addresses, and
 exact hashes before and after the launch.
 
-Hashing reads host memory directly in Rust (``_native.hash_host``) with the
-GIL released; no torch operation is issued, so nothing is dispatched and
-nothing the program computes is touched.
+CPU tensors are hashed in Rust straight from host memory with the GIL
+released. CUDA tensors are hashed on the device, on the launch's own
+stream: the kernels are enqueued before and after the launch and the
+writer thread collects the results, so the program never waits. No torch
+operation is issued either way.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Any
 
 import torch
@@ -15,6 +19,55 @@ import torch
 from . import _native
 
 WRITTEN = 1
+
+# Whether CUDA tensors are hashed on the device: None until first asked.
+_GPU: dict[str, bool | None] = {"enabled": None}
+
+
+def gpu_hashing() -> bool:
+    """Hash CUDA tensors on the device (TRITONTUI_GPU_HASH=0 turns it off)."""
+    if _GPU["enabled"] is None:
+        _GPU["enabled"] = _native.gpu_supported() and os.environ.get("TRITONTUI_GPU_HASH") != "0"
+    return bool(_GPU["enabled"])
+
+
+class Hashes:
+    """The hashes of one launch: CPU tensors at once, CUDA tensors as
+    tickets of a batch enqueued on ``stream`` (the launch's raw stream, or
+    the current stream when None)."""
+
+    __slots__ = ("batch", "device", "stream")
+
+    def __init__(self, stream: int | None = None) -> None:
+        self.stream = stream
+        self.batch: Any = None
+        self.device: int | None = None
+
+    def hash(self, t: torch.Tensor) -> Any:
+        if not is_hashable(t):
+            return None
+        if t.device.type == "cuda" and gpu_hashing():
+            if torch.cuda.is_current_stream_capturing():
+                return None  # work enqueued now would join the captured graph
+            try:
+                if self.batch is None:
+                    stream = self.stream
+                    if stream is None:
+                        stream = torch.cuda.current_stream(t.device).cuda_stream
+                    self.batch = _native.GpuBatch(t.device.index, int(stream))
+                    self.device = t.device.index
+                if t.device.index == self.device:
+                    return self.batch.hash(
+                        t.data_ptr(), t.element_size(), list(t.shape), list(t.stride())
+                    )
+            except RuntimeError as e:
+                _GPU["enabled"] = False
+                warnings.warn(
+                    f"tritontui: hashing CUDA tensors on the host from now on ({e})",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return hash_tensor(t)
 
 
 def is_hashable(t: torch.Tensor) -> bool:
@@ -51,9 +104,18 @@ def _host_view(t: torch.Tensor) -> torch.Tensor:
 
 
 def hash_tensor(t: torch.Tensor) -> int | None:
-    """``tthash64-v1`` of the tensor's logical bytes, or None if unreadable."""
+    """``tthash64-v1`` of the tensor's logical bytes, or None if unreadable.
+    A CUDA tensor is hashed on the device when it can be (this call waits)."""
     if not is_hashable(t):
         return None
+    if t.device.type == "cuda" and gpu_hashing():
+        try:
+            stream = torch.cuda.current_stream(t.device).cuda_stream
+            batch = _native.GpuBatch(t.device.index, stream)
+            batch.hash(t.data_ptr(), t.element_size(), list(t.shape), list(t.stride()))
+            return batch.wait()[0]
+        except RuntimeError:
+            pass
     h = _host_view(t)
     return _native.hash_host(h.data_ptr(), h.element_size(), list(h.shape), list(h.stride()))
 
@@ -77,11 +139,16 @@ class Prepared:
         self.tensor: torch.Tensor | None = None
         self.layout = 0
         self.ptr = 0
-        self.pre: int | None = None
+        self.pre: Any = None
 
 
 def prepare(
-    session: Any, value: Any, *, hash_before: bool | None = None, access: str = "in"
+    session: Any,
+    value: Any,
+    hashes: Hashes,
+    *,
+    hash_before: bool | None = None,
+    access: str = "in",
 ) -> Prepared:
     """Describes an argument before the launch. A pure output's old bytes
     do not matter (the launch overwrites them), so they are not hashed."""
@@ -98,31 +165,30 @@ def prepare(
         p.ptr = value.data_ptr()
         wanted = session.hash_inputs if hash_before is None else hash_before
         if wanted and access != "out":
-            p.pre = hash_tensor(value)
+            p.pre = hashes.hash(value)
     return p
 
 
-def finish(session: Any, p: Prepared, declared_written: bool) -> Any:
-    """The trace argument after the launch: a tensor tuple or the value."""
+def finish(session: Any, p: Prepared, declared_written: bool, hashes: Hashes) -> Any:
+    """The trace argument after the launch: a tensor tuple or the value.
+    (A change between device hashes is noticed by the writer thread.)"""
     t = p.tensor
     if t is None:
         return scalar(p.value)
-    post = hash_tensor(t) if session.hash_outputs else None
-    changed = p.pre is not None and post is not None and post != p.pre
+    post = hashes.hash(t) if session.hash_outputs else None
+    changed = isinstance(p.pre, int) and isinstance(post, int) and post != p.pre
     flags = WRITTEN if declared_written or changed else 0
     if session.stats:
         return (p.layout, p.ptr, flags, p.pre, post, stats_tensor(t))
     return (p.layout, p.ptr, flags, p.pre, post)
 
 
-def encode(session: Any, value: Any, before: bool) -> Any:
-    """A one-shot description (graph inputs): hashed now, as ``pre``."""
-    p = prepare(
-        session, value, hash_before=before and (session.hash_inputs or session.hash_outputs)
-    )
+def encode(session: Any, value: Any, hashes: Hashes) -> Any:
+    """A one-shot description (graph inputs): its hash now, as ``pre``."""
+    p = prepare(session, value, hashes, hash_before=session.hash_inputs or session.hash_outputs)
     if p.tensor is None:
         return scalar(value)
-    return (p.layout, p.ptr, 0, p.pre, p.pre)
+    return (p.layout, p.ptr, 0, p.pre, None)
 
 
 MAX_REPR = 120

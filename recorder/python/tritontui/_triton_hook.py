@@ -28,8 +28,9 @@ def install() -> None:
         try:
             names = _arg_names(self)
             mutated = set(self.mutated_arg_names)
+            hashes = _tensors.Hashes(stream)
             prepared = [
-                _tensors.prepare(session, a, access=_access(n, mutated))
+                _tensors.prepare(session, a, hashes, access=_access(n, mutated))
                 for n, a in zip(names, args, strict=False)
             ]
         except Exception as e:
@@ -38,7 +39,7 @@ def install() -> None:
         with _session.inside_launch():
             result = _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
-            _record(session, self, name, names, args, prepared, stream)
+            _record(session, self, name, names, args, prepared, stream, hashes)
         except Exception as e:
             session.fail(e)
         return result
@@ -96,6 +97,7 @@ def _record(
     args: tuple[Any, ...],
     prepared: list[Any],
     stream: Any,
+    hashes: Any,
 ) -> None:
     config = _config(autotuner)
     _, grid = autotuner._interpret_args_grid(args, config)
@@ -138,7 +140,7 @@ def _record(
     tensors = [a for a in args if hasattr(a, "device")]
     device = _tensors.device_index(tensors[0]) if tensors else -1
     encoded = [
-        _tensors.finish(session, p, _access(n, mutated) != "in")
+        _tensors.finish(session, p, _access(n, mutated) != "in", hashes)
         for n, p in zip(names, prepared, strict=False)
     ]
-    session.launch(kernel, grid, stream or 0, device, encoded)
+    session.launch(kernel, grid, stream or 0, device, encoded, hashes)

@@ -1,0 +1,138 @@
+"""GPU benchmark, side by side in one process (needs CUDA):
+
+1. tthash64-v1 on a 256 MB tensor, beside a device-to-device copy and
+   DebugMode's L1-norm hash of the same tensor.
+2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
+   forward and backward: step time unrecorded, recorded with metadata only,
+   recorded with exact hashes before and after every launch, and under
+   DebugMode with and without tensor hashes.
+
+    python scripts/bench_gpu.py
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+import torch
+import torch.nn.functional as F
+import tritontui
+from tritontui import _native
+
+
+def cuda_time(fn, repeat: int) -> float:
+    """Seconds per call, measured with CUDA events after a warm-up."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeat):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3 / repeat
+
+
+def hash_throughput() -> None:
+    t = torch.randn(64 << 20, device="cuda")  # 256 MB
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def device_hash() -> None:
+        batch = _native.GpuBatch(0, stream)
+        batch.hash(t.data_ptr(), 4, [t.numel()], [1])
+        batch.wait()
+
+    hashed = cuda_time(device_hash, 50)
+    copied = cuda_time(lambda: t.clone(), 50)
+    normed = cuda_time(lambda: t.double().norm(p=1).item(), 20)
+    gb = t.nbytes / 1e12
+    print(
+        f"256 MB: tthash64-v1 {gb / hashed:5.2f} TB/s read"
+        f" | copy {2 * gb / copied:5.2f} TB/s read+write"
+        f" | DebugMode L1-norm hash {gb / normed:5.2f} TB/s"
+    )
+    assert tritontui.hash_tensor(t) == tritontui.hash_tensor(t.cpu())
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.out = torch.nn.Linear(d, d)
+        self.norm2 = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, 4 * d)
+        self.down = torch.nn.Linear(4 * d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, self.heads, d // self.heads).unbind(2)
+        a = F.scaled_dot_product_attention(
+            q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True
+        )
+        x = x + self.out(a.transpose(1, 2).reshape(b, s, d))
+        return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+
+def transformer() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(torch.bfloat16)
+    x = torch.randn(8, 512, 1024, device="cuda", dtype=torch.bfloat16)
+    compiled = torch.compile(model)
+
+    def step() -> None:
+        compiled(x).float().pow(2).mean().backward()
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    rows = []
+
+    def measure(label: str, repeat: int = 20) -> float:
+        seconds = cuda_time(step, repeat)
+        rows.append((label, seconds))
+        return seconds
+
+    plain = measure("unrecorded")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.msgpack")
+        with tritontui.record(path, hash="none", aten=False):
+            measure("tritontui, metadata only")
+        with tritontui.record(path, hash="both", aten=False):
+            measure("tritontui, exact hashes in+out")
+        with tritontui.record(path, hash="both", aten=False):
+            step()
+        torch.cuda.synchronize()
+        import json
+        import subprocess
+
+        binary = os.environ.get("TRITONTUI_BIN", "tritontui")
+        dumped = subprocess.run(
+            [binary, "dump", path], capture_output=True, text=True, check=True
+        ).stdout
+        kinds = [json.loads(line) for line in dumped.splitlines()]
+        triton = sum(1 for r in kinds if r["type"] == "launch" and r["backend"] == "triton")
+        total = sum(1 for r in kinds if r["type"] == "launch")
+    from torch.utils._debug_mode import DebugMode
+
+    with DebugMode():
+        measure("DebugMode, no hashes", 5)
+    with DebugMode(), DebugMode.log_tensor_hashes(hash_inputs=True):
+        measure("DebugMode, log_tensor_hashes(hash_inputs=True)", 3)
+    print(
+        f"\ntransformer step (4 layers, d=1024, 16 heads, 8x512 tokens, bf16, fwd+bwd): "
+        f"{triton} Triton launches and {total - triton} other recorded launches per step"
+    )
+    for label, seconds in rows:
+        print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
+
+
+if __name__ == "__main__":
+    print(torch.cuda.get_device_name(0), torch.__version__)
+    t0 = time.time()
+    hash_throughput()
+    transformer()
+    print(f"({time.time() - t0:.0f} s)")

@@ -1,0 +1,98 @@
+"""The recorder on a CUDA device: device hashes equal host hashes, and real
+compiled programs recorded on the GPU. Skipped without CUDA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import diff, launches
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float8_e4m3fn,
+    torch.float64,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
+
+
+def both(t: torch.Tensor) -> tuple[int | None, int | None]:
+    return tritontui.hash_tensor(t), tritontui.hash_tensor(t.cpu())
+
+
+def test_hashing_runs_on_the_device() -> None:
+    from tritontui import _native, _tensors
+
+    assert _native.gpu_supported() and _tensors.gpu_hashing()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_device_hashes_equal_host_hashes(dtype: torch.dtype) -> None:
+    base = torch.randn(37, 101, device="cuda") * 3
+    t = base > 0 if dtype == torch.bool else base.to(dtype)
+    views = [t, t.t(), t[::3, 1::2], t[5], t[:, 7], t[2:3].expand(4, 101), t.reshape(-1)[1:]]
+    for v in views:
+        gpu, cpu = both(v)
+        assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
+
+
+def test_empty_zero_dim_and_odd_lengths() -> None:
+    for t in [
+        torch.empty(0, 5, device="cuda"),
+        torch.tensor(3.5, device="cuda"),
+        torch.arange(13, dtype=torch.uint8, device="cuda"),
+        torch.arange(4099, dtype=torch.float16, device="cuda"),
+    ]:
+        gpu, cpu = both(t)
+        assert gpu == cpu, t.shape
+
+
+def test_a_tensor_over_4_gib() -> None:
+    t = torch.randint(0, 255, ((4 << 30) + 4099,), dtype=torch.uint8, device="cuda")
+    gpu, cpu = both(t)
+    assert gpu == cpu
+    t[-1] ^= 1
+    assert tritontui.hash_tensor(t) != gpu
+
+
+def test_a_model_recorded_twice_on_the_gpu_is_identical(run_program, tmp_path: Path) -> None:
+    run_program("gpu_train_step.py", "a.msgpack")
+    run_program("gpu_train_step.py", "b.msgpack")
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 0, report["first_divergence"]
+    recorded = launches(tmp_path / "a.msgpack")
+    triton = [r for r in recorded if r["backend"] == "triton"]
+    assert triton, [r["kernel"] for r in recorded]
+    for r in triton:
+        assert r["device"] == 0 and len(r["grid"]) == 3
+        for arg in r["args"]:
+            if "dtype" in arg and arg["access"] != "out":
+                assert arg["pre"] is not None and arg["post"] is not None
+
+
+def test_index_add_is_nondeterministic_on_the_gpu(run_program, tmp_path: Path) -> None:
+    run_program("gpu_index_add.py", "run0.msgpack")
+    for attempt in range(1, 6):
+        run_program("gpu_index_add.py", f"run{attempt}.msgpack")
+        status, report = diff(tmp_path / "run0.msgpack", tmp_path / f"run{attempt}.msgpack")
+        if status == 1:
+            break
+    assert status == 1, "five runs of a GPU index_add all agreed bit for bit"
+    first = report["first_divergence"]
+    assert first["kind"] == "nondeterministic-kernel", first
+    assert first["kernel"].startswith("triton_") and "atomic" in first["detail"]
+    assert len(report["root_causes"]) == 1
+    assert report["divergence_count"] > 1
+    assert all(not d["root_cause"] for d in report["divergences"][1:])

@@ -10,12 +10,48 @@ fn tritontui(args: &[&str]) -> Output {
         .expect("run tritontui")
 }
 
-fn demo(name: &str) -> String {
+/// A trace of the synthetic pair in tests/fixtures (its root cause is the
+/// index_add at #19 of both runs, and 30 divergences follow it).
+fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../assets/demo")
+        .join("../tests/fixtures/synthetic")
         .join(name)
         .display()
         .to_string()
+}
+
+#[test]
+fn the_bundled_gpu_demo_has_one_root_cause_the_atomic_index_add() {
+    let real = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/demo")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        &real("run0.msgpack"),
+        &real("run1.msgpack"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["root_causes"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        report["first_divergence"]["kind"],
+        "nondeterministic-kernel"
+    );
+    assert_eq!(
+        report["first_divergence"]["kernel"],
+        "triton_poi_fused_index_add_zeros_1"
+    );
+    assert!(
+        report["runs"]["a"]["devices"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("NVIDIA")
+    );
 }
 
 fn stdout(o: &Output) -> String {
@@ -55,8 +91,8 @@ fn help_lists_the_subcommands() {
 }
 
 #[test]
-fn the_demo_pair_diverges_at_the_atomic_kernel() {
-    let o = tritontui(&["diff", &demo("run0.msgpack"), &demo("run1.msgpack")]);
+fn the_synthetic_pair_diverges_at_the_atomic_kernel() {
+    let o = tritontui(&["diff", &fixture("run0.msgpack"), &fixture("run1.msgpack")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
@@ -73,8 +109,8 @@ fn the_json_report_has_the_documented_fields() {
     let o = tritontui(&[
         "diff",
         "--json",
-        &demo("run0.msgpack"),
-        &demo("run1.msgpack"),
+        &fixture("run0.msgpack"),
+        &fixture("run1.msgpack"),
     ]);
     assert_eq!(o.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
@@ -144,7 +180,11 @@ fn assert_bad_file(bytes: &[u8], expect: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.msgpack");
     std::fs::write(&bad, bytes).expect("write");
-    let o = tritontui(&["diff", bad.to_str().expect("utf8"), &demo("run1.msgpack")]);
+    let o = tritontui(&[
+        "diff",
+        bad.to_str().expect("utf8"),
+        &fixture("run1.msgpack"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -159,13 +199,17 @@ fn assert_bad_file(bytes: &[u8], expect: &str) {
 fn bad_input_is_a_one_line_error_and_exit_two() {
     assert_bad_file(b"", "the file is empty");
     assert_bad_file(b"{\"not\": \"msgpack\"}", "not a tritontui trace");
-    let demo_bytes = std::fs::read(demo("run0.msgpack")).expect("demo");
+    let demo_bytes = std::fs::read(fixture("run0.msgpack")).expect("demo");
     let mut corrupt = demo_bytes.clone();
     let middle = corrupt.len() / 2;
     corrupt[middle..middle + 16].fill(0xc1);
     assert_bad_file(&corrupt, "byte ");
 
-    let o = tritontui(&["diff", "/nonexistent/run0.msgpack", &demo("run1.msgpack")]);
+    let o = tritontui(&[
+        "diff",
+        "/nonexistent/run0.msgpack",
+        &fixture("run1.msgpack"),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("/nonexistent/run0.msgpack: cannot read"),
@@ -178,12 +222,12 @@ fn bad_input_is_a_one_line_error_and_exit_two() {
 fn a_truncated_trace_is_compared_with_a_warning() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cut = dir.path().join("cut.msgpack");
-    let bytes = std::fs::read(demo("run1.msgpack")).expect("demo");
+    let bytes = std::fs::read(fixture("run1.msgpack")).expect("demo");
     std::fs::write(&cut, &bytes[..bytes.len() - 300]).expect("write");
     let o = tritontui(&[
         "diff",
         "--json",
-        &demo("run0.msgpack"),
+        &fixture("run0.msgpack"),
         cut.to_str().expect("utf8"),
     ]);
     assert_eq!(o.status.code(), Some(1));

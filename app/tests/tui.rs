@@ -24,10 +24,39 @@ use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
 use tritontui_recorder::Trace;
 
+/// The synthetic pair in tests/fixtures: 48 launches, the index_add at #19
+/// of both runs is the root cause, everything after it propagates.
+const FIXTURE_A: &[u8] = include_bytes!("../../tests/fixtures/synthetic/run0.msgpack");
+const FIXTURE_B: &[u8] = include_bytes!("../../tests/fixtures/synthetic/run1.msgpack");
+
 fn demo_session() -> Session {
-    let a = Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), DEMO_A).expect("demo A");
-    let b = Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), DEMO_B).expect("demo B");
+    let a =
+        Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), FIXTURE_A).expect("fixture A");
+    let b =
+        Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), FIXTURE_B).expect("fixture B");
     Session::pair(a, b, Options::default())
+}
+
+#[test]
+fn the_bundled_demo_is_a_real_gpu_recording_with_one_root_cause() {
+    let a = Trace::from_bytes(Path::new("run0"), DEMO_A).expect("demo A");
+    let b = Trace::from_bytes(Path::new("run1"), DEMO_B).expect("demo B");
+    assert!(
+        a.header.devices[0].contains("NVIDIA"),
+        "{:?}",
+        a.header.devices
+    );
+    let session = Session::pair(a, b, Options::default());
+    assert_eq!(session.roots.len(), 1);
+    let root = &session.divergences()[session.roots[0]];
+    assert_eq!(root.kind, tritontui::Kind::NondeterministicKernel);
+    assert_eq!(
+        session
+            .a
+            .kernel_of(&session.a.launches[root.a.expect("in A") as usize])
+            .name,
+        "triton_poi_fused_index_add_zeros_1"
+    );
 }
 
 fn synthetic_session(launches: usize, injections: &[Injection]) -> Session {

@@ -36,18 +36,21 @@ class Hashes:
     tickets of a batch enqueued on ``stream`` (the launch's raw stream, or
     the current stream when None)."""
 
-    __slots__ = ("batch", "device", "stream")
+    __slots__ = ("batch", "capturing", "device", "stream")
 
     def __init__(self, stream: int | None = None) -> None:
         self.stream = stream
         self.batch: Any = None
         self.device: int | None = None
+        self.capturing: bool | None = None
 
     def hash(self, t: torch.Tensor) -> Any:
         if not is_hashable(t):
             return None
         if t.device.type == "cuda" and gpu_hashing():
-            if torch.cuda.is_current_stream_capturing():
+            if self.capturing is None:
+                self.capturing = torch.cuda.is_current_stream_capturing()
+            if self.capturing:
                 return None  # work enqueued now would join the captured graph
             try:
                 if self.batch is None:
@@ -80,8 +83,15 @@ def is_hashable(t: torch.Tensor) -> bool:
     )
 
 
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
+
+
 def dtype_name(t: torch.Tensor) -> str:
-    return str(t.dtype).rsplit(".", 1)[-1]
+    """``float32`` for ``torch.float32``."""
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = str(t.dtype).rsplit(".", 1)[-1]
+    return name
 
 
 def device_index(t: Any) -> int:

@@ -1,15 +1,46 @@
 """Inductor's Triton launches: a class-level patch of
 ``CachingAutotuner.run``. Benchmark launches made while autotuning happen
 inside ``run`` through the launchers directly, so they are never seen here
-and never recorded as program launches."""
+and never recorded as program launches.
+
+This runs on every launch, so everything fixed per kernel (argument names,
+their access, the kernel record) or per kernel, config and scalar arguments
+(the grid) is computed once and cached."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from . import _session, _tensors
 
 _ORIGINAL: Any = None
+# What never changes for an autotuner, kept on it under this attribute.
+_STATIC = "_tritontui_static"
+
+
+class _Static:
+    """Per autotuner: argument names and access, and grids by config and
+    scalar arguments."""
+
+    __slots__ = ("access", "grids", "names", "written")
+
+    def __init__(self, autotuner: Any) -> None:
+        signature = autotuner.triton_meta["signature"]
+        self.names = [n for n, t in signature.items() if t != "constexpr"]
+        self.names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
+        mutated = set(autotuner.mutated_arg_names)
+        self.access = [_access(n, mutated) for n in self.names]
+        self.written = [a != "in" for a in self.access]
+        self.grids: dict[Any, list[int]] = {}
+
+
+def _static(autotuner: Any) -> _Static:
+    found = autotuner.__dict__.get(_STATIC)
+    if found is None:
+        found = autotuner.__dict__[_STATIC] = _Static(autotuner)
+    return found
 
 
 def install() -> None:
@@ -22,16 +53,17 @@ def install() -> None:
 
     def run(self: Any, *args: Any, stream: Any, **kwargs: Any) -> Any:
         session = _session.active()
+        if session is None:
+            return _ORIGINAL(self, *args, stream=stream, **kwargs)
         name = _kernel_name(self)
-        if session is None or not session.wants(name):
+        if not session.wants(name):
             return _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
-            names = _arg_names(self)
-            mutated = set(self.mutated_arg_names)
+            static = _static(self)
             hashes = _tensors.Hashes(stream)
             prepared = [
-                _tensors.prepare(session, a, hashes, access=_access(n, mutated))
-                for n, a in zip(names, args, strict=False)
+                _tensors.prepare(session, a, hashes, access=access)
+                for a, access in zip(args, static.access, strict=False)
             ]
         except Exception as e:
             session.fail(e)
@@ -39,7 +71,7 @@ def install() -> None:
         with _session.inside_launch():
             result = _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
-            _record(session, self, name, names, args, prepared, stream, hashes)
+            _record(session, self, name, static, args, prepared, stream, hashes)
         except Exception as e:
             session.fail(e)
         return result
@@ -59,14 +91,6 @@ def uninstall() -> None:
 
 def _kernel_name(autotuner: Any) -> str:
     return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
-
-
-def _arg_names(autotuner: Any) -> list[str]:
-    """Names of the positional arguments ``run`` gets: the signature without
-    constexprs, then Inductor's extra launcher arguments."""
-    signature = autotuner.triton_meta["signature"]
-    names = [n for n, t in signature.items() if t != "constexpr"]
-    return names + list(autotuner.inductor_meta.get("extra_launcher_args", ()))
 
 
 def _config(autotuner: Any) -> Any:
@@ -89,58 +113,70 @@ def _meta_scalar(value: Any) -> Any:
     return str(value)
 
 
+def _grid(autotuner: Any, static: _Static, config: Any, args: tuple[Any, ...]) -> list[int]:
+    """The grid the launcher computed, from the same expression; cached by
+    config and scalar arguments (sizes), which are all it depends on."""
+    key = (id(config), *(a for a in args if not isinstance(a, torch.Tensor)))
+    grid = static.grids.get(key)
+    if grid is None:
+        _, computed = autotuner._interpret_args_grid(args, config)
+        grid = static.grids[key] = [int(g) for g in computed]
+    return grid
+
+
+def _define(
+    session: Any, autotuner: Any, name: str, static: _Static, config: Any
+) -> dict[str, Any]:
+    meta_keys = (
+        "atomic_add_found",
+        "deterministic",
+        "are_deterministic_algorithms_enabled",
+        "grid_type",
+        "reduction_hint",
+    )
+    meta = {k: _meta_scalar(autotuner.inductor_meta.get(k)) for k in meta_keys}
+    meta["heuristic"] = str(autotuner.heuristic_type)
+    meta["mutated_arg_names"] = ",".join(sorted(autotuner.mutated_arg_names))
+    user = getattr(autotuner.heuristic_type, "name", "") == "USER_AUTOTUNE"
+    signature = autotuner.triton_meta["signature"]
+    items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    source = session.source_id(autotuner.filename, "python") if autotuner.filename else None
+    return {
+        "name": name,
+        "backend": "user-triton" if user else "triton",
+        "args": [
+            {"name": n, "type": str(signature.get(n, "")), "access": a}
+            for n, a in zip(static.names, static.access, strict=False)
+        ],
+        "source": source,
+        "meta": meta,
+        "config": {k: _meta_scalar(v) for k, v in items.items()},
+    }
+
+
 def _record(
     session: Any,
     autotuner: Any,
     name: str,
-    names: list[str],
+    static: _Static,
     args: tuple[Any, ...],
     prepared: list[Any],
     stream: Any,
     hashes: Any,
 ) -> None:
     config = _config(autotuner)
-    _, grid = autotuner._interpret_args_grid(args, config)
-    mutated = set(autotuner.mutated_arg_names)
-    signature = autotuner.triton_meta["signature"]
-    config_items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-    key = ("triton", name, autotuner.filename, tuple(sorted(config_items.items())))
-
-    def define() -> dict[str, Any]:
-        meta_keys = (
-            "atomic_add_found",
-            "deterministic",
-            "are_deterministic_algorithms_enabled",
-            "grid_type",
-            "reduction_hint",
-        )
-        meta = {k: _meta_scalar(autotuner.inductor_meta.get(k)) for k in meta_keys}
-        meta["heuristic"] = str(autotuner.heuristic_type)
-        meta["mutated_arg_names"] = ",".join(sorted(mutated))
-        user = (
-            autotuner.heuristic_type.name == "USER_AUTOTUNE"
-            if hasattr(autotuner.heuristic_type, "name")
-            else False
-        )
-        return {
-            "name": name,
-            "backend": "user-triton" if user else "triton",
-            "args": [
-                {"name": n, "type": str(signature.get(n, "")), "access": _access(n, mutated)}
-                for n in names
-            ],
-            "source": session.source_id(autotuner.filename, "python")
-            if autotuner.filename
-            else None,
-            "meta": meta,
-            "config": {k: _meta_scalar(v) for k, v in config_items.items()},
-        }
-
-    kernel = session.kernel_id(key, define)
-    tensors = [a for a in args if hasattr(a, "device")]
-    device = _tensors.device_index(tensors[0]) if tensors else -1
+    grid = _grid(autotuner, static, config, args)
+    kernel = session.kernel_id(
+        ("triton", id(autotuner), id(config)),
+        lambda: _define(session, autotuner, name, static, config),
+    )
+    device = -1
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            device = _tensors.device_index(a)
+            break
     encoded = [
-        _tensors.finish(session, p, _access(n, mutated) != "in", hashes)
-        for n, p in zip(names, prepared, strict=False)
+        _tensors.finish(session, p, written, hashes)
+        for p, written in zip(prepared, static.written, strict=False)
     ]
     session.launch(kernel, grid, stream or 0, device, encoded, hashes)

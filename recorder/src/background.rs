@@ -8,7 +8,6 @@
 
 use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, SourceDef};
 use crate::writer::TraceWriter;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -82,15 +81,12 @@ fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
     Ok(())
 }
 
-/// Layout key: dtype, itemsize, shape, stride, offset.
-type LayoutKey = (String, u32, Vec<u64>, Vec<i64>, u64);
-
 /// Writes a trace file from a background thread.
 pub struct BackgroundWriter {
     tx: Option<Sender<Command>>,
     thread: Option<JoinHandle<()>>,
     error: Arc<Mutex<Option<String>>>,
-    layouts: HashMap<LayoutKey, u64>,
+    layouts: crate::writer::LayoutTable,
     next_source: u64,
     next_kernel: u64,
 }
@@ -116,7 +112,7 @@ impl BackgroundWriter {
             tx: Some(tx),
             thread: Some(thread),
             error,
-            layouts: HashMap::new(),
+            layouts: crate::writer::LayoutTable::default(),
             next_source: 0,
             next_kernel: 0,
         })
@@ -186,27 +182,10 @@ impl BackgroundWriter {
         stride: &[i64],
         offset: u64,
     ) -> io::Result<u64> {
-        let key = (
-            dtype.to_owned(),
-            itemsize,
-            shape.to_vec(),
-            stride.to_vec(),
-            offset,
-        );
-        if let Some(&id) = self.layouts.get(&key) {
-            return Ok(id);
+        let (id, new) = self.layouts.intern(dtype, itemsize, shape, stride, offset);
+        if let Some(def) = new {
+            self.record(Record::Layout(def))?;
         }
-        let id = self.layouts.len() as u64;
-        self.record(Record::Layout(crate::format::LayoutDef {
-            id,
-            dtype: dtype.to_owned(),
-            itemsize,
-            shape: shape.to_vec(),
-            stride: stride.to_vec(),
-            offset,
-            span: crate::format::LayoutDef::span_of(shape, stride, itemsize),
-        }))?;
-        self.layouts.insert(key, id);
         Ok(id)
     }
 

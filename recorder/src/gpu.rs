@@ -255,46 +255,33 @@ impl Batch {
             let contiguous = shape.len() <= 1
                 && stride.first().is_none_or(|&s| s == 1)
                 && ptr.is_multiple_of(16);
-            if contiguous {
-                let chunks = nbytes / 16;
-                let blocks = chunks
-                    .div_ceil(u64::from(threads) * 4)
-                    .clamp(1, u64::from(device.max_blocks)) as u32;
-                let (mut data, mut len, mut out) = (ptr, nbytes, out);
-                let mut params = [
+            if !contiguous && shape.len() > MAX_DIMS {
+                return Err(GpuError(format!(
+                    "a view of more than {MAX_DIMS} dimensions"
+                )));
+            }
+            let mut dims = Dims {
+                shape: [1; MAX_DIMS],
+                stride: [0; MAX_DIMS],
+            };
+            dims.shape[..shape.len()].copy_from_slice(&shape);
+            dims.stride[..stride.len()].copy_from_slice(&stride);
+            // Kernel parameters live here until the launch has copied them.
+            let (mut data, mut len, mut numel, mut itemsize, mut out) =
+                (ptr, nbytes, numel, itemsize, out);
+            let mut ndim = shape.len() as i32;
+            let blocks = |work: u64| work.clamp(1, u64::from(device.max_blocks)) as u32;
+            let (function, grid, mut params): (_, _, Vec<*mut c_void>) = if contiguous {
+                let work = (nbytes / 16).div_ceil(u64::from(threads) * 4);
+                let params = vec![
                     &mut data as *mut u64 as *mut c_void,
                     &mut len as *mut u64 as *mut c_void,
                     &mut out as *mut u64 as *mut c_void,
                 ];
-                unsafe {
-                    result::launch_kernel(
-                        device.contiguous,
-                        (blocks, 1, 1),
-                        (threads, 1, 1),
-                        0,
-                        self.stream as sys::CUstream,
-                        &mut params,
-                    )?
-                };
+                (device.contiguous, blocks(work), params)
             } else {
-                if shape.len() > MAX_DIMS {
-                    return Err(GpuError(format!(
-                        "a view of more than {MAX_DIMS} dimensions"
-                    )));
-                }
-                let mut dims = Dims {
-                    shape: [1; MAX_DIMS],
-                    stride: [0; MAX_DIMS],
-                };
-                dims.shape[..shape.len()].copy_from_slice(&shape);
-                dims.stride[..stride.len()].copy_from_slice(&stride);
-                let words = nbytes.div_ceil(8);
-                let blocks = words
-                    .div_ceil(u64::from(threads))
-                    .clamp(1, u64::from(device.max_blocks)) as u32;
-                let (mut data, mut numel, mut itemsize, mut ndim, mut out) =
-                    (ptr, numel, itemsize, shape.len() as i32, out);
-                let mut params = [
+                let work = nbytes.div_ceil(8).div_ceil(u64::from(threads));
+                let params = vec![
                     &mut data as *mut u64 as *mut c_void,
                     &mut numel as *mut u64 as *mut c_void,
                     &mut itemsize as *mut u64 as *mut c_void,
@@ -302,17 +289,18 @@ impl Batch {
                     &mut dims as *mut Dims as *mut c_void,
                     &mut out as *mut u64 as *mut c_void,
                 ];
-                unsafe {
-                    result::launch_kernel(
-                        device.strided,
-                        (blocks, 1, 1),
-                        (threads, 1, 1),
-                        0,
-                        self.stream as sys::CUstream,
-                        &mut params,
-                    )?
-                };
-            }
+                (device.strided, blocks(work), params)
+            };
+            unsafe {
+                result::launch_kernel(
+                    function,
+                    (grid, 1, 1),
+                    (threads, 1, 1),
+                    0,
+                    self.stream as sys::CUstream,
+                    &mut params,
+                )?
+            };
         }
         self.lengths.push(nbytes);
         Ok(index)

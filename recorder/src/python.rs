@@ -39,13 +39,35 @@ unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
     unsafe { std::slice::from_raw_parts(ptr as *const u8, span) }
 }
 
-fn check_view(itemsize: usize, shape: &[usize], stride: &[usize]) -> PyResult<()> {
+/// Runs `f` on the bytes of a host view, with the GIL released.
+///
+/// # Safety
+/// As [`view_memory`].
+unsafe fn with_host_view<T: Send>(
+    py: Python<'_>,
+    ptr: usize,
+    itemsize: usize,
+    shape: &[usize],
+    stride: &[usize],
+    f: impl FnOnce(&[u8], &View<'_>) -> T + Send,
+) -> PyResult<T> {
     if itemsize == 0 || shape.len() != stride.len() {
         return Err(PyValueError::new_err(
             "itemsize must be positive and shape and stride the same length",
         ));
     }
-    Ok(())
+    py.detach(|| {
+        guard(|| {
+            let view = View {
+                itemsize,
+                shape,
+                stride,
+            };
+            // SAFETY: guaranteed by the caller.
+            let memory = unsafe { view_memory(ptr, &view) };
+            Ok(f(memory, &view))
+        })
+    })
 }
 
 /// `tthash64-v1` of the logical bytes of a host tensor view.
@@ -60,19 +82,8 @@ fn hash_host(
     shape: Vec<usize>,
     stride: Vec<usize>,
 ) -> PyResult<u64> {
-    check_view(itemsize, &shape, &stride)?;
-    py.detach(|| {
-        guard(|| {
-            let view = View {
-                itemsize,
-                shape: &shape,
-                stride: &stride,
-            };
-            // SAFETY: see the function's contract.
-            let memory = unsafe { view_memory(ptr, &view) };
-            Ok(hash_view(memory, &view))
-        })
-    })
+    // SAFETY: see the function's contract.
+    unsafe { with_host_view(py, ptr, itemsize, &shape, &stride, hash_view) }
 }
 
 /// `tthash64-v1` of a bytes object (for tests and other languages' checks).
@@ -92,21 +103,13 @@ fn stats_host(
     shape: Vec<usize>,
     stride: Vec<usize>,
 ) -> PyResult<Option<StatsTuple>> {
-    check_view(itemsize, &shape, &stride)?;
-    let dtype = dtype.to_owned();
-    py.detach(|| {
-        guard(|| {
-            let view = View {
-                itemsize,
-                shape: &shape,
-                stride: &stride,
-            };
-            // SAFETY: see `hash_host`.
-            let memory = unsafe { view_memory(ptr, &view) };
-            Ok(crate::stats::stats(memory, &view, &dtype)
-                .map(|s| (s.min, s.max, s.mean_abs, s.nan, s.inf)))
+    // SAFETY: see `hash_host`.
+    unsafe {
+        with_host_view(py, ptr, itemsize, &shape, &stride, |memory, view| {
+            crate::stats::stats(memory, view, dtype)
+                .map(|s| (s.min, s.max, s.mean_abs, s.nan, s.inf))
         })
-    })
+    }
 }
 
 /// Writes one trace file from a background thread.

@@ -7,14 +7,48 @@ use crate::format::{
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-/// What makes two tensor layouts the same interned entry.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct LayoutKey {
-    dtype: String,
-    itemsize: u32,
-    shape: Vec<u64>,
-    stride: Vec<i64>,
-    offset: u64,
+/// What makes two layouts one entry: dtype, itemsize, shape, stride, offset.
+type LayoutKey = (String, u32, Vec<u64>, Vec<i64>, u64);
+
+/// Numbers distinct tensor layouts so that each one's record is written once.
+#[derive(Debug, Default)]
+pub struct LayoutTable {
+    ids: HashMap<LayoutKey, u64>,
+}
+
+impl LayoutTable {
+    /// The id of this layout, with the record to write if it is new.
+    pub fn intern(
+        &mut self,
+        dtype: &str,
+        itemsize: u32,
+        shape: &[u64],
+        stride: &[i64],
+        offset: u64,
+    ) -> (u64, Option<LayoutDef>) {
+        let key = (
+            dtype.to_owned(),
+            itemsize,
+            shape.to_vec(),
+            stride.to_vec(),
+            offset,
+        );
+        if let Some(&id) = self.ids.get(&key) {
+            return (id, None);
+        }
+        let id = self.ids.len() as u64;
+        self.ids.insert(key, id);
+        let def = LayoutDef {
+            id,
+            dtype: dtype.to_owned(),
+            itemsize,
+            span: LayoutDef::span_of(shape, stride, itemsize),
+            shape: shape.to_vec(),
+            stride: stride.to_vec(),
+            offset,
+        };
+        (id, Some(def))
+    }
 }
 
 /// Appends records to a trace stream.
@@ -24,7 +58,7 @@ struct LayoutKey {
 /// must be able to see everything so far.
 pub struct TraceWriter<W: Write> {
     out: W,
-    layouts: HashMap<LayoutKey, u64>,
+    layouts: LayoutTable,
     next_source: u64,
     next_kernel: u64,
     launches: u64,
@@ -39,7 +73,7 @@ impl<W: Write> TraceWriter<W> {
         header.version = (crate::format::SCHEMA_MAJOR, crate::format::SCHEMA_MINOR);
         let mut writer = TraceWriter {
             out,
-            layouts: HashMap::new(),
+            layouts: LayoutTable::default(),
             next_source: 0,
             next_kernel: 0,
             launches: 0,
@@ -89,27 +123,10 @@ impl<W: Write> TraceWriter<W> {
         stride: &[i64],
         offset: u64,
     ) -> io::Result<u64> {
-        let key = LayoutKey {
-            dtype: dtype.to_owned(),
-            itemsize,
-            shape: shape.to_vec(),
-            stride: stride.to_vec(),
-            offset,
-        };
-        if let Some(&id) = self.layouts.get(&key) {
-            return Ok(id);
+        let (id, new) = self.layouts.intern(dtype, itemsize, shape, stride, offset);
+        if let Some(def) = new {
+            self.write(&Record::Layout(def))?;
         }
-        let id = self.layouts.len() as u64;
-        self.write(&Record::Layout(LayoutDef {
-            id,
-            dtype: dtype.to_owned(),
-            itemsize,
-            span: LayoutDef::span_of(shape, stride, itemsize),
-            shape: key.shape.clone(),
-            stride: key.stride.clone(),
-            offset,
-        }))?;
-        self.layouts.insert(key, id);
         Ok(id)
     }
 

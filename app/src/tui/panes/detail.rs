@@ -260,6 +260,7 @@ fn launch_lines(app: &App, a: Side<'_>, b: Side<'_>, pair: bool, lines: &mut Vec
 }
 
 /// What one argument looks like on one side.
+#[derive(Default)]
 struct ArgView {
     name: String,
     io: &'static str,
@@ -291,14 +292,8 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
             let mut view = ArgView {
                 name: kernel.arg_name(i),
                 io,
-                dtype: String::new(),
-                shape: String::new(),
-                stride: String::new(),
-                pre: None,
-                post: None,
-                scalar: None,
-                stats: None,
                 reads: access.reads(),
+                ..ArgView::default()
             };
             match arg {
                 ArgRef::Tensor(t) => {
@@ -371,18 +366,7 @@ fn argument_lines(
     }
     lines.push(Line::from(head));
     let count = va.len().max(vb.len());
-    let empty = ArgView {
-        name: String::new(),
-        io: "",
-        dtype: String::new(),
-        shape: String::new(),
-        stride: String::new(),
-        pre: None,
-        post: None,
-        scalar: None,
-        stats: None,
-        reads: false,
-    };
+    let empty = ArgView::default();
     for i in 0..count {
         let x = va.get(i).or(vb.get(i)).unwrap_or(&empty);
         let y = vb.get(i);

@@ -22,9 +22,10 @@ pub struct PairDiff {
     pub inputs: Vec<ArgIndex>,
     /// Arguments whose value after the launch differs.
     pub outputs: Vec<ArgIndex>,
-    /// Read-and-written arguments whose bytes differed before the launch
-    /// although everything the launch wrote agrees: the kernel overwrote
-    /// them before they mattered (Inductor's scratch `in_out_ptr`s).
+    /// Written arguments (declared `inout`, or seen to change) whose bytes
+    /// differed before the launch although everything the launch wrote
+    /// agrees: the kernel overwrote them before they mattered (Inductor's
+    /// scratch `in_out_ptr`s, a user kernel's output).
     pub overwritten: Vec<ArgIndex>,
     /// Some argument the kernel reads was not hashed before the launch.
     pub inputs_unhashed: bool,
@@ -108,6 +109,8 @@ impl<'t> Comparer<'t> {
             grid: la.grid() != lb.grid(),
             ..PairDiff::default()
         };
+        // Arguments the recorder saw written in either run.
+        let mut written: Vec<ArgIndex> = Vec::new();
         for (i, (x, y)) in self.a.args_of(la).zip(self.b.args_of(lb)).enumerate() {
             let index = i as ArgIndex;
             let reads = access_of(kernel, i).reads();
@@ -129,6 +132,9 @@ impl<'t> Comparer<'t> {
                             _ => diff.inputs_unhashed = true,
                         }
                     }
+                    if tx.written || ty.written {
+                        written.push(index);
+                    }
                     if was_written(kernel, i, &x) || was_written(kernel_b, i, &y) {
                         match (tx.post, ty.post) {
                             (Some(p), Some(q)) if p != q => diff.outputs.push(index),
@@ -143,10 +149,9 @@ impl<'t> Comparer<'t> {
             }
         }
         if diff.outputs.is_empty() && !diff.outputs_unhashed {
-            let (overwritten, inputs) = diff
-                .inputs
-                .iter()
-                .partition(|&&i| access_of(kernel, usize::from(i)) == Access::Inout);
+            let (overwritten, inputs) = diff.inputs.iter().partition(|&&i| {
+                access_of(kernel, usize::from(i)) == Access::Inout || written.contains(&i)
+            });
             diff.overwritten = overwritten;
             diff.inputs = inputs;
         }

@@ -96,3 +96,31 @@ def test_index_add_is_nondeterministic_on_the_gpu(run_program, tmp_path: Path) -
     assert len(report["root_causes"]) == 1
     assert report["divergence_count"] > 1
     assert all(not d["root_cause"] for d in report["divergences"][1:])
+
+
+def test_a_user_triton_kernel_with_a_callable_grid(tmp_path: Path) -> None:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
+
+    x = torch.randn(5000, device="cuda")
+    out = torch.zeros_like(x)
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path, aten=False):
+        double[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, out, 5000, BLOCK=1024)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x * 2)
+    (launch,) = launches(path)
+    assert (launch["kernel"], launch["backend"], launch["grid"]) == (
+        "double",
+        "user-triton",
+        [5, 1, 1],
+    )
+    x_arg, out_arg = launch["args"][0], launch["args"][1]
+    assert int(x_arg["pre"], 16) == tritontui.hash_tensor(x.cpu())
+    assert int(out_arg["post"], 16) == tritontui.hash_tensor(out.cpu()) and out_arg["written"]

@@ -123,3 +123,18 @@ def test_the_triton_hook_records_inductor_launches(run_program, tmp_path: Path) 
     assert out["written"] and out["pre"] != out["post"]
     # The interpreter's own tensor copies are not program launches.
     assert not [r for r in records if r["type"] == "launch" and r["backend"] == "aten"]
+
+
+def test_user_triton_kernels_launched_eagerly_are_recorded(run_program, tmp_path: Path) -> None:
+    run_program("user_triton.py", "t.msgpack")
+    records = dump(tmp_path / "t.msgpack")
+    recorded = [r for r in records if r["type"] == "launch"]
+    assert [(r["kernel"], r["backend"]) for r in recorded] == [("scale_add", "user-triton")]
+    launch = recorded[0]
+    assert [a["name"] for a in launch["args"]] == ["x_ptr", "y_ptr", "out_ptr", "n"]
+    assert launch["grid"] == [4, 1, 1]
+    written = {a["name"]: a["written"] for a in launch["args"] if "dtype" in a}
+    assert written == {"x_ptr": False, "y_ptr": False, "out_ptr": True}
+    kernel = next(r for r in records if r["type"] == "kernel")
+    assert kernel["config"] == {"ALPHA": 2.0, "BLOCK": 256}
+    assert kernel["source"].endswith("user_triton.py")

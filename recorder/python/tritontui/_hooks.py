@@ -6,7 +6,7 @@ import contextlib
 import warnings
 from typing import Any
 
-from . import _aten, _cpp_hook, _graph_hook, _triton_hook
+from . import _aten, _cpp_hook, _graph_hook, _triton_hook, _user_triton_hook
 
 _ATEN_MODE: _aten.AtenRecorder | None = None
 
@@ -14,6 +14,7 @@ _ATEN_MODE: _aten.AtenRecorder | None = None
 def install(session: Any) -> None:
     global _ATEN_MODE
     _triton_hook.install()
+    _user_triton_hook.install()
     _cpp_hook.install()
     _graph_hook.install()
     if session.aten:
@@ -30,6 +31,7 @@ def uninstall() -> None:
         with contextlib.suppress(Exception):
             mode.__exit__(None, None, None)
     _triton_hook.uninstall()
+    _user_triton_hook.uninstall()
     _cpp_hook.uninstall()
     _graph_hook.uninstall()
 

@@ -47,7 +47,10 @@ def install() -> None:
     global _ORIGINAL
     if _ORIGINAL is not None:
         return
-    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    try:
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    except ImportError:
+        return  # torch without Triton: no Triton launches to record
 
     _ORIGINAL = CachingAutotuner.run
 

@@ -6,7 +6,7 @@
 //! order, and the writer thread flushes whenever the channel runs dry, so
 //! a killed process loses at most the records still in flight.
 
-use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, SourceDef};
+use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record};
 use crate::writer::TraceWriter;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -86,9 +86,7 @@ pub struct BackgroundWriter {
     tx: Option<Sender<Command>>,
     thread: Option<JoinHandle<()>>,
     error: Arc<Mutex<Option<String>>>,
-    layouts: crate::writer::LayoutTable,
-    next_source: u64,
-    next_kernel: u64,
+    ids: crate::writer::Ids,
 }
 
 impl BackgroundWriter {
@@ -112,9 +110,7 @@ impl BackgroundWriter {
             tx: Some(tx),
             thread: Some(thread),
             error,
-            layouts: crate::writer::LayoutTable::default(),
-            next_source: 0,
-            next_kernel: 0,
+            ids: crate::writer::Ids::default(),
         })
     }
 
@@ -153,23 +149,15 @@ impl BackgroundWriter {
 
     /// Queues a source record and returns its id.
     pub fn source(&mut self, path: &str, lang: &str, text: &str) -> io::Result<u64> {
-        let id = self.next_source;
-        self.record(Record::Source(SourceDef {
-            id,
-            path: path.to_owned(),
-            lang: lang.to_owned(),
-            text: text.to_owned(),
-        }))?;
-        self.next_source += 1;
+        let (id, record) = self.ids.source(path, lang, text);
+        self.record(record)?;
         Ok(id)
     }
 
     /// Queues a kernel record under a new id and returns it.
-    pub fn kernel(&mut self, mut kernel: KernelDef) -> io::Result<u64> {
-        let id = self.next_kernel;
-        kernel.id = id;
-        self.record(Record::Kernel(kernel))?;
-        self.next_kernel += 1;
+    pub fn kernel(&mut self, kernel: KernelDef) -> io::Result<u64> {
+        let (id, record) = self.ids.kernel(kernel);
+        self.record(record)?;
         Ok(id)
     }
 
@@ -182,9 +170,9 @@ impl BackgroundWriter {
         stride: &[i64],
         offset: u64,
     ) -> io::Result<u64> {
-        let (id, new) = self.layouts.intern(dtype, itemsize, shape, stride, offset);
-        if let Some(def) = new {
-            self.record(Record::Layout(def))?;
+        let (id, new) = self.ids.layout(dtype, itemsize, shape, stride, offset);
+        if let Some(record) = new {
+            self.record(record)?;
         }
         Ok(id)
     }

@@ -79,8 +79,17 @@ unsafe impl Send for Device {}
 
 static DEVICES: OnceLock<Mutex<HashMap<i32, Device>>> = OnceLock::new();
 
-fn devices() -> &'static Mutex<HashMap<i32, Device>> {
-    DEVICES.get_or_init(|| Mutex::new(HashMap::new()))
+fn devices() -> Result<std::sync::MutexGuard<'static, HashMap<i32, Device>>> {
+    DEVICES
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .map_err(|_| GpuError("poisoned lock".into()))
+}
+
+/// The device a batch was begun on.
+fn opened(map: &HashMap<i32, Device>, ordinal: i32) -> Result<&Device> {
+    map.get(&ordinal)
+        .ok_or_else(|| GpuError(format!("device {ordinal} is not open")))
 }
 
 impl Device {
@@ -180,9 +189,7 @@ impl Batch {
     /// raw `cudaStream_t`, 0 for the legacy default stream). Waits only if
     /// every range is still in use.
     pub fn begin(ordinal: i32, stream: u64) -> Result<Batch> {
-        let mut map = devices()
-            .lock()
-            .map_err(|_| GpuError("poisoned lock".into()))?;
+        let mut map = devices()?;
         let device = match map.entry(ordinal) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(Device::open(ordinal)?),
@@ -239,12 +246,8 @@ impl Batch {
         if self.lengths.len() >= BATCH {
             return Err(GpuError(format!("more than {BATCH} tensors in one launch")));
         }
-        let map = devices()
-            .lock()
-            .map_err(|_| GpuError("poisoned lock".into()))?;
-        let device = map
-            .get(&self.ordinal)
-            .ok_or_else(|| GpuError("no device".into()))?;
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
         let index = self.lengths.len();
         let numel: u64 = shape.iter().product();
         let nbytes = numel * itemsize;
@@ -308,12 +311,8 @@ impl Batch {
 
     /// Enqueues the copy of the sums to the host and an event after it.
     pub fn finish(self) -> Result<Finished> {
-        let map = devices()
-            .lock()
-            .map_err(|_| GpuError("poisoned lock".into()))?;
-        let device = map
-            .get(&self.ordinal)
-            .ok_or_else(|| GpuError("no device".into()))?;
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
         unsafe { result::ctx::set_current(device.ctx)? };
         // SAFETY: the slice is this batch's range of the pinned ring.
         let host = unsafe { device.ring_host.add(self.range * BATCH) };

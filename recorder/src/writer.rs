@@ -10,22 +10,46 @@ use std::io::{self, Write};
 /// What makes two layouts one entry: dtype, itemsize, shape, stride, offset.
 type LayoutKey = (String, u32, Vec<u64>, Vec<i64>, u64);
 
-/// Numbers distinct tensor layouts so that each one's record is written once.
+/// Numbers the sources, kernels and tensor layouts of one trace, so that
+/// each is written once and launches refer to it by id. Both writers use
+/// it; it only makes records, writing them is the caller's.
 #[derive(Debug, Default)]
-pub struct LayoutTable {
-    ids: HashMap<LayoutKey, u64>,
+pub struct Ids {
+    layouts: HashMap<LayoutKey, u64>,
+    sources: u64,
+    kernels: u64,
 }
 
-impl LayoutTable {
+impl Ids {
+    /// A source record under a new id.
+    pub fn source(&mut self, path: &str, lang: &str, text: &str) -> (u64, Record) {
+        let id = self.sources;
+        self.sources += 1;
+        let record = Record::Source(SourceDef {
+            id,
+            path: path.to_owned(),
+            lang: lang.to_owned(),
+            text: text.to_owned(),
+        });
+        (id, record)
+    }
+
+    /// `kernel` as a record under a new id (its own `id` is ignored).
+    pub fn kernel(&mut self, mut kernel: KernelDef) -> (u64, Record) {
+        kernel.id = self.kernels;
+        self.kernels += 1;
+        (kernel.id, Record::Kernel(kernel))
+    }
+
     /// The id of this layout, with the record to write if it is new.
-    pub fn intern(
+    pub fn layout(
         &mut self,
         dtype: &str,
         itemsize: u32,
         shape: &[u64],
         stride: &[i64],
         offset: u64,
-    ) -> (u64, Option<LayoutDef>) {
+    ) -> (u64, Option<Record>) {
         let key = (
             dtype.to_owned(),
             itemsize,
@@ -33,11 +57,11 @@ impl LayoutTable {
             stride.to_vec(),
             offset,
         );
-        if let Some(&id) = self.ids.get(&key) {
+        if let Some(&id) = self.layouts.get(&key) {
             return (id, None);
         }
-        let id = self.ids.len() as u64;
-        self.ids.insert(key, id);
+        let id = self.layouts.len() as u64;
+        self.layouts.insert(key, id);
         let def = LayoutDef {
             id,
             dtype: dtype.to_owned(),
@@ -47,7 +71,7 @@ impl LayoutTable {
             stride: stride.to_vec(),
             offset,
         };
-        (id, Some(def))
+        (id, Some(Record::Layout(def)))
     }
 }
 
@@ -58,9 +82,7 @@ impl LayoutTable {
 /// must be able to see everything so far.
 pub struct TraceWriter<W: Write> {
     out: W,
-    layouts: LayoutTable,
-    next_source: u64,
-    next_kernel: u64,
+    ids: Ids,
     launches: u64,
 }
 
@@ -73,9 +95,7 @@ impl<W: Write> TraceWriter<W> {
         header.version = (crate::format::SCHEMA_MAJOR, crate::format::SCHEMA_MINOR);
         let mut writer = TraceWriter {
             out,
-            layouts: LayoutTable::default(),
-            next_source: 0,
-            next_kernel: 0,
+            ids: Ids::default(),
             launches: 0,
         };
         writer.write(&Record::Header(header))?;
@@ -92,24 +112,16 @@ impl<W: Write> TraceWriter<W> {
 
     /// Writes a source record and returns its new id.
     pub fn add_source(&mut self, path: &str, lang: &str, text: &str) -> io::Result<u64> {
-        let id = self.next_source;
-        self.next_source += 1;
-        self.write(&Record::Source(SourceDef {
-            id,
-            path: path.to_owned(),
-            lang: lang.to_owned(),
-            text: text.to_owned(),
-        }))?;
+        let (id, record) = self.ids.source(path, lang, text);
+        self.write(&record)?;
         Ok(id)
     }
 
     /// Writes a kernel record under a new id (ignoring `kernel.id`) and
     /// returns that id.
-    pub fn add_kernel(&mut self, mut kernel: KernelDef) -> io::Result<u64> {
-        kernel.id = self.next_kernel;
-        self.next_kernel += 1;
-        let id = kernel.id;
-        self.write(&Record::Kernel(kernel))?;
+    pub fn add_kernel(&mut self, kernel: KernelDef) -> io::Result<u64> {
+        let (id, record) = self.ids.kernel(kernel);
+        self.write(&record)?;
         Ok(id)
     }
 
@@ -123,9 +135,9 @@ impl<W: Write> TraceWriter<W> {
         stride: &[i64],
         offset: u64,
     ) -> io::Result<u64> {
-        let (id, new) = self.layouts.intern(dtype, itemsize, shape, stride, offset);
-        if let Some(def) = new {
-            self.write(&Record::Layout(def))?;
+        let (id, new) = self.ids.layout(dtype, itemsize, shape, stride, offset);
+        if let Some(record) = new {
+            self.write(&record)?;
         }
         Ok(id)
     }

@@ -17,7 +17,6 @@ use std::thread::JoinHandle;
 
 enum Command {
     Record(Box<Record>),
-    Launch(Box<LaunchRecord>),
     /// A record some of whose hashes are still being computed elsewhere.
     Pending(Box<Record>, Vec<Fill>, Pending),
     Finish(EndRecord),
@@ -38,11 +37,9 @@ pub struct Fill {
     pub index: usize,
 }
 
-/// Puts delivered hashes into a record and sets the written flag of
-/// arguments whose hash changed.
+/// Puts delivered hashes into a record (a launch or an input).
 fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
     use crate::format::{ArgValue, TensorArg};
-    let is_launch = matches!(record, Record::Launch(_));
     let mut tensors: Vec<&mut TensorArg> = match record {
         Record::Launch(launch) => launch
             .args
@@ -71,14 +68,21 @@ fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
             tensor.pre = Some(hash);
         }
     }
-    if is_launch {
-        for t in tensors {
-            if matches!((t.pre, t.post), (Some(a), Some(b)) if a != b) {
-                t.flags |= TensorArg::WRITTEN;
-            }
+    Ok(())
+}
+
+/// Sets the written flag of every tensor argument whose hash changed during
+/// the launch: the one place the recorder decides it, for host and device
+/// hashes alike.
+fn mark_changed(launch: &mut LaunchRecord) {
+    use crate::format::{ArgValue, TensorArg};
+    for arg in &mut launch.args {
+        if let ArgValue::Tensor(t) = arg
+            && matches!((t.pre, t.post), (Some(a), Some(b)) if a != b)
+        {
+            t.flags |= TensorArg::WRITTEN;
         }
     }
-    Ok(())
 }
 
 /// Writes a trace file from a background thread.
@@ -138,7 +142,7 @@ impl BackgroundWriter {
 
     /// Queues a launch.
     pub fn launch(&self, launch: LaunchRecord) -> io::Result<()> {
-        self.send(Command::Launch(Box::new(launch)))
+        self.record(Record::Launch(launch))
     }
 
     /// Queues a record (launch or input) to be completed with hashes that
@@ -210,17 +214,24 @@ impl Drop for BackgroundWriter {
     }
 }
 
+/// Writes one record, flagging the launch arguments whose hash changed.
+fn write(writer: &mut TraceWriter<BufWriter<File>>, mut record: Record) -> io::Result<()> {
+    if let Record::Launch(launch) = &mut record {
+        mark_changed(launch);
+    }
+    writer.write(&record)
+}
+
 fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io::Result<()> {
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
         while let Some(command) = next.take() {
             match command {
-                Command::Record(record) => writer.write(&record)?,
-                Command::Launch(launch) => writer.launch(&launch)?,
+                Command::Record(record) => write(&mut writer, *record)?,
                 Command::Pending(mut record, fills, pending) => {
                     let hashes = pending().map_err(io::Error::other)?;
                     fill(&mut record, &fills, &hashes)?;
-                    writer.write(&record)?;
+                    write(&mut writer, *record)?;
                 }
                 Command::Finish(end) => {
                     writer.finish(end.ts, &end.reason)?;
@@ -238,10 +249,13 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ArgRef;
+    use crate::format::{ArgValue, Scalar, TensorArg};
     use crate::trace::Trace;
+    use std::path::{Path, PathBuf};
 
-    #[test]
-    fn records_arrive_in_order_and_the_end_is_written() {
+    /// A writer on a fresh file with one kernel and one layout queued.
+    fn writer() -> (tempfile::TempDir, PathBuf, BackgroundWriter, u64, u64) {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.msgpack");
         let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
@@ -249,7 +263,7 @@ mod tests {
             .kernel(KernelDef {
                 id: 99,
                 name: "k".into(),
-                backend: "cpp".into(),
+                backend: "triton".into(),
                 args: vec![],
                 source: None,
                 meta: Default::default(),
@@ -257,23 +271,58 @@ mod tests {
             })
             .expect("kernel");
         let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
+        (dir, path, w, kernel, layout)
+    }
+
+    fn launch(seq: u64, kernel: u64, args: Vec<ArgValue>) -> LaunchRecord {
+        LaunchRecord {
+            seq,
+            kernel,
+            grid: vec![1],
+            stream: 7,
+            device: 0,
+            thread: 1,
+            ts: seq,
+            autotune: false,
+            args,
+        }
+    }
+
+    fn tensor(layout: u64, ptr: u64, pre: Option<u64>, post: Option<u64>) -> ArgValue {
+        ArgValue::Tensor(TensorArg {
+            layout,
+            ptr,
+            flags: 0,
+            pre,
+            post,
+            stats: None,
+        })
+    }
+
+    /// (pre, post, written) of the first and third arguments of the
+    /// trace's first launch.
+    type Seen = (Option<u64>, Option<u64>, bool);
+
+    fn first_and_third(path: &Path) -> (Seen, Seen) {
+        let trace = Trace::open(path).expect("load");
+        let args: Vec<_> = trace.args_of(&trace.launches[0]).collect();
+        match (args[0], args[2]) {
+            (ArgRef::Tensor(a), ArgRef::Tensor(b)) => {
+                ((a.pre, a.post, a.written), (b.pre, b.post, b.written))
+            }
+            other => panic!("expected tensors, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn records_arrive_in_order_and_the_end_is_written() {
+        let (_dir, path, mut w, kernel, layout) = writer();
         assert_eq!(
             w.layout("float32", 4, &[4], &[1], 0).expect("again"),
             layout
         );
         for seq in 0..1000 {
-            w.launch(LaunchRecord {
-                seq,
-                kernel,
-                grid: vec![],
-                stream: 0,
-                device: -1,
-                thread: 1,
-                ts: seq,
-                autotune: false,
-                args: vec![],
-            })
-            .expect("launch");
+            w.launch(launch(seq, kernel, vec![])).expect("launch");
         }
         w.finish(5, "exit").expect("finish");
         let trace = Trace::open(&path).expect("load");
@@ -284,9 +333,7 @@ mod tests {
 
     #[test]
     fn dropping_without_finish_leaves_a_readable_trace_without_end() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.msgpack");
-        let w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
+        let (_dir, path, w, _, _) = writer();
         w.record(Record::Marker(crate::format::MarkerRecord {
             label: "m".into(),
             after: None,
@@ -299,93 +346,43 @@ mod tests {
         assert_eq!(trace.markers.len(), 1);
         assert!(trace.early_end.is_some());
     }
-}
 
-#[cfg(test)]
-mod pending_tests {
-    use super::*;
-    use crate::format::{ArgValue, TensorArg};
-    use crate::trace::Trace;
+    #[test]
+    fn a_changed_hash_sets_written() {
+        let (_dir, path, mut w, kernel, layout) = writer();
+        let args = vec![
+            tensor(layout, 16, Some(5), Some(5)),
+            ArgValue::Scalar(Scalar::Int(4)),
+            tensor(layout, 32, Some(6), Some(9)),
+        ];
+        w.launch(launch(0, kernel, args)).expect("launch");
+        w.finish(1, "exit").expect("finish");
+        let (a, b) = first_and_third(&path);
+        assert_eq!(a, (Some(5), Some(5), false));
+        assert_eq!(b, (Some(6), Some(9), true));
+    }
 
     #[test]
     fn pending_hashes_are_filled_in_and_a_change_sets_written() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.msgpack");
-        let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
-        let kernel = w
-            .kernel(KernelDef {
-                id: 0,
-                name: "k".into(),
-                backend: "triton".into(),
-                args: vec![],
-                source: None,
-                meta: Default::default(),
-                config: Default::default(),
-            })
-            .expect("kernel");
-        let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
-        let tensor = |ptr| {
-            ArgValue::Tensor(TensorArg {
-                layout,
-                ptr,
-                flags: 0,
-                pre: None,
-                post: None,
-                stats: None,
-            })
-        };
-        let launch = LaunchRecord {
-            seq: 0,
-            kernel,
-            grid: vec![1],
-            stream: 7,
-            device: 0,
-            thread: 1,
-            ts: 0,
-            autotune: false,
-            args: vec![
-                tensor(16),
-                ArgValue::Scalar(crate::format::Scalar::Int(4)),
-                tensor(32),
-            ],
-        };
-        let fills = vec![
-            Fill {
-                arg: 0,
-                post: false,
-                index: 0,
-            },
-            Fill {
-                arg: 0,
-                post: true,
-                index: 1,
-            },
-            Fill {
-                arg: 1,
-                post: false,
-                index: 2,
-            },
-            Fill {
-                arg: 1,
-                post: true,
-                index: 3,
-            },
+        let (_dir, path, mut w, kernel, layout) = writer();
+        let args = vec![
+            tensor(layout, 16, None, None),
+            ArgValue::Scalar(Scalar::Int(4)),
+            tensor(layout, 32, None, None),
         ];
-        w.pending(
-            Record::Launch(launch),
-            fills,
-            Box::new(|| Ok(vec![5, 5, 6, 9])),
-        )
-        .expect("pending");
+        let fill = |arg, post, index| Fill { arg, post, index };
+        let fills = vec![
+            fill(0, false, 0),
+            fill(0, true, 1),
+            fill(1, false, 2),
+            fill(1, true, 3),
+        ];
+        let delivered: Pending = Box::new(|| Ok(vec![5, 5, 6, 9]));
+        w.pending(Record::Launch(launch(0, kernel, args)), fills, delivered)
+            .expect("pending");
         w.finish(1, "exit").expect("finish");
-        let trace = Trace::open(&path).expect("load");
-        let args: Vec<_> = trace.args_of(&trace.launches[0]).collect();
-        match (args[0], args[2]) {
-            (crate::ArgRef::Tensor(a), crate::ArgRef::Tensor(b)) => {
-                assert_eq!((a.pre, a.post, a.written), (Some(5), Some(5), false));
-                assert_eq!((b.pre, b.post, b.written), (Some(6), Some(9), true));
-            }
-            other => panic!("expected tensors, got {other:?}"),
-        }
+        let (a, b) = first_and_third(&path);
+        assert_eq!(a, (Some(5), Some(5), false));
+        assert_eq!(b, (Some(6), Some(9), true));
     }
 }

@@ -181,13 +181,12 @@ def prepare(
 
 def finish(session: Any, p: Prepared, declared_written: bool, hashes: Hashes) -> Any:
     """The trace argument after the launch: a tensor tuple or the value.
-    (A change between device hashes is noticed by the writer thread.)"""
+    The writer thread also flags as written an argument whose hash changed."""
     t = p.tensor
     if t is None:
         return scalar(p.value)
     post = hashes.hash(t) if session.hash_outputs else None
-    changed = isinstance(p.pre, int) and isinstance(post, int) and post != p.pre
-    flags = WRITTEN if declared_written or changed else 0
+    flags = WRITTEN if declared_written else 0
     if session.stats:
         return (p.layout, p.ptr, flags, p.pre, post, stats_tensor(t))
     return (p.layout, p.ptr, flags, p.pre, post)

@@ -54,16 +54,15 @@ fn unreachable_kernel() -> &'static Kernel {
     })
 }
 
-/// Whether a kernel uses atomics, per the compiler's metadata or its source.
+/// Whether a kernel uses atomics: the compiler's `atomic_add_found` when it
+/// said, else whether its source calls an atomic update.
 pub fn uses_atomics(trace: &Trace, kernel: &Kernel) -> bool {
-    let flagged = kernel
-        .meta
-        .get("atomic_add_found")
-        .is_some_and(|v| *v == Scalar::Bool(true));
-    flagged
-        || trace
+    match kernel.meta.get("atomic_add_found") {
+        Some(Scalar::Bool(found)) => *found,
+        _ => trace
             .source_of(kernel)
-            .is_some_and(|s| s.text.contains("atomic_add") || s.text.contains("atomic_"))
+            .is_some_and(|s| crate::suspects::has_atomic_calls(&s.text)),
+    }
 }
 
 /// A sentence saying where a differing input came from.

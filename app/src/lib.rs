@@ -12,6 +12,7 @@ pub mod explain;
 pub mod producer;
 pub mod report;
 pub mod signature;
+pub mod suspects;
 pub mod synth;
 pub mod tui;
 

@@ -111,6 +111,20 @@ fn a_nondeterministic_kernel_is_the_root_cause_and_its_consumers_propagate() {
 }
 
 #[test]
+fn only_a_kernel_that_uses_atomics_is_said_to() {
+    // Kernel 6 of the simulated step is a reduction without atomics; its
+    // source still names `'atomic_add_found': False` in its decorator.
+    let (_, report) = analyse(&pair(240, &[Injection::Nondeterministic { at: 30 }]));
+    let first = report.first_divergence.expect("divergent");
+    assert_eq!(first.kernel, "triton_red_fused_sum_6");
+    assert!(
+        first.detail.contains("nondeterministic") && !first.detail.contains("atomic"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
 fn a_different_config_is_a_launch_config_divergence() {
     check_single(Injection::LaunchConfig { at: 50 });
     let (_, report) = analyse(&pair(240, &[Injection::LaunchConfig { at: 50 }]));

@@ -54,7 +54,7 @@ pub fn spawn<M: Send + 'static>(
 
 /// Highlights one source (also used directly by tests).
 pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> Highlighted {
-    let suspicious = suspicious_lines(&request.text);
+    let suspicious = crate::suspects::suspicious_lines(&request.text);
     let plain = || {
         request
             .text
@@ -97,82 +97,9 @@ pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> 
     Highlighted { lines, suspicious }
 }
 
-/// Patterns that commonly make a kernel's result depend on scheduling or
-/// configuration, with what to say about them.
-const SUSPECTS: &[(&str, &str)] = &[
-    (
-        "tl.atomic_",
-        "atomic update: the order of additions varies between runs",
-    ),
-    (
-        "atomic_add(",
-        "atomic update: the order of additions varies between runs",
-    ),
-    (
-        "atomicAdd(",
-        "atomic update: the order of additions varies between runs",
-    ),
-    (
-        "#pragma omp atomic",
-        "atomic update: the order of additions varies between runs",
-    ),
-    (
-        "tl.sum(",
-        "reduction: its order depends on the block sizes and warps",
-    ),
-    (
-        "tl.reduce(",
-        "reduction: its order depends on the block sizes and warps",
-    ),
-    (
-        "welford",
-        "Welford reduction: its order depends on the block sizes",
-    ),
-    (
-        "tl.dot(",
-        "matrix product: its accumulation order depends on the config",
-    ),
-    (
-        "#pragma omp parallel",
-        "OpenMP loop: a reduction's order depends on the thread count",
-    ),
-    ("tl.rand", "random numbers: the seed or offset must match"),
-    ("philox", "random numbers: the seed or offset must match"),
-    (
-        "load_seed(",
-        "random numbers: the seed or offset must match",
-    ),
-];
-
-/// Lines that commonly cause nondeterminism, with the reason.
-pub fn suspicious_lines(text: &str) -> Vec<(usize, &'static str)> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, line)| {
-            let code = line.split('#').next().unwrap_or(line);
-            let code = if line.trim_start().starts_with("#pragma") {
-                line
-            } else {
-                code
-            };
-            SUSPECTS
-                .iter()
-                .find(|(pattern, _)| code.contains(pattern))
-                .map(|(_, why)| (i, *why))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomics_and_reductions_are_marked_but_comments_are_not() {
-        let text = "inductor_meta={'atomic_add_found': True},\n    tl.atomic_add(out_ptr0 + i, v)\n    s = tl.sum(v, 0)\n    # tl.atomic_add in a comment\n#pragma omp atomic\n";
-        let lines: Vec<usize> = suspicious_lines(text).into_iter().map(|(i, _)| i).collect();
-        assert_eq!(lines, [1, 2, 4]);
-    }
 
     #[test]
     fn python_is_coloured_and_keeps_every_line() {

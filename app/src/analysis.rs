@@ -81,6 +81,8 @@ pub struct Divergence {
     /// The upstream divergence and argument that explain this one; `None`
     /// makes it a root cause.
     pub reached_from: Option<(usize, ArgIndex)>,
+    /// The root cause this divergence leads back to (itself for a root cause).
+    pub root: usize,
     /// The comparison of the pair, for matched rows.
     pub diff: Option<PairDiff>,
 }
@@ -156,6 +158,7 @@ impl Analysis {
         drop((a_keys, b_keys));
         let (statuses, mut divergences) = classify_rows(a, b, &alignment);
         explain_inputs(a, b, &alignment, &statuses, &mut divergences);
+        find_roots(&mut divergences);
         Analysis {
             alignment,
             statuses,
@@ -175,22 +178,6 @@ impl Analysis {
             .iter()
             .enumerate()
             .filter(|(_, d)| d.is_root_cause())
-    }
-
-    /// The chain from divergence `index` up to its root cause, starting
-    /// with `index` itself.
-    pub fn path_to_root(&self, index: usize) -> Vec<usize> {
-        let mut path = vec![index];
-        let mut at = index;
-        while let Some((up, _)) = self.divergences[at].reached_from {
-            // Producers come earlier in the rows, so this terminates; guard anyway.
-            if up >= at {
-                break;
-            }
-            path.push(up);
-            at = up;
-        }
-        path
     }
 }
 
@@ -240,6 +227,7 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
                         args,
                         origins: Vec::new(),
                         reached_from: None,
+                        root: 0, // set by find_roots
                         diff: Some(diff),
                     });
                 }
@@ -325,7 +313,19 @@ fn structural_run(a: &Trace, b: &Trace, rows: &[Row], start: usize, end: usize) 
         args,
         origins: Vec::new(),
         reached_from: None,
+        root: 0, // set by find_roots
         diff: None,
+    }
+}
+
+/// Sets each divergence's root cause, in one pass: whatever reaches a
+/// divergence comes before it.
+fn find_roots(divergences: &mut [Divergence]) {
+    for index in 0..divergences.len() {
+        divergences[index].root = match divergences[index].reached_from {
+            Some((up, _)) if up < index => divergences[up].root,
+            _ => index,
+        };
     }
 }
 

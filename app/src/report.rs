@@ -223,7 +223,7 @@ fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> Diver
             arg,
         })
     });
-    let root = *analysis.path_to_root(index).last().unwrap_or(&index);
+    let root = d.root;
     DivergenceReport {
         kind: d.kind,
         root_cause: d.is_root_cause(),

@@ -129,7 +129,7 @@ fn divergence_head(runs: Runs<'_>, analysis: &crate::Analysis, d: &Divergence) -
     match d.reached_from {
         None => head.push_str(" · root cause"),
         Some((up, _)) => {
-            let root = *analysis.path_to_root(up).last().unwrap_or(&up);
+            let root = analysis.divergences[up].root;
             let at = |d: &Divergence| {
                 let a =
                     d.a.map_or("A -".to_owned(), |i| format!("A#{}", runs.seq_a(i)));

@@ -10,6 +10,8 @@ const ATOMIC: &str = "atomic update: the order of additions varies between runs"
 const SUSPECTS: &[(&str, &str)] = &[
     ("tl.atomic_", ATOMIC),
     ("atomic_add(", ATOMIC),
+    // Inductor's C++ helper for vectorised atomic adds.
+    ("atomic_add_vec<", ATOMIC),
     ("atomicAdd(", ATOMIC),
     ("#pragma omp atomic", ATOMIC),
     (
@@ -85,6 +87,10 @@ mod tests {
         ));
         assert!(has_atomic_calls(
             "            atomic_add(&out_ptr0[x0], tmp0);\n"
+        ));
+        // What Inductor's C++ index_add really calls.
+        assert!(has_atomic_calls(
+            "    atomic_add_vec<float, 2, 1>(out_ptr0, tmp10, tmp12);\n"
         ));
     }
 }

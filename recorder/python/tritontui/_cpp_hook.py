@@ -30,12 +30,19 @@ class CppKernel:
         self.kernel = kernel
         self.cpp_path = _cpp_path(kernel)
         self.module_path = module_path
+        self._source: str | None = None
         self._params: list[tuple[str, str, str]] | None = None
+
+    def source(self) -> str:
+        """The kernel's C++ source, read once."""
+        if self._source is None:
+            self._source = _read(self.cpp_path)
+        return self._source
 
     def params(self) -> list[tuple[str, str, str]]:
         """(name, C++ type, access) per parameter, from the source."""
         if self._params is None:
-            self._params = parse_signature(_read(self.cpp_path))
+            self._params = parse_signature(self.source())
         return self._params
 
     def __call__(self, *args: Any) -> Any:
@@ -65,13 +72,15 @@ class CppKernel:
         self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any], hashes: Any
     ) -> None:
         def define() -> dict[str, Any]:
-            text = _read(self.cpp_path)
+            text = self.source()
             return {
                 "name": self.name,
                 "backend": "cpp",
                 "args": [{"name": n, "type": t, "access": a} for n, t, a in params],
                 "source": session.source_id(self.cpp_path, "cpp", text) if text else None,
-                "meta": {"atomic_add_found": "atomic_add(" in text},
+                # No compiler flag says whether it uses atomics: tritontui
+                # reads that from the source.
+                "meta": {},
                 "config": {},
             }
 

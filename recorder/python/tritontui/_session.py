@@ -104,6 +104,7 @@ class Session:
         self._source_ids: dict[str, int] = {}
         self._layout_ids: dict[Any, int] = {}
         self._known_pids: set[int] = set()
+        self._processes_scanned = 0.0
         self._lock = threading.Lock()
         self._file: Any = None
 
@@ -137,7 +138,9 @@ class Session:
         self.record_process(os.getpid(), role="main")
 
     def close(self, reason: str = "exit") -> None:
-        """Writes the end record and flushes."""
+        """Records any new child processes, writes the end record, flushes."""
+        if self._file is not None:
+            self.refresh_processes(force=True)
         file, self._file = self._file, None
         if file is not None:
             file.close(self.now(), reason)
@@ -287,8 +290,13 @@ class Session:
             }
         )
 
-    def refresh_processes(self) -> None:
-        """Records child processes not seen before (compile workers)."""
+    def refresh_processes(self, force: bool = False) -> None:
+        """Records child processes not seen before (compile workers). Scans
+        /proc at most once a second unless forced."""
+        now = time.monotonic()
+        if not force and now - self._processes_scanned < 1.0:
+            return
+        self._processes_scanned = now
         for pid in _descendants(os.getpid()):
             if pid not in self._known_pids:
                 cmdline = " ".join(_cmdline(pid))

@@ -133,6 +133,6 @@ def _define(
             for n in runtime
         ],
         "source": source,
-        "meta": {"atomic_add_found": "atomic_add" in text},
+        "meta": {},
         "config": constants,
     }

@@ -3,13 +3,13 @@
 //! root causes from divergences they explain.
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
-use crate::compare::{ArgIndex, Comparer, PairDiff};
+use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
 use crate::producer::{Origin, find_origins};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
-use tritontui_recorder::Trace;
+use tritontui_recorder::{Access, Trace};
 
 /// Why a launch diverges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,11 +94,15 @@ impl Divergence {
     }
 
     /// The input origin to show first: for a root cause, its first
-    /// unexplained input; otherwise the first differing input.
+    /// unexplained input; otherwise the input that explains it.
     pub fn primary_origin(&self) -> Option<&InputOrigin> {
+        let wanted = self.reached_from.map(|(up, arg)| (Some(up), arg));
         self.origins
             .iter()
-            .find(|o| o.explained_by.is_none())
+            .find(|o| match wanted {
+                Some((up, arg)) => o.explained_by == up && o.arg == arg,
+                None => o.explained_by.is_none(),
+            })
             .or(self.origins.first())
     }
 }
@@ -402,14 +406,22 @@ fn explain_inputs(
                 same_outside_value: by_first_reader.flatten().is_some(),
             });
         }
-        let d = &mut divergences[index];
-        d.reached_from = if origins.iter().all(|o| o.explained_by.is_some()) {
-            origins
-                .first()
-                .and_then(|o| o.explained_by.map(|up| (up, o.arg)))
-        } else {
-            None
+        // Old bytes of an in/out argument that no recorded launch produced
+        // are scratch the kernel writes before it reads (Inductor's
+        // in_out_ptr buffers): they do not make a launch a root cause when
+        // another of its inputs is explained. Alone, they still do.
+        let kernel = a.kernel_of(&a.launches[launch as usize]);
+        let stale = |o: &InputOrigin| {
+            o.explained_by.is_none()
+                && access_of(kernel, usize::from(o.arg)) == Access::Inout
+                && matches!(o.a, Origin::Unrecorded | Origin::Allocated(_))
         };
+        let first_explained = origins
+            .iter()
+            .find_map(|o| o.explained_by.map(|up| (up, o.arg)));
+        let d = &mut divergences[index];
+        d.reached_from = first_explained
+            .filter(|_| origins.iter().all(|o| o.explained_by.is_some() || stale(o)));
         d.origins = origins;
     }
 }

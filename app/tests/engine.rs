@@ -300,33 +300,41 @@ proptest! {
 }
 
 /// A pair of one-launch traces of a kernel with one `inout` argument.
-fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
+/// One tensor argument of a hand-built launch: name, access, address,
+/// hash before and hash after.
+type HandArg = (&'static str, tritontui_recorder::Access, u64, u64, u64);
+
+/// A trace of C++ launches, one kernel each, built by hand.
+fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
     use std::collections::BTreeMap;
     use tritontui_recorder::{
-        Access, ArgDef, ArgValue, Header, KernelDef, LaunchRecord, TensorArg, TraceWriter,
+        ArgDef, ArgValue, Header, KernelDef, LaunchRecord, TensorArg, TraceWriter,
     };
-    let one = |pre: u64, post: u64| {
-        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+    let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+    let layout = w
+        .layout("float32", 4, &[128, 1], &[1, 1], 0)
+        .expect("layout");
+    for (seq, (name, args)) in launches.iter().enumerate() {
         let kernel = w
             .add_kernel(KernelDef {
                 id: 0,
-                name: "cpp_fused_native_layer_norm_0".into(),
+                name: (*name).into(),
                 backend: "cpp".into(),
-                args: vec![ArgDef {
-                    name: "in_out_ptr0".into(),
-                    ty: "float*".into(),
-                    access: Access::Inout,
-                }],
+                args: args
+                    .iter()
+                    .map(|&(name, access, ..)| ArgDef {
+                        name: name.into(),
+                        ty: "float*".into(),
+                        access,
+                    })
+                    .collect(),
                 source: None,
                 meta: BTreeMap::new(),
                 config: BTreeMap::new(),
             })
             .expect("kernel");
-        let layout = w
-            .layout("float32", 4, &[128, 1], &[1, 1], 0)
-            .expect("layout");
         w.launch(&LaunchRecord {
-            seq: 0,
+            seq: seq as u64,
             kernel,
             grid: vec![],
             stream: 0,
@@ -334,20 +342,83 @@ fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
             thread: 1,
             ts: 0,
             autotune: false,
-            args: vec![ArgValue::Tensor(TensorArg {
-                layout,
-                ptr: 4096,
-                flags: 1,
-                pre: Some(pre),
-                post: Some(post),
-                stats: None,
-            })],
+            args: args
+                .iter()
+                .map(|&(_, _, ptr, pre, post)| {
+                    ArgValue::Tensor(TensorArg {
+                        layout,
+                        ptr,
+                        flags: 1,
+                        pre: Some(pre),
+                        post: Some(post),
+                        stats: None,
+                    })
+                })
+                .collect(),
         })
         .expect("launch");
-        let bytes = w.finish(1, "exit").expect("finish");
-        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    }
+    let bytes = w.finish(launches.len() as u64, "exit").expect("finish");
+    Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+}
+
+fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
+    use tritontui_recorder::Access::Inout;
+    let one = |pre, post| {
+        hand_trace(&[(
+            "cpp_fused_native_layer_norm_0",
+            vec![("in_out_ptr0", Inout, 4096, pre, post)],
+        )])
     };
     (one(pre.0, post.0), one(pre.1, post.1))
+}
+
+/// A producer writes X; a consumer reads X and has an in/out scratch
+/// buffer no recorded launch wrote, whose old bytes differ (`stale`).
+fn scratch_pair(x: (u64, u64)) -> (Trace, Trace) {
+    use tritontui_recorder::Access::{In, Inout, Out};
+    let one = |x, stale, after| {
+        hand_trace(&[
+            ("producer", vec![("out_ptr0", Out, 4096, 0, x)]),
+            (
+                "consumer",
+                vec![
+                    ("in_ptr0", In, 4096, x, x),
+                    ("in_out_ptr0", Inout, 8192, stale, after),
+                ],
+            ),
+        ])
+    };
+    (one(x.0, 7, 70), one(x.1, 8, 80))
+}
+
+#[test]
+fn stale_scratch_does_not_make_a_second_root_cause() {
+    let (a, b) = scratch_pair((1, 2));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots: Vec<_> = analysis
+        .divergences
+        .iter()
+        .filter(|d| d.is_root_cause())
+        .collect();
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].a, Some(0));
+    let consumer = &analysis.divergences[1];
+    assert_eq!(consumer.reached_from, Some((0, 0)));
+    assert_eq!(consumer.primary_origin().map(|o| o.arg), Some(0));
+}
+
+#[test]
+fn stale_scratch_alone_still_makes_a_root_cause() {
+    let (a, b) = scratch_pair((1, 1));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots: Vec<_> = analysis
+        .divergences
+        .iter()
+        .filter(|d| d.is_root_cause())
+        .collect();
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].kind, Kind::DivergentInput);
 }
 
 #[test]

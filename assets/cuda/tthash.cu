@@ -119,3 +119,88 @@ extern "C" __global__ void tthash_strided(const uint8_t *data, uint64_t numel, u
     }
     add_sum(sum, out);
 }
+
+// Summary statistics of a float32, float16 or bfloat16 view, exact and in
+// any order: counts and min/max keys are combined with integer atomics, and
+// the absolute values are summed as integers in 64 buckets of 4 exponents
+// (|x| = m * 2^e; bucket (e-1)/4 holds m << ((e-1)%4)), which the host
+// scales and adds in a fixed order. No float is ever summed in parallel, so
+// the result is the same on every run.
+//
+// out[0..64): bucket sums; out[64]: finite; [65]: NaN; [66]: infinite;
+// [67]: max key; [68]: complement of the min key (0 means none).
+#define STATS_BUCKETS 64
+#define KIND_F32 0
+#define KIND_F16 1
+#define KIND_BF16 2
+
+__device__ __forceinline__ uint32_t f16_to_f32_bits(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    if (exp == 0) {
+        if (mant == 0) return sign;
+        float f = (float)mant * 5.9604644775390625e-8f;  // exact: m * 2^-24
+        return sign | __float_as_uint(f);
+    }
+    if (exp == 31) return sign | 0x7f800000u | (mant << 13);
+    return sign | ((exp + 112) << 23) | (mant << 13);
+}
+
+// Orders float bits as unsigned integers: larger key, larger value.
+__device__ __forceinline__ uint32_t order_key(uint32_t bits) {
+    return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+}
+
+extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind, int ndim,
+                                   Dims dims, unsigned long long *out) {
+    __shared__ unsigned long long buckets[STATS_BUCKETS];
+    __shared__ unsigned long long counts[3];
+    __shared__ unsigned int keys[2];
+    for (int i = threadIdx.x; i < STATS_BUCKETS; i += blockDim.x) buckets[i] = 0;
+    if (threadIdx.x < 3) counts[threadIdx.x] = 0;
+    if (threadIdx.x < 2) keys[threadIdx.x] = 0;
+    __syncthreads();
+    uint64_t itemsize = kind == KIND_F32 ? 4 : 2;
+    uint64_t finite = 0, nan = 0, inf = 0;
+    uint32_t max_key = 0, min_key_c = 0;
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < numel; e += stride) {
+        const uint8_t *p = data + element_offset(e, dims, ndim, itemsize);
+        uint32_t bits;
+        if (kind == KIND_F32) {
+            bits = *reinterpret_cast<const uint32_t *>(p);
+        } else if (kind == KIND_F16) {
+            bits = f16_to_f32_bits(*reinterpret_cast<const uint16_t *>(p));
+        } else {
+            bits = (uint32_t)(*reinterpret_cast<const uint16_t *>(p)) << 16;
+        }
+        uint32_t exp = (bits >> 23) & 0xff;
+        if (exp == 0xff) {
+            if (bits & 0x7fffff) nan++; else inf++;
+            continue;
+        }
+        finite++;
+        uint32_t key = order_key(bits);
+        max_key = max(max_key, key);
+        min_key_c = max(min_key_c, ~key);
+        uint32_t mant = bits & 0x7fffff;
+        if (exp != 0) mant |= 0x800000;
+        uint32_t e1 = (exp == 0 ? 1 : exp) - 1;
+        if (mant) atomicAdd(&buckets[e1 >> 2], (unsigned long long)mant << (e1 & 3));
+    }
+    atomicAdd(&counts[0], (unsigned long long)finite);
+    atomicAdd(&counts[1], (unsigned long long)nan);
+    atomicAdd(&counts[2], (unsigned long long)inf);
+    atomicMax(&keys[0], max_key);
+    atomicMax(&keys[1], min_key_c);
+    __syncthreads();
+    for (int i = threadIdx.x; i < STATS_BUCKETS; i += blockDim.x) {
+        if (buckets[i]) atomicAdd(&out[i], buckets[i]);
+    }
+    if (threadIdx.x < 3 && counts[threadIdx.x]) atomicAdd(&out[64 + threadIdx.x], counts[threadIdx.x]);
+    if (threadIdx.x == 0) {
+        atomicMax(&out[67], (unsigned long long)keys[0]);
+        atomicMax(&out[68], (unsigned long long)keys[1]);
+    }
+}

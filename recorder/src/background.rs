@@ -6,7 +6,7 @@
 //! order, and the writer thread flushes whenever the channel runs dry, so
 //! a killed process loses at most the records still in flight.
 
-use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record};
+use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
 use crate::writer::TraceWriter;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -18,27 +18,44 @@ use std::thread::JoinHandle;
 enum Command {
     Record(Box<Record>),
     /// A record some of whose hashes are still being computed elsewhere.
-    Pending(Box<Record>, Vec<Fill>, Pending),
+    Pending(Vec<(Record, Vec<Fill>)>, Pending),
     Finish(EndRecord),
 }
 
-/// Hashes computed elsewhere (on a GPU), handed over when they are ready;
+/// Results computed elsewhere (on a GPU), handed over when they are ready;
 /// the writer thread waits for them, never the recorded program.
-pub type Pending = Box<dyn FnOnce() -> Result<Vec<u64>, String> + Send>;
+pub type Pending = Box<dyn FnOnce() -> Result<Vec<Delivered>, String> + Send>;
 
-/// Where one pending hash goes.
+/// One result a [`Pending`] delivers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delivered {
+    Hash(u64),
+    Stats(Stats),
+}
+
+/// Which field of a tensor argument a pending result fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The hash before the launch.
+    Pre,
+    /// The hash after it.
+    Post,
+    /// The summary statistics after it.
+    Stats,
+}
+
+/// Where one pending result goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fill {
     /// Index of the tensor argument (0 for an input record's tensor).
     pub arg: usize,
-    /// After the launch (`true`) or before it.
-    pub post: bool,
-    /// Index into the pending hashes.
+    pub slot: Slot,
+    /// Index into the pending results.
     pub index: usize,
 }
 
 /// Puts delivered hashes into a record (a launch or an input).
-fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
+fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Result<()> {
     use crate::format::{ArgValue, TensorArg};
     let mut tensors: Vec<&mut TensorArg> = match record {
         Record::Launch(launch) => launch
@@ -56,16 +73,17 @@ fn fill(record: &mut Record, fills: &[Fill], hashes: &[u64]) -> io::Result<()> {
         _ => vec![],
     };
     for f in fills {
-        let hash = *hashes
+        let result = results
             .get(f.index)
-            .ok_or_else(|| io::Error::other("a pending hash is missing"))?;
+            .ok_or_else(|| io::Error::other("a pending result is missing"))?;
         let tensor = tensors
             .get_mut(f.arg)
-            .ok_or_else(|| io::Error::other("a pending hash has no argument"))?;
-        if f.post {
-            tensor.post = Some(hash);
-        } else {
-            tensor.pre = Some(hash);
+            .ok_or_else(|| io::Error::other("a pending result has no argument"))?;
+        match (f.slot, result) {
+            (Slot::Pre, Delivered::Hash(h)) => tensor.pre = Some(*h),
+            (Slot::Post, Delivered::Hash(h)) => tensor.post = Some(*h),
+            (Slot::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
+            _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
     }
     Ok(())
@@ -145,10 +163,11 @@ impl BackgroundWriter {
         self.record(Record::Launch(launch))
     }
 
-    /// Queues a record (launch or input) to be completed with hashes that
-    /// `pending` delivers; `fills` index its tensor arguments in order.
-    pub fn pending(&self, record: Record, fills: Vec<Fill>, pending: Pending) -> io::Result<()> {
-        self.send(Command::Pending(Box::new(record), fills, pending))
+    /// Queues records (launches or inputs) to be completed with results
+    /// that `pending` delivers; each record's fills index its tensor
+    /// arguments in order and the results all records share.
+    pub fn pending(&self, records: Vec<(Record, Vec<Fill>)>, pending: Pending) -> io::Result<()> {
+        self.send(Command::Pending(records, pending))
     }
 
     /// Queues a source record and returns its id.
@@ -228,10 +247,12 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
         while let Some(command) = next.take() {
             match command {
                 Command::Record(record) => write(&mut writer, *record)?,
-                Command::Pending(mut record, fills, pending) => {
-                    let hashes = pending().map_err(io::Error::other)?;
-                    fill(&mut record, &fills, &hashes)?;
-                    write(&mut writer, *record)?;
+                Command::Pending(records, pending) => {
+                    let results = pending().map_err(io::Error::other)?;
+                    for (mut record, fills) in records {
+                        fill(&mut record, &fills, &results)?;
+                        write(&mut writer, record)?;
+                    }
                 }
                 Command::Finish(end) => {
                     writer.finish(end.ts, &end.reason)?;
@@ -370,19 +391,57 @@ mod tests {
             ArgValue::Scalar(Scalar::Int(4)),
             tensor(layout, 32, None, None),
         ];
-        let fill = |arg, post, index| Fill { arg, post, index };
+        let fill = |arg, slot, index| Fill { arg, slot, index };
         let fills = vec![
-            fill(0, false, 0),
-            fill(0, true, 1),
-            fill(1, false, 2),
-            fill(1, true, 3),
+            fill(0, Slot::Pre, 0),
+            fill(0, Slot::Post, 1),
+            fill(1, Slot::Pre, 2),
+            fill(1, Slot::Post, 3),
+            fill(1, Slot::Stats, 4),
         ];
-        let delivered: Pending = Box::new(|| Ok(vec![5, 5, 6, 9]));
-        w.pending(Record::Launch(launch(0, kernel, args)), fills, delivered)
-            .expect("pending");
+        let summary = Stats {
+            min: -1.0,
+            max: 2.0,
+            mean_abs: 0.5,
+            nan: 1,
+            inf: 0,
+        };
+        let results = [5, 5, 6, 9].map(Delivered::Hash).into_iter();
+        let results: Vec<_> = results.chain([Delivered::Stats(summary)]).collect();
+        let delivered: Pending = Box::new(move || Ok(results));
+        w.pending(
+            vec![(Record::Launch(launch(0, kernel, args)), fills)],
+            delivered,
+        )
+        .expect("pending");
         w.finish(1, "exit").expect("finish");
         let (a, b) = first_and_third(&path);
         assert_eq!(a, (Some(5), Some(5), false));
         assert_eq!(b, (Some(6), Some(9), true));
+        let trace = Trace::open(&path).expect("load");
+        let third = trace.args_of(&trace.launches[0]).nth(2);
+        let stats = match third {
+            Some(ArgRef::Tensor(t)) => t.stats,
+            _ => None,
+        };
+        assert_eq!(stats, Some(summary));
+    }
+
+    #[test]
+    fn a_result_of_the_wrong_kind_is_an_error_not_a_panic() {
+        let (_dir, _path, mut w, kernel, layout) = writer();
+        let args = vec![tensor(layout, 16, None, None)];
+        let fills = vec![Fill {
+            arg: 0,
+            slot: Slot::Stats,
+            index: 0,
+        }];
+        let delivered: Pending = Box::new(|| Ok(vec![Delivered::Hash(1)]));
+        w.pending(
+            vec![(Record::Launch(launch(0, kernel, args)), fills)],
+            delivered,
+        )
+        .expect("pending");
+        assert!(w.finish(1, "exit").is_err());
     }
 }

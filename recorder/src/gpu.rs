@@ -12,6 +12,7 @@
 //! that the driver library loads before calling into it, because cudarc
 //! panics rather than failing when it does not.
 
+use crate::background::Delivered;
 use crate::hash::{LEN_MUL, fmix64};
 use cudarc::driver::result;
 use cudarc::driver::sys;
@@ -22,8 +23,11 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 /// The kernels, compiled from `assets/cuda/tthash.cu` for compute_80.
 const PTX: &str = include_str!("../../assets/cuda/tthash.ptx");
 
-/// Slots (one u64 each) a launch may use.
-pub const BATCH: usize = 256;
+/// Slots (one u64 each) a launch may use: one per hash, [`STATS_SLOTS`]
+/// per summary.
+pub const BATCH: usize = 1024;
+/// Slots a summary of one tensor takes (see `ttstats` in the PTX source).
+pub const STATS_SLOTS: usize = 69;
 /// Batches the ring holds per device.
 const RANGES: usize = 1024;
 /// Most dimensions a strided view may keep after merging.
@@ -65,6 +69,7 @@ struct Device {
     ctx: sys::CUcontext,
     contiguous: sys::CUfunction,
     strided: sys::CUfunction,
+    stats: sys::CUfunction,
     max_blocks: u32,
     ring_device: sys::CUdeviceptr,
     ring_host: *mut u64,
@@ -127,6 +132,7 @@ impl Device {
             ctx,
             contiguous: function("tthash_contiguous")?,
             strided: function("tthash_strided")?,
+            stats: function("ttstats")?,
             max_blocks: (sms.max(1) as u32) * 16,
             ring_device,
             ring_host,
@@ -145,7 +151,42 @@ pub struct Batch {
     /// The raw `CUstream`, kept as an integer.
     stream: u64,
     range: usize,
-    lengths: Vec<u64>,
+    entries: Vec<Entry>,
+    /// Slots of the range handed out so far.
+    used: usize,
+}
+
+/// What one request of a batch delivers, from which slots.
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    /// A hash of `len` bytes, from one slot.
+    Hash { slot: usize, len: u64 },
+    /// A summary, from [`STATS_SLOTS`] slots.
+    Stats { slot: usize },
+}
+
+/// The float formats the summary kernel reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsKind {
+    Float32 = 0,
+    Float16 = 1,
+    BFloat16 = 2,
+}
+
+impl StatsKind {
+    /// The kind of a dtype name, if the GPU summarises it.
+    pub fn of(dtype: &str) -> Option<StatsKind> {
+        match dtype {
+            "float32" => Some(StatsKind::Float32),
+            "float16" => Some(StatsKind::Float16),
+            "bfloat16" => Some(StatsKind::BFloat16),
+            _ => None,
+        }
+    }
+
+    fn itemsize(self) -> u64 {
+        if self == StatsKind::Float32 { 4 } else { 2 }
+    }
 }
 
 /// A batch whose results are on their way to the host.
@@ -153,7 +194,7 @@ pub struct Finished {
     ctx: sys::CUcontext,
     event: sys::CUevent,
     host: *const u64,
-    lengths: Vec<u64>,
+    entries: Vec<Entry>,
     free: Arc<Free>,
     range: usize,
 }
@@ -225,12 +266,27 @@ impl Batch {
             ordinal,
             stream,
             range,
-            lengths: Vec::new(),
+            entries: Vec::new(),
+            used: 0,
         })
     }
 
+    /// The next `n` free slots of the batch (their index and device
+    /// address), or None when the batch is full.
+    fn take_slots(&mut self, device: &Device, n: usize) -> Option<(usize, u64)> {
+        if self.used + n > BATCH {
+            return None;
+        }
+        let slot = self.used;
+        self.used += n;
+        Some((
+            slot,
+            device.ring_device + ((self.range * BATCH + slot) * 8) as u64,
+        ))
+    }
+
     /// Enqueues the hash of a view of device memory; returns its index in
-    /// the batch.
+    /// the batch, or None when the batch has no slot left.
     ///
     /// # Safety
     /// `ptr` must be the address of the first element of a live device
@@ -242,49 +298,33 @@ impl Batch {
         itemsize: u64,
         shape: &[u64],
         stride: &[u64],
-    ) -> Result<usize> {
-        if self.lengths.len() >= BATCH {
-            return Err(GpuError(format!("more than {BATCH} tensors in one launch")));
-        }
+    ) -> Result<Option<usize>> {
         let map = devices()?;
         let device = opened(&map, self.ordinal)?;
-        let index = self.lengths.len();
         let numel: u64 = shape.iter().product();
         let nbytes = numel * itemsize;
-        let out = device.ring_device + ((self.range * BATCH + index) * 8) as u64;
+        let Some((slot, out)) = self.take_slots(device, 1) else {
+            return Ok(None);
+        };
         let (shape, stride) = coalesce(shape, stride);
         if nbytes > 0 {
-            let threads = 256u32;
             let contiguous = shape.len() <= 1
                 && stride.first().is_none_or(|&s| s == 1)
                 && ptr.is_multiple_of(16);
-            if !contiguous && shape.len() > MAX_DIMS {
-                return Err(GpuError(format!(
-                    "a view of more than {MAX_DIMS} dimensions"
-                )));
-            }
-            let mut dims = Dims {
-                shape: [1; MAX_DIMS],
-                stride: [0; MAX_DIMS],
-            };
-            dims.shape[..shape.len()].copy_from_slice(&shape);
-            dims.stride[..stride.len()].copy_from_slice(&stride);
-            // Kernel parameters live here until the launch has copied them.
             let (mut data, mut len, mut numel, mut itemsize, mut out) =
                 (ptr, nbytes, numel, itemsize, out);
-            let mut ndim = shape.len() as i32;
-            let blocks = |work: u64| work.clamp(1, u64::from(device.max_blocks)) as u32;
-            let (function, grid, mut params): (_, _, Vec<*mut c_void>) = if contiguous {
-                let work = (nbytes / 16).div_ceil(u64::from(threads) * 4);
-                let params = vec![
+            if contiguous {
+                let work = (nbytes / 16).div_ceil(u64::from(THREADS) * 4);
+                let params = [
                     &mut data as *mut u64 as *mut c_void,
                     &mut len as *mut u64 as *mut c_void,
                     &mut out as *mut u64 as *mut c_void,
                 ];
-                (device.contiguous, blocks(work), params)
+                unsafe { self.launch(device, device.contiguous, work, params)? };
             } else {
-                let work = nbytes.div_ceil(8).div_ceil(u64::from(threads));
-                let params = vec![
+                let (mut ndim, mut dims) = dims(&shape, &stride)?;
+                let work = nbytes.div_ceil(8).div_ceil(u64::from(THREADS));
+                let params = [
                     &mut data as *mut u64 as *mut c_void,
                     &mut numel as *mut u64 as *mut c_void,
                     &mut itemsize as *mut u64 as *mut c_void,
@@ -292,31 +332,86 @@ impl Batch {
                     &mut dims as *mut Dims as *mut c_void,
                     &mut out as *mut u64 as *mut c_void,
                 ];
-                (device.strided, blocks(work), params)
-            };
-            unsafe {
-                result::launch_kernel(
-                    function,
-                    (grid, 1, 1),
-                    (threads, 1, 1),
-                    0,
-                    self.stream as sys::CUstream,
-                    &mut params,
-                )?
-            };
+                unsafe { self.launch(device, device.strided, work, params)? };
+            }
         }
-        self.lengths.push(nbytes);
-        Ok(index)
+        self.entries.push(Entry::Hash { slot, len: nbytes });
+        Ok(Some(self.entries.len() - 1))
     }
 
-    /// Enqueues the copy of the sums to the host and an event after it.
+    /// Enqueues the summary statistics of a float view; returns its index
+    /// in the batch, or None when the batch has no room for it.
+    ///
+    /// # Safety
+    /// As for [`Batch::hash`].
+    pub unsafe fn stats(
+        &mut self,
+        ptr: u64,
+        kind: StatsKind,
+        shape: &[u64],
+        stride: &[u64],
+    ) -> Result<Option<usize>> {
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
+        let numel: u64 = shape.iter().product();
+        let Some((slot, out)) = self.take_slots(device, STATS_SLOTS) else {
+            return Ok(None);
+        };
+        let (shape, stride) = coalesce(shape, stride);
+        if numel > 0 {
+            let (mut ndim, mut dims) = dims(&shape, &stride)?;
+            let (mut data, mut numel_param, mut out) = (ptr, numel, out);
+            let mut kind_param = kind as i32;
+            let params = [
+                &mut data as *mut u64 as *mut c_void,
+                &mut numel_param as *mut u64 as *mut c_void,
+                &mut kind_param as *mut i32 as *mut c_void,
+                &mut ndim as *mut i32 as *mut c_void,
+                &mut dims as *mut Dims as *mut c_void,
+                &mut out as *mut u64 as *mut c_void,
+            ];
+            let work = (numel * kind.itemsize())
+                .div_ceil(8)
+                .div_ceil(u64::from(THREADS));
+            unsafe { self.launch(device, device.stats, work, params)? };
+        }
+        self.entries.push(Entry::Stats { slot });
+        Ok(Some(self.entries.len() - 1))
+    }
+
+    /// Launches `function` on the batch's stream with enough blocks for
+    /// `work` blocks' worth of data, at most the device's resident blocks.
+    unsafe fn launch<const N: usize>(
+        &self,
+        device: &Device,
+        function: sys::CUfunction,
+        work: u64,
+        mut params: [*mut c_void; N],
+    ) -> Result<()> {
+        let grid = work.clamp(1, u64::from(device.max_blocks)) as u32;
+        // SAFETY: the parameters point at locals of the caller, which the
+        // driver copies before this returns.
+        unsafe {
+            result::launch_kernel(
+                function,
+                (grid, 1, 1),
+                (THREADS, 1, 1),
+                0,
+                self.stream as sys::CUstream,
+                &mut params,
+            )?
+        };
+        Ok(())
+    }
+
+    /// Enqueues the copy of the results to the host and an event after it.
     pub fn finish(self) -> Result<Finished> {
         let map = devices()?;
         let device = opened(&map, self.ordinal)?;
         unsafe { result::ctx::set_current(device.ctx)? };
         // SAFETY: the slice is this batch's range of the pinned ring.
         let host = unsafe { device.ring_host.add(self.range * BATCH) };
-        let used = self.lengths.len().max(1);
+        let used = self.used.max(1);
         unsafe {
             let dst = std::slice::from_raw_parts_mut(host, used);
             result::memcpy_dtoh_async(
@@ -331,27 +426,52 @@ impl Batch {
             ctx: device.ctx,
             event,
             host,
-            lengths: self.lengths,
+            entries: self.entries,
             free: Arc::clone(&device.free),
             range: self.range,
         })
     }
 }
 
+/// Threads per block of every kernel.
+const THREADS: u32 = 256;
+
+/// The `Dims` parameter of a coalesced view.
+fn dims(shape: &[u64], stride: &[u64]) -> Result<(i32, Dims)> {
+    if shape.len() > MAX_DIMS {
+        return Err(GpuError(format!(
+            "a view of more than {MAX_DIMS} dimensions"
+        )));
+    }
+    let mut dims = Dims {
+        shape: [1; MAX_DIMS],
+        stride: [0; MAX_DIMS],
+    };
+    dims.shape[..shape.len()].copy_from_slice(shape);
+    dims.stride[..stride.len()].copy_from_slice(stride);
+    Ok((shape.len() as i32, dims))
+}
+
 impl Finished {
-    /// Waits for the device (on the caller's thread) and returns the hashes
-    /// in the order they were enqueued.
-    pub fn wait(self) -> Result<Vec<u64>> {
+    /// Waits for the device (on the caller's thread) and returns the
+    /// results in the order they were enqueued.
+    pub fn wait(self) -> Result<Vec<Delivered>> {
         unsafe { result::ctx::set_current(self.ctx)? };
         let waited = unsafe { result::event::synchronize(self.event) };
         let _ = unsafe { result::event::destroy(self.event) };
-        let hashes = waited.map(|()| {
-            self.lengths
+        // SAFETY: the event orders the copy into these slots before here.
+        let slot = |i: usize| unsafe { self.host.add(i).read_volatile() };
+        let delivered = waited.map(|()| {
+            self.entries
                 .iter()
-                .enumerate()
-                // SAFETY: the event orders the copy into these slots before here.
-                .map(|(i, &len)| {
-                    fmix64(unsafe { self.host.add(i).read_volatile() } ^ len.wrapping_mul(LEN_MUL))
+                .map(|entry| match *entry {
+                    Entry::Hash { slot: i, len } => {
+                        Delivered::Hash(fmix64(slot(i) ^ len.wrapping_mul(LEN_MUL)))
+                    }
+                    Entry::Stats { slot: i } => {
+                        let slots: Vec<u64> = (i..i + STATS_SLOTS).map(slot).collect();
+                        Delivered::Stats(crate::stats::from_device_slots(&slots))
+                    }
                 })
                 .collect()
         });
@@ -359,7 +479,7 @@ impl Finished {
             free[self.range] = true;
             self.free.released.notify_all();
         }
-        Ok(hashes?)
+        Ok(delivered?)
     }
 }
 

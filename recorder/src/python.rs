@@ -3,9 +3,10 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
-use crate::background::{BackgroundWriter, Fill};
+use crate::background::{BackgroundWriter, Delivered, Fill, Slot};
 use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar, Stats, TensorArg};
 use crate::hash::{View, hash_view};
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
@@ -125,21 +126,25 @@ impl TraceFile {
             .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
     }
 
-    /// Queues a record now, or once the GPU batch's hashes are in.
+    /// Queues records now, or once the GPU batch's results are in.
     fn queue(
         &mut self,
-        record: Record,
-        fills: Vec<Fill>,
+        records: Vec<(Record, Vec<Fill>)>,
         batch: Option<&Bound<'_, GpuBatch>>,
     ) -> PyResult<()> {
+        let waits = records.iter().any(|(_, fills)| !fills.is_empty());
         match batch {
-            Some(batch) if !fills.is_empty() => {
+            Some(batch) if waits => {
                 let pending = batch.borrow_mut().take_pending()?;
-                self.writer()?
-                    .pending(record, fills, pending)
-                    .map_err(io_error)
+                self.writer()?.pending(records, pending).map_err(io_error)
             }
-            _ => self.writer()?.record(record).map_err(io_error),
+            _ => {
+                let writer = self.writer()?;
+                for (record, _) in records {
+                    writer.record(record).map_err(io_error)?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -200,20 +205,62 @@ impl GpuBatch {
         })
     }
 
-    /// Waits for every hash of the batch and returns them, in order.
-    fn wait(&mut self, py: Python<'_>) -> PyResult<Vec<u64>> {
-        self.wait_here(py)
+    /// Waits for the batch and returns its results in order: an int per
+    /// hash, a `(min, max, mean_abs, nan, inf)` tuple per summary.
+    fn wait<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.wait_here(py)?
+            .into_iter()
+            .map(|r| match r {
+                Delivered::Hash(h) => h.into_bound_py_any(py),
+                Delivered::Stats(s) => {
+                    (s.min, s.max, s.mean_abs, s.nan, s.inf).into_bound_py_any(py)
+                }
+            })
+            .collect()
+    }
+
+    /// Enqueues the summary statistics of a float32, float16 or bfloat16
+    /// CUDA tensor view; None for another dtype or when the batch is full.
+    fn stats(
+        &mut self,
+        ptr: u64,
+        dtype: &str,
+        shape: Vec<u64>,
+        stride: Vec<u64>,
+    ) -> PyResult<Option<Ticket>> {
+        guard(|| {
+            #[cfg(feature = "cuda")]
+            {
+                let Some(kind) = crate::gpu::StatsKind::of(dtype) else {
+                    return Ok(None);
+                };
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
+                // SAFETY: as for `hash`.
+                let index = unsafe { batch.stats(ptr, kind, &shape, &stride) }
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                Ok(index.map(|index| Ticket { index }))
+            }
+            #[cfg(not(feature = "cuda"))]
+            {
+                let _ = (ptr, dtype, shape, stride);
+                Err(PyRuntimeError::new_err("built without CUDA support"))
+            }
+        })
     }
 
     /// Enqueues the hash of a CUDA tensor view; the caller keeps the tensor
-    /// alive until its launch record is written.
+    /// alive until its launch record is written. None when the batch is
+    /// full (the hash is then not recorded).
     fn hash(
         &mut self,
         ptr: u64,
         itemsize: u64,
         shape: Vec<u64>,
         stride: Vec<u64>,
-    ) -> PyResult<Ticket> {
+    ) -> PyResult<Option<Ticket>> {
         guard(|| {
             #[cfg(feature = "cuda")]
             {
@@ -225,7 +272,7 @@ impl GpuBatch {
                 // tensor of this layout, on the batch's device.
                 let index = unsafe { batch.hash(ptr, itemsize, &shape, &stride) }
                     .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-                Ok(Ticket { index })
+                Ok(index.map(|index| Ticket { index }))
             }
             #[cfg(not(feature = "cuda"))]
             {
@@ -239,7 +286,7 @@ impl GpuBatch {
 impl GpuBatch {
     /// Waits for the batch here and returns its hashes in order (for
     /// `tritontui.hash_tensor`; recording never waits).
-    fn wait_here(&mut self, py: Python<'_>) -> PyResult<Vec<u64>> {
+    fn wait_here(&mut self, py: Python<'_>) -> PyResult<Vec<Delivered>> {
         let pending = self.take_pending()?;
         py.detach(|| guard(|| pending().map_err(PyRuntimeError::new_err)))
     }
@@ -274,22 +321,22 @@ fn gpu_supported() -> bool {
     false
 }
 
-/// A hash value, or a ticket for one computed later.
-fn hash_value(
+/// A value, or a ticket for one computed later (None until then).
+fn value_or_ticket<T: for<'a, 'py> FromPyObject<'a, 'py>>(
     item: &Bound<'_, PyAny>,
     arg: usize,
-    post: bool,
+    slot: Slot,
     fills: &mut Vec<Fill>,
-) -> PyResult<Option<u64>> {
+) -> PyResult<Option<T>> {
     if let Ok(ticket) = item.cast::<Ticket>() {
         fills.push(Fill {
             arg,
-            post,
+            slot,
             index: ticket.get().index,
         });
         return Ok(None);
     }
-    item.extract()
+    item.extract().map_err(Into::into)
 }
 
 fn argument(
@@ -301,7 +348,7 @@ fn argument(
         return scalar(item).map(ArgValue::Scalar);
     };
     let stats: Option<StatsTuple> = if tuple.len() > 5 {
-        tuple.get_item(5)?.extract()?
+        value_or_ticket(&tuple.get_item(5)?, tensor_index, Slot::Stats, fills)?
     } else {
         None
     };
@@ -309,8 +356,8 @@ fn argument(
         layout: tuple.get_item(0)?.extract()?,
         ptr: tuple.get_item(1)?.extract()?,
         flags: tuple.get_item(2)?.extract()?,
-        pre: hash_value(&tuple.get_item(3)?, tensor_index, false, fills)?,
-        post: hash_value(&tuple.get_item(4)?, tensor_index, true, fills)?,
+        pre: value_or_ticket(&tuple.get_item(3)?, tensor_index, Slot::Pre, fills)?,
+        post: value_or_ticket(&tuple.get_item(4)?, tensor_index, Slot::Post, fills)?,
         stats: stats.map(|(min, max, mean_abs, nan, inf)| Stats {
             min,
             max,
@@ -412,7 +459,7 @@ impl TraceFile {
                 autotune: false,
                 args: values,
             };
-            self.queue(Record::Launch(launch), fills, batch)
+            self.queue(vec![(Record::Launch(launch), fills)], batch)
         })
     }
 
@@ -425,28 +472,32 @@ impl TraceFile {
         })
     }
 
-    /// Queues a graph input whose tensor is `(layout, ptr, flags, pre, post)`.
-    #[pyo3(signature = (name, graph, before, device, tensor, batch=None))]
-    fn input(
+    /// Queues the inputs of one call of a compiled graph, each
+    /// `(name, device, (layout, ptr, flags, pre, post))`, whose hashes may
+    /// be tickets of one `batch`.
+    #[pyo3(signature = (graph, before, inputs, batch=None))]
+    fn inputs(
         &mut self,
-        name: &str,
         graph: &str,
         before: u64,
-        device: i32,
-        tensor: &Bound<'_, PyAny>,
+        inputs: Vec<(String, i32, Bound<'_, PyAny>)>,
         batch: Option<&Bound<'_, GpuBatch>>,
     ) -> PyResult<()> {
         guard(|| {
-            let mut fills = Vec::new();
-            let tensor = argument(tensor, 0, &mut fills)?;
-            let record = Record::Input(crate::format::InputRecord {
-                name: name.to_owned(),
-                graph: graph.to_owned(),
-                before,
-                device,
-                tensor,
-            });
-            self.queue(record, fills, batch)
+            let mut records = Vec::with_capacity(inputs.len());
+            for (name, device, tensor) in inputs {
+                let mut fills = Vec::new();
+                let tensor = argument(&tensor, 0, &mut fills)?;
+                let record = Record::Input(crate::format::InputRecord {
+                    name,
+                    graph: graph.to_owned(),
+                    before,
+                    device,
+                    tensor,
+                });
+                records.push((record, fills));
+            }
+            self.queue(records, batch)
         })
     }
 

@@ -74,9 +74,115 @@ pub fn stats(memory: &[u8], view: &View<'_>, dtype: &str) -> Option<Stats> {
     })
 }
 
+/// Buckets of the device summary: 4 binary exponents each (see `ttstats`
+/// in `assets/cuda/tthash.cu`).
+const DEVICE_BUCKETS: usize = 64;
+
+/// Decodes the 69 result slots of the device summary kernel: 64 bucket
+/// sums of absolute values, then the finite, NaN and infinite counts, the
+/// largest value's order key and the complement of the smallest's. The
+/// buckets are scaled and added in a fixed order, so equal inputs always
+/// give equal results.
+pub fn from_device_slots(slots: &[u64]) -> Stats {
+    let slot = |i: usize| slots.get(i).copied().unwrap_or(0);
+    let (finite, nan, inf) = (slot(64), slot(65), slot(66));
+    if finite == 0 {
+        return Stats {
+            min: 0.0,
+            max: 0.0,
+            mean_abs: 0.0,
+            nan,
+            inf,
+        };
+    }
+    let sum_abs: f64 = (0..DEVICE_BUCKETS)
+        .map(|b| slot(b) as f64 * 2f64.powi(4 * b as i32 - 149))
+        .sum();
+    let value = |key: u64| {
+        let key = key as u32;
+        let bits = if key & 0x8000_0000 != 0 {
+            key & 0x7fff_ffff
+        } else {
+            !key
+        };
+        f64::from(f32::from_bits(bits))
+    };
+    Stats {
+        min: value(!slot(68)),
+        max: value(slot(67)),
+        mean_abs: sum_abs / finite as f64,
+        nan,
+        inf,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `ttstats` adds into its slots for these float32 values, done
+    /// one value at a time (the kernel does the same in any order).
+    fn device_slots(values: &[f32]) -> Vec<u64> {
+        let mut slots = vec![0u64; 69];
+        for v in values {
+            let bits = v.to_bits();
+            let exp = (bits >> 23) & 0xff;
+            if exp == 0xff {
+                slots[if bits & 0x7f_ffff != 0 { 65 } else { 66 }] += 1;
+                continue;
+            }
+            slots[64] += 1;
+            let key = if bits & 0x8000_0000 != 0 {
+                !bits
+            } else {
+                bits | 0x8000_0000
+            };
+            slots[67] = slots[67].max(u64::from(key));
+            slots[68] = slots[68].max(u64::from(!key));
+            let mant = (bits & 0x7f_ffff) | if exp != 0 { 0x80_0000 } else { 0 };
+            let e1 = exp.max(1) - 1;
+            slots[(e1 >> 2) as usize] += u64::from(mant) << (e1 & 3);
+        }
+        slots
+    }
+
+    #[test]
+    fn device_summary_decodes_to_the_host_summary() {
+        let values = [
+            1.5f32,
+            -3.0,
+            f32::NAN,
+            f32::INFINITY,
+            0.5,
+            1e-40, // subnormal
+            -2.5e30,
+            f32::MAX,
+            -0.0,
+        ];
+        let memory: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = View {
+            itemsize: 4,
+            shape: &[values.len()],
+            stride: &[1],
+        };
+        let host = stats(&memory, &view, "float32").expect("float");
+        let device = from_device_slots(&device_slots(&values));
+        assert_eq!(
+            (device.min, device.max, device.nan, device.inf),
+            (host.min, host.max, host.nan, host.inf)
+        );
+        let relative = (device.mean_abs - host.mean_abs).abs() / host.mean_abs;
+        assert!(relative < 1e-12, "{} vs {}", device.mean_abs, host.mean_abs);
+    }
+
+    #[test]
+    fn a_device_summary_of_no_finite_value_is_zero() {
+        let s = from_device_slots(&device_slots(&[f32::NAN, f32::NEG_INFINITY]));
+        assert_eq!(
+            (s.min, s.max, s.mean_abs, s.nan, s.inf),
+            (0.0, 0.0, 0.0, 1, 1)
+        );
+    }
 
     #[test]
     fn counts_specials_apart_from_finite_values() {

@@ -124,3 +124,43 @@ def test_a_user_triton_kernel_with_a_callable_grid(tmp_path: Path) -> None:
     x_arg, out_arg = launch["args"][0], launch["args"][1]
     assert int(x_arg["pre"], 16) == tritontui.hash_tensor(x.cpu())
     assert int(out_arg["post"], 16) == tritontui.hash_tensor(out.cpu()) and out_arg["written"]
+
+
+def device_stats(t: torch.Tensor) -> tuple:
+    """The device summary of ``t``, waited for."""
+    from tritontui import _tensors
+
+    hashes = _tensors.Hashes()
+    ticket = hashes.stats(t)
+    assert type(ticket).__name__ == "Ticket", "the summary was not computed on the device"
+    return hashes.batch.wait()[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_device_stats_agree_with_host_stats_and_repeat_exactly(dtype: torch.dtype) -> None:
+    from tritontui import _tensors
+
+    base = torch.randn(301, 257, device="cuda") * 100
+    base[3, 4], base[5, 6], base[7, 8] = float("nan"), float("inf"), float("-inf")
+    base[9, 10] = 1e-40 if dtype == torch.float32 else 0.0  # a subnormal float32
+    t = base.to(dtype)
+    for v in [t, t.t(), t[::3, 1::2], t[:0]]:
+        gpu = device_stats(v)
+        cpu = _tensors.stats_tensor(v.cpu())
+        assert gpu[:2] == cpu[:2] and gpu[3:] == cpu[3:], (gpu, cpu)
+        assert abs(gpu[2] - cpu[2]) <= 1e-9 * max(cpu[2], 1e-30), (gpu, cpu)
+        assert all(device_stats(v) == gpu for _ in range(5)), "device stats changed between runs"
+
+
+def test_a_recording_with_stats_on_the_gpu_has_them(tmp_path: Path) -> None:
+    f = torch.compile(lambda x: (x * 2).relu() + 1)
+    x = torch.randn(4096, device="cuda")
+    path = tmp_path / "s.msgpack"
+    with tritontui.record(path, stats=True):
+        y = f(x)
+    torch.cuda.synchronize()
+    recorded = launches(path)
+    outputs = [a for r in recorded if r["backend"] == "triton" for a in r["args"] if a.get("stats")]
+    assert outputs, recorded
+    expected = (y.min().item(), y.max().item())
+    assert any((a["stats"]["min"], a["stats"]["max"]) == expected for a in outputs), outputs

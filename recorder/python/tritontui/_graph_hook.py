@@ -38,10 +38,12 @@ def install() -> None:
                 if names is None:
                     names = _NAMES[id(self)] = input_names(getattr(self, "source_code", ""))
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
-                for i, value in enumerate(inputs):
-                    if hasattr(value, "data_ptr"):
-                        name = names[i] if i < len(names) else f"input{i}"
-                        session.graph_input(name, graph, value)
+                named = [
+                    (names[i] if i < len(names) else f"input{i}", value)
+                    for i, value in enumerate(inputs)
+                    if hasattr(value, "data_ptr")
+                ]
+                session.graph_inputs(graph, named)
             except Exception as e:
                 session.fail(e)
         return _ORIGINAL(self, inputs)

@@ -28,6 +28,8 @@ _LOCK = threading.RLock()
 _LOCAL = threading.local()
 
 HASH_MODES = ("both", "inputs", "outputs", "none")
+# Graph inputs hashed in one device batch (a batch holds 1,024 results).
+INPUTS_PER_BATCH = 512
 
 
 def active() -> Session | None:
@@ -257,13 +259,19 @@ class Session:
         )
         return seq
 
-    def graph_input(self, name: str, graph: str, tensor: Any) -> None:
-        hashes = _tensors.Hashes()
-        encoded = _tensors.encode(self, tensor, hashes)
-        if isinstance(encoded, tuple):
-            self._file.input(
-                name, graph, self.seq, _tensors.device_index(tensor), encoded, hashes.batch
-            )
+    def graph_inputs(self, graph: str, named: list[tuple[str, Any]]) -> None:
+        """Records the tensors a compiled graph is called with; CUDA
+        tensors of one call are hashed in one device batch per
+        ``INPUTS_PER_BATCH`` inputs."""
+        for start in range(0, len(named), INPUTS_PER_BATCH):
+            hashes = _tensors.Hashes()
+            inputs = []
+            for name, tensor in named[start : start + INPUTS_PER_BATCH]:
+                encoded = _tensors.encode(self, tensor, hashes)
+                if isinstance(encoded, tuple):
+                    inputs.append((name, _tensors.device_index(tensor), encoded))
+            if inputs:
+                self._file.inputs(graph, self.seq, inputs, hashes.batch)
 
     def mark(self, label: str) -> None:
         self.record_json(

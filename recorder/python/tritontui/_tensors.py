@@ -45,32 +45,76 @@ class Hashes:
         self.capturing: bool | None = None
 
     def hash(self, t: torch.Tensor) -> Any:
-        if not is_hashable(t):
+        """The tensor's hash, or a ticket for it; None when it cannot be
+        read or the launch's device batch is full."""
+        if not is_hashable(t) or self._capturing(t):
             return None
-        if t.device.type == "cuda" and gpu_hashing():
-            if self.capturing is None:
-                self.capturing = torch.cuda.is_current_stream_capturing()
-            if self.capturing:
-                return None  # work enqueued now would join the captured graph
+        batch = self._batch_for(t)
+        if batch is not None:
             try:
-                if self.batch is None:
-                    stream = self.stream
-                    if stream is None:
-                        stream = torch.cuda.current_stream(t.device).cuda_stream
-                    self.batch = _native.GpuBatch(t.device.index, int(stream))
-                    self.device = t.device.index
-                if t.device.index == self.device:
-                    return self.batch.hash(
-                        t.data_ptr(), t.element_size(), list(t.shape), list(t.stride())
+                return batch.hash(t.data_ptr(), t.element_size(), list(t.shape), list(t.stride()))
+            except RuntimeError as e:
+                _gpu_failed(e)
+        return hash_tensor(t)
+
+    def stats(self, t: torch.Tensor) -> Any:
+        """The summary of a float tensor, or a ticket for it: float32,
+        float16 and bfloat16 CUDA tensors are summarised on the device (none
+        when the launch's batch is full), anything else on the host."""
+        if not is_hashable(t) or not t.is_floating_point() or self._capturing(t):
+            return None
+        batch = self._batch_for(t)
+        if batch is not None:
+            try:
+                if dtype_name(t) in _DEVICE_STATS:
+                    return batch.stats(
+                        t.data_ptr(), dtype_name(t), list(t.shape), list(t.stride())
                     )
             except RuntimeError as e:
-                _GPU["enabled"] = False
-                warnings.warn(
-                    f"tritontui: hashing CUDA tensors on the host from now on ({e})",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-        return hash_tensor(t)
+                _gpu_failed(e)
+        return stats_tensor(t)
+
+    def _capturing(self, t: torch.Tensor) -> bool:
+        """Whether a CUDA graph is being captured: work enqueued now would
+        join it, and a host copy would fail, so nothing is hashed."""
+        if t.device.type != "cuda":
+            return False
+        if self.capturing is None:
+            self.capturing = torch.cuda.is_current_stream_capturing()
+        return self.capturing
+
+    def _batch_for(self, t: torch.Tensor) -> Any:
+        """The device batch a CUDA tensor's work joins, or None when it is
+        done on the host (a CPU tensor, no GPU hashing, or another device
+        than the batch's)."""
+        if t.device.type != "cuda" or not gpu_hashing():
+            return None
+        try:
+            if self.batch is None:
+                stream = self.stream
+                if stream is None:
+                    stream = torch.cuda.current_stream(t.device).cuda_stream
+                self.batch = _native.GpuBatch(t.device.index, int(stream))
+                self.device = t.device.index
+        except RuntimeError as e:
+            _gpu_failed(e)
+            return None
+        return self.batch if t.device.index == self.device else None
+
+
+# Float dtypes the device summarises, and those the host does (a CUDA
+# float64 tensor is copied to the host; fp8 gets no summary).
+_DEVICE_STATS = ("float32", "float16", "bfloat16")
+_HOST_STATS = (*_DEVICE_STATS, "float64")
+
+
+def _gpu_failed(error: RuntimeError) -> None:
+    _GPU["enabled"] = False
+    warnings.warn(
+        f"tritontui: hashing CUDA tensors on the host from now on ({error})",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def is_hashable(t: torch.Tensor) -> bool:
@@ -131,7 +175,8 @@ def hash_tensor(t: torch.Tensor) -> int | None:
 
 
 def stats_tensor(t: torch.Tensor) -> tuple[float, float, float, int, int] | None:
-    if not is_hashable(t) or not t.is_floating_point():
+    """Summary statistics computed on the host (a device tensor is copied)."""
+    if not is_hashable(t) or dtype_name(t) not in _HOST_STATS:
         return None
     h = _host_view(t)
     return _native.stats_host(
@@ -188,7 +233,7 @@ def finish(session: Any, p: Prepared, declared_written: bool, hashes: Hashes) ->
     post = hashes.hash(t) if session.hash_outputs else None
     flags = WRITTEN if declared_written else 0
     if session.stats:
-        return (p.layout, p.ptr, flags, p.pre, post, stats_tensor(t))
+        return (p.layout, p.ptr, flags, p.pre, post, hashes.stats(t))
     return (p.layout, p.ptr, flags, p.pre, post)
 
 

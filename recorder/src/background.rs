@@ -11,9 +11,10 @@ use crate::writer::TraceWriter;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 enum Command {
     Record(Box<Record>),
@@ -241,30 +242,37 @@ fn write(writer: &mut TraceWriter<BufWriter<File>>, mut record: Record) -> io::R
     writer.write(&record)
 }
 
+/// How long the writer thread sleeps when its queue is empty. It polls
+/// rather than blocks so that queuing a record never has to wake it (a
+/// system call on the recorded program's thread for every launch).
+const POLL: Duration = Duration::from_micros(500);
+
 fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io::Result<()> {
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
-        while let Some(command) = next.take() {
-            match command {
-                Command::Record(record) => write(&mut writer, *record)?,
-                Command::Pending(records, pending) => {
-                    let results = pending().map_err(io::Error::other)?;
-                    for (mut record, fills) in records {
-                        fill(&mut record, &fills, &results)?;
-                        write(&mut writer, record)?;
-                    }
-                }
-                Command::Finish(end) => {
-                    writer.finish(end.ts, &end.reason)?;
-                    return Ok(());
+    let mut unflushed = false;
+    loop {
+        match rx.try_recv() {
+            Ok(Command::Record(record)) => write(&mut writer, *record)?,
+            Ok(Command::Pending(records, pending)) => {
+                let results = pending().map_err(io::Error::other)?;
+                for (mut record, fills) in records {
+                    fill(&mut record, &fills, &results)?;
+                    write(&mut writer, record)?;
                 }
             }
-            next = rx.try_recv().ok();
+            Ok(Command::Finish(end)) => return writer.finish(end.ts, &end.reason).map(drop),
+            Err(TryRecvError::Empty) => {
+                // The queue ran dry: let the OS have what we have.
+                if unflushed {
+                    writer.flush()?;
+                    unflushed = false;
+                }
+                std::thread::sleep(POLL);
+                continue;
+            }
+            Err(TryRecvError::Disconnected) => return writer.flush(),
         }
-        // The queue ran dry: let the OS have what we have.
-        writer.flush()?;
+        unflushed = true;
     }
-    writer.flush()
 }
 
 #[cfg(test)]

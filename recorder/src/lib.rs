@@ -5,6 +5,8 @@
 //! `docs/trace-format.md`.
 
 pub mod background;
+#[cfg(feature = "python")]
+mod describe;
 pub mod format;
 pub mod framing;
 #[cfg(feature = "cuda")]

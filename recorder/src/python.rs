@@ -3,15 +3,17 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
-use crate::background::{BackgroundWriter, Delivered, Fill, Slot};
-use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar, Stats, TensorArg};
+use crate::background::{BackgroundWriter, Delivered, Fill};
+use crate::describe::{Described, Dtypes, Tables};
+use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar};
 use crate::hash::{View, hash_view};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// `(min, max, mean_abs, nan, inf)` as Python sees it.
 type StatsTuple = (f64, f64, f64, u64, u64);
@@ -44,7 +46,7 @@ unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
 ///
 /// # Safety
 /// As [`view_memory`].
-unsafe fn with_host_view<T: Send>(
+pub(crate) unsafe fn with_host_view<T: Send>(
     py: Python<'_>,
     ptr: usize,
     itemsize: usize,
@@ -117,6 +119,11 @@ fn stats_host(
 #[pyclass(module = "tritontui._native")]
 struct TraceFile {
     writer: Option<BackgroundWriter>,
+    dtypes: Dtypes,
+    /// The sequence number of the next launch.
+    next_seq: u64,
+    /// When the session started: record times count from here.
+    start: Instant,
 }
 
 impl TraceFile {
@@ -126,18 +133,23 @@ impl TraceFile {
             .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
     }
 
-    /// Queues records now, or once the GPU batch's results are in.
+    /// Queues records now, or once the device results of `described`
+    /// are in. A record given no fills of its own takes the described
+    /// launch's fills (a launch record).
     fn queue(
         &mut self,
-        records: Vec<(Record, Vec<Fill>)>,
-        batch: Option<&Bound<'_, GpuBatch>>,
+        mut records: Vec<(Record, Vec<Fill>)>,
+        described: &mut Described,
     ) -> PyResult<()> {
+        if let [(_, fills)] = records.as_mut_slice()
+            && fills.is_empty()
+        {
+            *fills = std::mem::take(&mut described.fills);
+        }
+        let pending = described.take_pending();
         let waits = records.iter().any(|(_, fills)| !fills.is_empty());
-        match batch {
-            Some(batch) if waits => {
-                let pending = batch.borrow_mut().take_pending()?;
-                self.writer()?.pending(records, pending).map_err(io_error)
-            }
+        match pending {
+            Some(pending) if waits => self.writer()?.pending(records, pending).map_err(io_error),
             _ => {
                 let writer = self.writer()?;
                 for (record, _) in records {
@@ -147,9 +159,22 @@ impl TraceFile {
             }
         }
     }
+
+    /// The writer and the dtype table, borrowed together.
+    fn tables(&mut self) -> PyResult<Tables<'_>> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
+        Ok(Tables {
+            writer,
+            dtypes: &mut self.dtypes,
+        })
+    }
 }
 
-fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+/// A non-tensor argument as a trace scalar.
+pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if item.is_none() {
         Ok(Scalar::None)
     } else if let Ok(b) = item.cast::<PyBool>() {
@@ -167,15 +192,18 @@ fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     } else if let Ok(s) = item.cast::<PyString>() {
         Ok(Scalar::Str(s.to_str()?.to_owned()))
     } else {
-        Ok(Scalar::Str(item.str()?.to_str()?.to_owned()))
+        let text = item.repr()?.to_str()?.to_owned();
+        if text.chars().count() <= MAX_REPR {
+            Ok(Scalar::Str(text))
+        } else {
+            Ok(Scalar::Str(format!("<{}>", item.get_type().name()?)))
+        }
     }
 }
 
-/// A hash being computed on the GPU: its index in the launch's batch.
-#[pyclass(module = "tritontui._native", frozen)]
-struct Ticket {
-    index: usize,
-}
+/// The longest repr kept for a non-tensor argument; longer ones become the
+/// type's name.
+const MAX_REPR: usize = 120;
 
 /// The hashes of one launch's CUDA tensors, enqueued on its stream.
 #[pyclass(module = "tritontui._native")]
@@ -227,7 +255,7 @@ impl GpuBatch {
         dtype: &str,
         shape: Vec<u64>,
         stride: Vec<u64>,
-    ) -> PyResult<Option<Ticket>> {
+    ) -> PyResult<Option<usize>> {
         guard(|| {
             #[cfg(feature = "cuda")]
             {
@@ -241,7 +269,7 @@ impl GpuBatch {
                 // SAFETY: as for `hash`.
                 let index = unsafe { batch.stats(ptr, kind, &shape, &stride) }
                     .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-                Ok(index.map(|index| Ticket { index }))
+                Ok(index)
             }
             #[cfg(not(feature = "cuda"))]
             {
@@ -260,7 +288,7 @@ impl GpuBatch {
         itemsize: u64,
         shape: Vec<u64>,
         stride: Vec<u64>,
-    ) -> PyResult<Option<Ticket>> {
+    ) -> PyResult<Option<usize>> {
         guard(|| {
             #[cfg(feature = "cuda")]
             {
@@ -272,7 +300,7 @@ impl GpuBatch {
                 // tensor of this layout, on the batch's device.
                 let index = unsafe { batch.hash(ptr, itemsize, &shape, &stride) }
                     .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-                Ok(index.map(|index| Ticket { index }))
+                Ok(index)
             }
             #[cfg(not(feature = "cuda"))]
             {
@@ -321,53 +349,6 @@ fn gpu_supported() -> bool {
     false
 }
 
-/// A value, or a ticket for one computed later (None until then).
-fn value_or_ticket<T: for<'a, 'py> FromPyObject<'a, 'py>>(
-    item: &Bound<'_, PyAny>,
-    arg: usize,
-    slot: Slot,
-    fills: &mut Vec<Fill>,
-) -> PyResult<Option<T>> {
-    if let Ok(ticket) = item.cast::<Ticket>() {
-        fills.push(Fill {
-            arg,
-            slot,
-            index: ticket.get().index,
-        });
-        return Ok(None);
-    }
-    item.extract().map_err(Into::into)
-}
-
-fn argument(
-    item: &Bound<'_, PyAny>,
-    tensor_index: usize,
-    fills: &mut Vec<Fill>,
-) -> PyResult<ArgValue> {
-    let Ok(tuple) = item.cast::<PyTuple>() else {
-        return scalar(item).map(ArgValue::Scalar);
-    };
-    let stats: Option<StatsTuple> = if tuple.len() > 5 {
-        value_or_ticket(&tuple.get_item(5)?, tensor_index, Slot::Stats, fills)?
-    } else {
-        None
-    };
-    Ok(ArgValue::Tensor(TensorArg {
-        layout: tuple.get_item(0)?.extract()?,
-        ptr: tuple.get_item(1)?.extract()?,
-        flags: tuple.get_item(2)?.extract()?,
-        pre: value_or_ticket(&tuple.get_item(3)?, tensor_index, Slot::Pre, fills)?,
-        post: value_or_ticket(&tuple.get_item(4)?, tensor_index, Slot::Post, fills)?,
-        stats: stats.map(|(min, max, mean_abs, nan, inf)| Stats {
-            min,
-            max,
-            mean_abs,
-            nan,
-            inf,
-        }),
-    }))
-}
-
 #[pymethods]
 impl TraceFile {
     /// Creates `path` and writes the header, given as a JSON object.
@@ -380,6 +361,9 @@ impl TraceFile {
                 .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", path.display())))?;
             Ok(TraceFile {
                 writer: Some(writer),
+                dtypes: Dtypes::default(),
+                next_seq: 0,
+                start: Instant::now(),
             })
         })
     }
@@ -403,66 +387,91 @@ impl TraceFile {
         })
     }
 
-    /// The id of a tensor layout, queuing its record the first time.
-    fn layout(
+    /// Reads the arguments of a launch before it runs: `access` holds a
+    /// code per argument (`i` read, `o` written, `x` both, `a` allocated),
+    /// and readable arguments are hashed when `hash_pre`. CUDA tensors are
+    /// hashed on the device on `stream` (the current stream when None)
+    /// when `device_hashing`, else copied to the host.
+    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None))]
+    fn describe(
         &mut self,
-        dtype: &str,
-        itemsize: u32,
-        shape: Vec<u64>,
-        stride: Vec<i64>,
-        offset: u64,
-    ) -> PyResult<u64> {
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+        hash_pre: bool,
+        device_hashing: bool,
+        stream: Option<u64>,
+    ) -> PyResult<Described> {
         guard(|| {
-            self.writer()?
-                .layout(dtype, itemsize, &shape, &stride, offset)
-                .map_err(io_error)
+            Described::new(
+                py,
+                self.tables()?,
+                values,
+                access,
+                hash_pre,
+                device_hashing,
+                stream,
+            )
         })
     }
 
-    /// Queues a launch. `args` holds, per argument, a tuple
-    /// `(layout, ptr, flags, pre, post[, stats])` for a tensor or the value;
-    /// `pre` and `post` may be tickets of `batch`, which the writer thread
-    /// waits for.
+    /// Adds the results of an operation, after it ran, to `described`.
+    fn extend(
+        &mut self,
+        py: Python<'_>,
+        described: &mut Described,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+    ) -> PyResult<()> {
+        guard(|| described.add(py, self.tables()?, values, access, false))
+    }
+
+    /// Queues a launch after it ran and returns its sequence number: its
+    /// arguments are hashed (and summarised) as asked; device results are
+    /// filled in by the writer thread once they are in.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (seq, kernel, grid, stream, device, thread, ts, args, batch=None))]
     fn launch(
         &mut self,
-        seq: u64,
+        py: Python<'_>,
+        described: &mut Described,
         kernel: u64,
         grid: Vec<u64>,
         stream: u64,
-        device: i32,
         thread: u64,
-        ts: u64,
-        args: &Bound<'_, PyAny>,
-        batch: Option<&Bound<'_, GpuBatch>>,
-    ) -> PyResult<()> {
+        hash_post: bool,
+        stats: bool,
+    ) -> PyResult<u64> {
         guard(|| {
-            let mut fills = Vec::new();
-            let mut tensors = 0;
-            let mut values = Vec::new();
-            for item in args.try_iter()? {
-                let value = argument(&item?, tensors, &mut fills)?;
-                if matches!(value, ArgValue::Tensor(_)) {
-                    tensors += 1;
-                }
-                values.push(value);
-            }
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let ts = self.now();
+            described.complete(py, hash_post, stats)?;
             let launch = LaunchRecord {
                 seq,
                 kernel,
                 grid,
                 stream,
-                device,
+                device: described.device(),
                 thread,
                 ts,
                 autotune: false,
-                args: values,
+                args: std::mem::take(&mut described.args),
             };
-            self.queue(vec![(Record::Launch(launch), fills)], batch)
+            self.queue(vec![(Record::Launch(launch), Vec::new())], described)?;
+            Ok(seq)
         })
     }
 
+    /// The sequence number the next launch will get.
+    #[getter]
+    fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Nanoseconds since the trace was created: the time of every record.
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
     /// Queues any other record, given as a JSON object whose first key is `r`.
     fn record(&mut self, record_json: &str) -> PyResult<()> {
         guard(|| {
@@ -472,32 +481,46 @@ impl TraceFile {
         })
     }
 
-    /// Queues the inputs of one call of a compiled graph, each
-    /// `(name, device, (layout, ptr, flags, pre, post))`, whose hashes may
-    /// be tickets of one `batch`.
-    #[pyo3(signature = (graph, before, inputs, batch=None))]
+    /// Queues the inputs of one call of a compiled graph, described (and
+    /// hashed) with `describe`, under their `names`.
     fn inputs(
         &mut self,
         graph: &str,
         before: u64,
-        inputs: Vec<(String, i32, Bound<'_, PyAny>)>,
-        batch: Option<&Bound<'_, GpuBatch>>,
+        names: Vec<String>,
+        described: &mut Described,
     ) -> PyResult<()> {
         guard(|| {
-            let mut records = Vec::with_capacity(inputs.len());
-            for (name, device, tensor) in inputs {
-                let mut fills = Vec::new();
-                let tensor = argument(&tensor, 0, &mut fills)?;
-                let record = Record::Input(crate::format::InputRecord {
-                    name,
-                    graph: graph.to_owned(),
-                    before,
-                    device,
-                    tensor,
-                });
-                records.push((record, fills));
+            let device = described.device();
+            let args = std::mem::take(&mut described.args);
+            let mut fills = std::mem::take(&mut described.fills);
+            let mut records = Vec::with_capacity(args.len());
+            let mut tensor_index = 0;
+            for (name, tensor) in names.into_iter().zip(args) {
+                if !matches!(tensor, ArgValue::Tensor(_)) {
+                    continue;
+                }
+                // Each input record holds one tensor: its fills index 0.
+                let own: Vec<Fill> = fills
+                    .iter()
+                    .filter(|f| f.arg == tensor_index)
+                    .map(|f| Fill { arg: 0, ..*f })
+                    .collect();
+                records.push((
+                    Record::Input(crate::format::InputRecord {
+                        name,
+                        graph: graph.to_owned(),
+                        before,
+                        device,
+                        tensor,
+                    }),
+                    own,
+                ));
+                tensor_index += 1;
             }
-            self.queue(records, batch)
+            fills.clear();
+            described.fills = fills;
+            self.queue(records, described)
         })
     }
 
@@ -524,7 +547,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stats_host, m)?)?;
     m.add_class::<TraceFile>()?;
     m.add_class::<GpuBatch>()?;
-    m.add_class::<Ticket>()?;
+    m.add_class::<Described>()?;
     m.add_function(wrap_pyfunction!(gpu_supported, m)?)?;
     m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
     Ok(())

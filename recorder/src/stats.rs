@@ -6,7 +6,7 @@ use crate::format::Stats;
 use crate::hash::{View, for_each_element};
 
 /// Decodes one element of a floating dtype.
-fn decoder(dtype: &str) -> Option<fn(&[u8]) -> f64> {
+pub(crate) fn decoder(dtype: &str) -> Option<fn(&[u8]) -> f64> {
     Some(match dtype {
         "float32" => |b: &[u8]| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         "float64" => {

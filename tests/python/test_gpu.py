@@ -128,12 +128,12 @@ def test_a_user_triton_kernel_with_a_callable_grid(tmp_path: Path) -> None:
 
 def device_stats(t: torch.Tensor) -> tuple:
     """The device summary of ``t``, waited for."""
-    from tritontui import _tensors
+    from tritontui import _native, _tensors
 
-    hashes = _tensors.Hashes()
-    ticket = hashes.stats(t)
-    assert type(ticket).__name__ == "Ticket", "the summary was not computed on the device"
-    return hashes.batch.wait()[0]
+    batch = _native.GpuBatch(t.device.index, torch.cuda.current_stream().cuda_stream)
+    index = batch.stats(t.data_ptr(), _tensors.dtype_name(t), list(t.shape), list(t.stride()))
+    assert index == 0, "the summary was not computed on the device"
+    return batch.wait()[0]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)

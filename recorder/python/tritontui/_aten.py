@@ -60,27 +60,17 @@ class AtenRecorder(TorchDispatchMode):
         try:
             inputs = _flatten(func, args, kwargs)
             allocates = base in _ALLOCATIONS
-            hashes = _tensors.Hashes()
-            prepared = [
-                (
-                    name,
-                    access,
-                    _tensors.prepare(
-                        session,
-                        value,
-                        hashes,
-                        hash_before=not allocates and session.hash_inputs,
-                        access=access,
-                    ),
-                )
-                for name, access, value in inputs
-            ]
+            described = session.describe(
+                [value for _, _, value in inputs],
+                _tensors.access_codes([access for _, access, _ in inputs]),
+                hash_pre=not allocates and session.hash_inputs,
+            )
         except Exception as e:
             session.fail(e)
             return func(*args, **kwargs)
         out = func(*args, **kwargs)
         try:
-            _record(session, func, base, allocates, prepared, out, hashes)
+            _record(session, func, base, allocates, inputs, described, out)
         except Exception as e:
             session.fail(e)
         return out
@@ -113,15 +103,15 @@ def _record(
     func: Any,
     base: str,
     allocates: bool,
-    prepared: list[Any],
+    inputs: list[tuple[str, str, Any]],
+    described: Any,
     out: Any,
-    hashes: Any,
 ) -> None:
     results = list(out) if isinstance(out, (list, tuple)) else [out]
     # An out= variant returns its out argument: it is already recorded.
-    given = [p.tensor for _, _, p in prepared if p.tensor is not None]
+    given = [v for _, _, v in inputs if isinstance(v, torch.Tensor)]
     results = [r for r in results if isinstance(r, torch.Tensor) and not any(r is g for g in given)]
-    arg_specs = [(name, access) for name, access, _ in prepared]
+    arg_specs = [(name, access) for name, access, _ in inputs]
     arg_specs += [
         (f"result{i}" if len(results) > 1 else "result", "out") for i in range(len(results))
     ]
@@ -140,19 +130,7 @@ def _record(
         }
 
     kernel = session.kernel_id(key, define)
-    encoded = []
-    for _, access, p in prepared:
-        encoded.append(_tensors.finish(session, p, access != "in", hashes))
-    for r in results:
-        p = _tensors.prepare(session, r, hashes, hash_before=False)
-        if allocates:
-            # Fresh memory: its bytes mean nothing, so it is not hashed.
-            encoded.append((p.layout, p.ptr, _tensors.WRITTEN, None, None))
-        else:
-            encoded.append(_tensors.finish(session, p, True, hashes))
-    device = next((_tensors.device_index(r) for r in results), -1)
-    if device == -1:
-        device = next(
-            (_tensors.device_index(p.tensor) for _, _, p in prepared if p.tensor is not None), -1
-        )
-    session.launch(kernel, [], 0, device, encoded, hashes)
+    # Fresh memory's bytes mean nothing, so an allocation is not hashed.
+    code = b"a" if allocates else b"o"
+    session.extend(described, results, code * len(results))
+    session.launch(kernel, [], 0, described)

@@ -52,25 +52,19 @@ class CppKernel:
         try:
             params = self.params()
             access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
-            hashes = _tensors.Hashes()
-            prepared = [
-                _tensors.prepare(session, v, hashes, access=a)
-                for v, a in zip(args, access, strict=False)
-            ]
+            described = session.describe(args, _tensors.access_codes(access))
         except Exception as e:
             session.fail(e)
             return self.kernel(*args)
         with _session.inside_launch():
             result = self.kernel(*args)
         try:
-            self._record(session, params, prepared, hashes)
+            self._record(session, params, described)
         except Exception as e:
             session.fail(e)
         return result
 
-    def _record(
-        self, session: Any, params: list[tuple[str, str, str]], prepared: list[Any], hashes: Any
-    ) -> None:
+    def _record(self, session: Any, params: list[tuple[str, str, str]], described: Any) -> None:
         def define() -> dict[str, Any]:
             text = self.source()
             return {
@@ -85,12 +79,7 @@ class CppKernel:
             }
 
         kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
-        access = [a for _, _, a in params] + ["in"] * (len(prepared) - len(params))
-        encoded = [
-            _tensors.finish(session, p, a != "in", hashes)
-            for p, a in zip(prepared, access, strict=False)
-        ]
-        session.launch(kernel, [], 0, -1, encoded, hashes)
+        session.launch(kernel, [], 0, described)
 
 
 def parse_signature(source: str) -> list[tuple[str, str, str]]:

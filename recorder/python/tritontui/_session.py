@@ -100,14 +100,11 @@ class Session:
         self.stats = stats
         self.cuda_graphs_disabled = False
         self.failed = False
-        self.seq = 0
-        self.t0 = time.monotonic_ns()
+        self._last_seq = 0
         self._kernel_ids: dict[Any, int] = {}
         self._source_ids: dict[str, int] = {}
-        self._layout_ids: dict[Any, int] = {}
         self._known_pids: set[int] = set()
         self._processes_scanned = 0.0
-        self._lock = threading.Lock()
         self._file: Any = None
 
     # -- lifecycle -------------------------------------------------------
@@ -143,9 +140,12 @@ class Session:
         """Records any new child processes, writes the end record, flushes."""
         if self._file is not None:
             self.refresh_processes(force=True)
+        if self._file is not None:
+            self._last_seq = self._file.next_seq
+        now = self.now()
         file, self._file = self._file, None
         if file is not None:
-            file.close(self.now(), reason)
+            file.close(now, reason)
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""
@@ -172,9 +172,14 @@ class Session:
 
     # -- helpers used by the hooks ---------------------------------------
 
+    @property
+    def seq(self) -> int:
+        """The sequence number the next launch will get."""
+        return self._file.next_seq if self._file is not None else self._last_seq
+
     def now(self) -> int:
-        """Nanoseconds since the session started."""
-        return time.monotonic_ns() - self.t0
+        """Nanoseconds since the trace was created (the time of its records)."""
+        return self._file.now() if self._file is not None else 0
 
     def wants(self, name: str) -> bool:
         """Whether kernels of this name are recorded (the ``kernels`` glob)."""
@@ -221,57 +226,62 @@ class Session:
         self.refresh_processes()
         return kid
 
-    def layout_id(self, dtype: str, itemsize: int, shape: tuple, stride: tuple, offset: int) -> int:
-        key = (dtype, shape, stride, offset)
-        found = self._layout_ids.get(key)
-        if found is None:
-            found = self._file.layout(dtype, itemsize, list(shape), list(stride), offset)
-            self._layout_ids[key] = found
-        return found
-
     def record_json(self, record: dict[str, Any]) -> None:
         self._file.record(json.dumps(record))
 
-    def launch(
+    def describe(
         self,
-        kernel: int,
-        grid: Iterable[int],
-        stream: int,
-        device: int,
-        args: list[Any],
-        hashes: _tensors.Hashes | None = None,
-    ) -> int:
-        """Writes a launch record; returns its sequence number. Device
-        hashes in ``hashes`` are filled in by the writer thread."""
-        with self._lock:
-            seq = self.seq
-            self.seq += 1
-        self._file.launch(
-            seq,
-            kernel,
-            [int(g) for g in grid],
-            int(stream),
-            device,
-            threading.get_native_id(),
-            self.now(),
-            args,
-            hashes.batch if hashes is not None else None,
+        values: Iterable[Any],
+        access: bytes,
+        *,
+        hash_pre: bool | None = None,
+        stream: int | None = None,
+    ) -> Any:
+        """Reads a launch's arguments before it runs (see
+        ``_native.TraceFile.describe``); hashes them when the session hashes
+        inputs, unless ``hash_pre`` says otherwise."""
+        return self._file.describe(
+            values,
+            access,
+            self.hash_inputs if hash_pre is None else hash_pre,
+            _tensors.gpu_hashing(),
+            stream,
         )
+
+    def extend(self, described: Any, values: Iterable[Any], access: bytes) -> None:
+        """Adds an operation's results to its described arguments."""
+        self._file.extend(described, values, access)
+
+    def launch(self, kernel: int, grid: Iterable[int], stream: int, described: Any) -> int:
+        """Writes a launch record after the launch; returns its sequence
+        number. Device hashes are filled in by the writer thread."""
+        seq = self._file.launch(
+            described,
+            kernel,
+            grid,
+            stream,
+            threading.get_native_id(),
+            self.hash_outputs,
+            self.stats,
+        )
+        if described.gpu_error:
+            _tensors.gpu_failed(described.gpu_error)
         return seq
 
     def graph_inputs(self, graph: str, named: list[tuple[str, Any]]) -> None:
-        """Records the tensors a compiled graph is called with; CUDA
-        tensors of one call are hashed in one device batch per
+        """Records the tensors a compiled graph is called with, hashed now;
+        CUDA tensors of one call share one device batch per
         ``INPUTS_PER_BATCH`` inputs."""
         for start in range(0, len(named), INPUTS_PER_BATCH):
-            hashes = _tensors.Hashes()
-            inputs = []
-            for name, tensor in named[start : start + INPUTS_PER_BATCH]:
-                encoded = _tensors.encode(self, tensor, hashes)
-                if isinstance(encoded, tuple):
-                    inputs.append((name, _tensors.device_index(tensor), encoded))
-            if inputs:
-                self._file.inputs(graph, self.seq, inputs, hashes.batch)
+            chunk = named[start : start + INPUTS_PER_BATCH]
+            described = self.describe(
+                [t for _, t in chunk],
+                b"i" * len(chunk),
+                hash_pre=self.hash_inputs or self.hash_outputs,
+            )
+            self._file.inputs(graph, self.seq, [n for n, _ in chunk], described)
+            if described.gpu_error:
+                _tensors.gpu_failed(described.gpu_error)
 
     def mark(self, label: str) -> None:
         self.record_json(

@@ -24,7 +24,7 @@ class _Static:
     """Per autotuner: argument names and access, and grids by config and
     scalar arguments."""
 
-    __slots__ = ("access", "grids", "names", "written")
+    __slots__ = ("access", "codes", "grids", "names", "scalars")
 
     def __init__(self, autotuner: Any) -> None:
         signature = autotuner.triton_meta["signature"]
@@ -32,8 +32,10 @@ class _Static:
         self.names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
         mutated = set(autotuner.mutated_arg_names)
         self.access = [_access(n, mutated) for n in self.names]
-        self.written = [a != "in" for a in self.access]
+        self.codes = _tensors.access_codes(self.access)
         self.grids: dict[Any, list[int]] = {}
+        # Positions of the non-tensor arguments, from the first launch.
+        self.scalars: list[int] | None = None
 
 
 def _static(autotuner: Any) -> _Static:
@@ -63,18 +65,14 @@ def install() -> None:
             return _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
             static = _static(self)
-            hashes = _tensors.Hashes(stream)
-            prepared = [
-                _tensors.prepare(session, a, hashes, access=access)
-                for a, access in zip(args, static.access, strict=False)
-            ]
+            described = session.describe(args, static.codes, stream=stream)
         except Exception as e:
             session.fail(e)
             return _ORIGINAL(self, *args, stream=stream, **kwargs)
         with _session.inside_launch():
             result = _ORIGINAL(self, *args, stream=stream, **kwargs)
         try:
-            _record(session, self, name, static, args, prepared, stream, hashes)
+            _record(session, self, name, static, args, described, stream)
         except Exception as e:
             session.fail(e)
         return result
@@ -119,7 +117,9 @@ def _meta_scalar(value: Any) -> Any:
 def _grid(autotuner: Any, static: _Static, config: Any, args: tuple[Any, ...]) -> list[int]:
     """The grid the launcher computed, from the same expression; cached by
     config and scalar arguments (sizes), which are all it depends on."""
-    key = (id(config), *(a for a in args if not isinstance(a, torch.Tensor)))
+    if static.scalars is None:
+        static.scalars = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
+    key = (id(config), *[args[i] for i in static.scalars])
     grid = static.grids.get(key)
     if grid is None:
         _, computed = autotuner._interpret_args_grid(args, config)
@@ -163,9 +163,8 @@ def _record(
     name: str,
     static: _Static,
     args: tuple[Any, ...],
-    prepared: list[Any],
+    described: Any,
     stream: Any,
-    hashes: Any,
 ) -> None:
     config = _config(autotuner)
     grid = _grid(autotuner, static, config, args)
@@ -173,13 +172,4 @@ def _record(
         ("triton", id(autotuner), id(config)),
         lambda: _define(session, autotuner, name, static, config),
     )
-    device = -1
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            device = _tensors.device_index(a)
-            break
-    encoded = [
-        _tensors.finish(session, p, written, hashes)
-        for p, written in zip(prepared, static.written, strict=False)
-    ]
-    session.launch(kernel, grid, stream or 0, device, encoded, hashes)
+    session.launch(kernel, grid, stream or 0, described)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from . import _session, _tensors
+from . import _session
 
 # (class, original run) for each patched class.
 _ORIGINALS: list[tuple[type, Any]] = []
@@ -64,8 +64,9 @@ def _patched(original: Any) -> Any:
             runtime = [n for n in self.arg_names if n in bound and not _is_constexpr(self, n)]
             tensors = [bound[n] for n in runtime if isinstance(bound[n], torch.Tensor)]
             stream = _stream(tensors)
-            hashes = _tensors.Hashes(stream)
-            prepared = [_tensors.prepare(session, bound[n], hashes) for n in runtime]
+            described = session.describe(
+                [bound[n] for n in runtime], b"i" * len(runtime), stream=stream
+            )
         except Exception as e:
             session.fail(e)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -82,9 +83,7 @@ def _patched(original: Any) -> Any:
             launch_grid = grid({**bound, **kwargs}) if callable(grid) else grid
             launch_grid = [int(g) for g in launch_grid]
             launch_grid += [1] * (3 - len(launch_grid))
-            encoded = [_tensors.finish(session, p, False, hashes) for p in prepared]
-            device = _tensors.device_index(tensors[0]) if tensors else -1
-            session.launch(kernel, launch_grid, stream or 0, device, encoded, hashes)
+            session.launch(kernel, launch_grid, stream or 0, described)
         except Exception as e:
             session.fail(e)
         return result

@@ -1,0 +1,507 @@
+//! Launch arguments as the trace records them, read from torch tensors in
+//! one native call per launch: layout, address, and the hashes (and, when
+//! asked, summary statistics) before and after the launch.
+//!
+//! This is the recorder's hot path. Reading a handful of attributes per
+//! tensor through the C API costs a fraction of the same work done in
+//! Python, and every launch's CUDA tensors are hashed on the device in one
+//! batch on the launch's stream, which the writer thread waits for.
+
+use crate::background::{Fill, Slot};
+use crate::format::{ArgValue, Stats, TensorArg};
+use crate::hash::{View, hash_view};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+use std::collections::HashMap;
+
+/// How an argument is used, as the hooks pass it (one byte per argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Read only: hashed before the launch.
+    In,
+    /// Written only: its old bytes do not matter, so not hashed before.
+    Out,
+    /// Read and written.
+    InOut,
+    /// Freshly allocated by the operation: never hashed (its bytes mean
+    /// nothing), marked written.
+    Allocated,
+}
+
+impl Access {
+    /// `i`, `o`, `x` or `a`.
+    pub fn from_code(code: u8) -> PyResult<Access> {
+        Ok(match code {
+            b'i' => Access::In,
+            b'o' => Access::Out,
+            b'x' => Access::InOut,
+            b'a' => Access::Allocated,
+            other => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "unknown access code {:?}",
+                    other as char
+                )));
+            }
+        })
+    }
+
+    fn written(self) -> bool {
+        self != Access::In
+    }
+}
+
+/// One tensor argument as read from torch.
+struct TensorView {
+    tensor: Py<PyAny>,
+    /// Index of the argument in the record.
+    arg: usize,
+    access: Access,
+    hashable: bool,
+    /// CUDA device index, or -1 on the host.
+    device: i32,
+    ptr: u64,
+    itemsize: u64,
+    dtype: &'static str,
+    shape: Vec<u64>,
+    stride: Vec<u64>,
+}
+
+/// A dtype's trace name and element size, looked up once per dtype object.
+#[derive(Default)]
+pub struct Dtypes {
+    by_object: HashMap<usize, (&'static str, u32)>,
+}
+
+impl Dtypes {
+    fn get(&mut self, dtype: &Bound<'_, PyAny>) -> PyResult<(&'static str, u32)> {
+        let key = dtype.as_ptr() as usize;
+        if let Some(&found) = self.by_object.get(&key) {
+            return Ok(found);
+        }
+        // `torch.float32` is named `float32`; dtype objects live for the
+        // whole process, so the few names are leaked once.
+        let text = dtype.str()?.to_string();
+        let name: &'static str = Box::leak(
+            text.rsplit('.')
+                .next()
+                .unwrap_or(&text)
+                .to_owned()
+                .into_boxed_str(),
+        );
+        let itemsize: u32 = dtype.getattr(intern!(dtype.py(), "itemsize"))?.extract()?;
+        self.by_object.insert(key, (name, itemsize));
+        Ok((name, itemsize))
+    }
+}
+
+/// What describing interns into: the trace's layouts and the dtype table.
+pub struct Tables<'a> {
+    pub writer: &'a mut crate::background::BackgroundWriter,
+    pub dtypes: &'a mut Dtypes,
+}
+
+/// `torch.Tensor`, `torch.nn.Parameter` and `torch.strided`, looked up once.
+struct Torch {
+    tensor: Py<PyType>,
+    parameter: Py<PyType>,
+    strided: Py<PyAny>,
+}
+
+static TORCH: PyOnceLock<Torch> = PyOnceLock::new();
+
+fn torch(py: Python<'_>) -> PyResult<&Torch> {
+    TORCH.get_or_try_init(py, || {
+        let torch = py.import("torch")?;
+        Ok(Torch {
+            tensor: torch.getattr("Tensor")?.cast_into::<PyType>()?.unbind(),
+            parameter: torch
+                .getattr("nn")?
+                .getattr("Parameter")?
+                .cast_into::<PyType>()?
+                .unbind(),
+            strided: torch.getattr("strided")?.unbind(),
+        })
+    })
+}
+
+/// Where the hashes of one launch's CUDA tensors are computed: a batch on
+/// the launch's stream, opened by the first CUDA tensor.
+struct DeviceWork {
+    enabled: bool,
+    stream: Option<u64>,
+    capturing: Option<bool>,
+    ordinal: i32,
+    #[cfg(feature = "cuda")]
+    batch: Option<crate::gpu::Batch>,
+    error: Option<String>,
+}
+
+/// A result on its way: a value now, a ticket of the device batch, or none.
+enum Result<T> {
+    Now(T),
+    Ticket(usize),
+    Missing,
+}
+
+/// The arguments of one launch (or the inputs of one graph call) between
+/// the moment before it and the moment after.
+#[pyclass(module = "tritontui._native")]
+pub struct Described {
+    pub(crate) args: Vec<ArgValue>,
+    tensors: Vec<TensorView>,
+    pub(crate) fills: Vec<Fill>,
+    work: DeviceWork,
+}
+
+#[pymethods]
+impl Described {
+    /// The first CUDA tensor's device, or -1.
+    #[getter(device)]
+    fn py_device(&self) -> i32 {
+        self.device()
+    }
+
+    /// Why device hashing failed during this launch, if it did.
+    #[getter(gpu_error)]
+    fn py_gpu_error(&self) -> Option<String> {
+        self.work.error.clone()
+    }
+}
+
+impl Described {
+    /// Reads `values` with their access codes, hashing readable ones now
+    /// when `hash_pre` (pure outputs and allocations never are).
+    pub fn new(
+        py: Python<'_>,
+        tables: Tables<'_>,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+        hash_pre: bool,
+        device_hashing: bool,
+        stream: Option<u64>,
+    ) -> PyResult<Described> {
+        let mut described = Described {
+            args: Vec::new(),
+            tensors: Vec::new(),
+            fills: Vec::new(),
+            work: DeviceWork {
+                enabled: device_hashing,
+                stream,
+                capturing: None,
+                ordinal: -1,
+                #[cfg(feature = "cuda")]
+                batch: None,
+                error: None,
+            },
+        };
+        described.add(py, tables, values, access, hash_pre)?;
+        Ok(described)
+    }
+
+    /// Appends `values` (results of an operation, after it ran).
+    pub fn add(
+        &mut self,
+        py: Python<'_>,
+        tables: Tables<'_>,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+        hash_pre: bool,
+    ) -> PyResult<()> {
+        for (i, value) in values.try_iter()?.enumerate() {
+            let value = value?;
+            let code = access.get(i).copied().unwrap_or(b'i');
+            let access = Access::from_code(code)?;
+            let Some(view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
+            else {
+                self.args
+                    .push(ArgValue::Scalar(crate::python::scalar(&value)?));
+                continue;
+            };
+            let stride: Vec<i64> = view.stride.iter().map(|&s| s as i64).collect();
+            let offset: u64 = value
+                .call_method0(intern!(py, "storage_offset"))?
+                .extract()?;
+            let layout = tables
+                .writer
+                .layout(
+                    view.dtype,
+                    view.itemsize as u32,
+                    &view.shape,
+                    &stride,
+                    offset,
+                )
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            let tensor_index = self.tensors.len();
+            let pre = if hash_pre && matches!(access, Access::In | Access::InOut) {
+                self.hash(py, &view)?
+            } else {
+                Result::Missing
+            };
+            let mut arg = TensorArg {
+                layout,
+                ptr: view.ptr,
+                flags: if access.written() {
+                    TensorArg::WRITTEN
+                } else {
+                    0
+                },
+                pre: None,
+                post: None,
+                stats: None,
+            };
+            self.settle(&mut arg.pre, pre, tensor_index, Slot::Pre);
+            self.args.push(ArgValue::Tensor(arg));
+            self.tensors.push(view);
+        }
+        Ok(())
+    }
+
+    /// After the launch: hashes (and summarises) what was asked.
+    pub fn complete(&mut self, py: Python<'_>, hash_post: bool, stats: bool) -> PyResult<()> {
+        let tensors = std::mem::take(&mut self.tensors);
+        for (index, view) in tensors.iter().enumerate() {
+            if view.access == Access::Allocated {
+                continue;
+            }
+            let mut post = None;
+            let mut summary = None;
+            if hash_post {
+                let result = self.hash(py, view)?;
+                self.settle(&mut post, result, index, Slot::Post);
+            }
+            if stats {
+                let result = self.stats(py, view)?;
+                self.settle(&mut summary, result, index, Slot::Stats);
+            }
+            if let ArgValue::Tensor(arg) = &mut self.args[view.arg] {
+                arg.post = post;
+                arg.stats = summary;
+            }
+        }
+        self.tensors = tensors;
+        Ok(())
+    }
+
+    /// The first CUDA tensor's device, or -1.
+    pub fn device(&self) -> i32 {
+        self.tensors
+            .iter()
+            .map(|t| t.device)
+            .find(|&d| d >= 0)
+            .unwrap_or(-1)
+    }
+
+    /// Turns the device batch, if any, into what the writer thread waits
+    /// for. When the device failed, the results it owed are dropped.
+    pub fn take_pending(&mut self) -> Option<crate::background::Pending> {
+        #[cfg(feature = "cuda")]
+        if let Some(batch) = self.work.batch.take() {
+            match batch.finish() {
+                Ok(finished) => {
+                    return Some(Box::new(move || finished.wait().map_err(|e| e.to_string())));
+                }
+                Err(e) => self.work.error = Some(e.to_string()),
+            }
+        }
+        self.fills.clear();
+        None
+    }
+
+    /// The hash of a tensor: on the device when it can be, else on the host.
+    fn hash(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Result<u64>> {
+        if !view.hashable {
+            return Ok(Result::Missing);
+        }
+        if view.device >= 0 {
+            if self.capturing(py)? {
+                return Ok(Result::Missing); // the work would join the graph
+            }
+            #[cfg(feature = "cuda")]
+            if let Some(result) = self.on_device(py, view, |batch, v| unsafe {
+                // SAFETY: the view is a live CUDA tensor kept alive by the
+                // recorder until its record is written.
+                batch.hash(v.ptr, v.itemsize, &v.shape, &v.stride)
+            })? {
+                return Ok(result);
+            }
+        }
+        on_host(py, view, |memory, host| Some(hash_view(memory, host)))
+            .map(|h| h.map_or(Result::Missing, Result::Now))
+    }
+
+    /// Summary statistics of a float tensor, on the device when it can be.
+    fn stats(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Result<Stats>> {
+        if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
+            return Ok(Result::Missing);
+        }
+        if view.device >= 0 {
+            if self.capturing(py)? {
+                return Ok(Result::Missing);
+            }
+            #[cfg(feature = "cuda")]
+            if let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
+                && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
+                    // SAFETY: as for hashes.
+                    batch.stats(v.ptr, kind, &v.shape, &v.stride)
+                })?
+            {
+                return Ok(result);
+            }
+        }
+        let dtype = view.dtype;
+        on_host(py, view, |memory, host| {
+            crate::stats::stats(memory, host, dtype)
+        })
+        .map(|s| s.map_or(Result::Missing, Result::Now))
+    }
+
+    /// Whether a CUDA graph is being captured on the current stream.
+    fn capturing(&mut self, py: Python<'_>) -> PyResult<bool> {
+        if self.work.capturing.is_none() {
+            let cuda = py.import(intern!(py, "torch.cuda"))?;
+            self.work.capturing = Some(
+                cuda.call_method0(intern!(py, "is_current_stream_capturing"))?
+                    .extract()?,
+            );
+        }
+        Ok(self.work.capturing == Some(true))
+    }
+
+    /// Runs `enqueue` on the launch's device batch; None when the work must
+    /// be done on the host instead (device hashing off or failed, or a
+    /// tensor on another device than the batch's).
+    #[cfg(feature = "cuda")]
+    fn on_device<T>(
+        &mut self,
+        py: Python<'_>,
+        view: &TensorView,
+        enqueue: impl FnOnce(
+            &mut crate::gpu::Batch,
+            &TensorView,
+        ) -> std::result::Result<Option<usize>, crate::gpu::GpuError>,
+    ) -> PyResult<Option<Result<T>>> {
+        if !self.work.enabled || self.work.error.is_some() {
+            return Ok(None);
+        }
+        if self.work.batch.is_none() {
+            let stream = match self.work.stream {
+                Some(stream) => stream,
+                None => current_stream(py, view)?,
+            };
+            match crate::gpu::Batch::begin(view.device, stream) {
+                Ok(batch) => {
+                    self.work.batch = Some(batch);
+                    self.work.ordinal = view.device;
+                }
+                Err(e) => {
+                    self.work.error = Some(e.to_string());
+                    return Ok(None);
+                }
+            }
+        }
+        if view.device != self.work.ordinal {
+            return Ok(None);
+        }
+        let Some(batch) = self.work.batch.as_mut() else {
+            return Ok(None);
+        };
+        Ok(Some(match enqueue(batch, view) {
+            Ok(Some(index)) => Result::Ticket(index),
+            Ok(None) => Result::Missing, // the batch is full
+            Err(e) => {
+                self.work.error = Some(e.to_string());
+                return Ok(None);
+            }
+        }))
+    }
+
+    /// Puts a value in place now, or a fill for the writer thread.
+    fn settle<T>(&mut self, field: &mut Option<T>, result: Result<T>, arg: usize, slot: Slot) {
+        match result {
+            Result::Now(value) => *field = Some(value),
+            Result::Ticket(index) => self.fills.push(Fill { arg, slot, index }),
+            Result::Missing => {}
+        }
+    }
+}
+
+/// Reads a tensor's metadata, or None when `value` is not a tensor.
+fn read_tensor(
+    py: Python<'_>,
+    dtypes: &mut Dtypes,
+    value: &Bound<'_, PyAny>,
+    arg: usize,
+    access: Access,
+) -> PyResult<Option<TensorView>> {
+    let torch = torch(py)?;
+    let exact =
+        value.get_type().is(torch.tensor.bind(py)) || value.get_type().is(torch.parameter.bind(py));
+    if !exact && !value.is_instance(torch.tensor.bind(py))? {
+        return Ok(None);
+    }
+    let strided = value
+        .getattr(intern!(py, "layout"))?
+        .is(torch.strided.bind(py));
+    if !strided {
+        return Ok(None); // sparse and other layouts: recorded by their repr
+    }
+    let (dtype, itemsize) = dtypes.get(&value.getattr(intern!(py, "dtype"))?)?;
+    let is_cuda: bool = value.getattr(intern!(py, "is_cuda"))?.extract()?;
+    let device: i32 = if is_cuda {
+        value.call_method0(intern!(py, "get_device"))?.extract()?
+    } else {
+        -1
+    };
+    let on_host = !is_cuda && value.getattr(intern!(py, "is_cpu"))?.extract::<bool>()?;
+    Ok(Some(TensorView {
+        tensor: value.clone().unbind(),
+        arg,
+        access,
+        hashable: exact && (is_cuda || on_host) && !dtype.starts_with("q"),
+        device,
+        ptr: value.call_method0(intern!(py, "data_ptr"))?.extract()?,
+        itemsize: u64::from(itemsize),
+        dtype,
+        shape: value.getattr(intern!(py, "shape"))?.extract()?,
+        stride: value.call_method0(intern!(py, "stride"))?.extract()?,
+    }))
+}
+
+/// The raw handle of the current stream of the tensor's device.
+#[cfg(feature = "cuda")]
+fn current_stream(py: Python<'_>, view: &TensorView) -> PyResult<u64> {
+    let cuda = py.import(intern!(py, "torch.cuda"))?;
+    cuda.call_method1(intern!(py, "current_stream"), (view.device,))?
+        .getattr(intern!(py, "cuda_stream"))?
+        .extract()
+}
+
+/// Runs `f` on the tensor's bytes in host memory, with the GIL released; a
+/// CUDA tensor is first copied to the host (this waits for the device).
+fn on_host<T: Send>(
+    py: Python<'_>,
+    view: &TensorView,
+    f: impl FnOnce(&[u8], &View<'_>) -> Option<T> + Send,
+) -> PyResult<Option<T>> {
+    let copy;
+    let (ptr, shape, stride) = if view.device >= 0 {
+        let tensors = py.import(intern!(py, "tritontui._tensors"))?;
+        copy = tensors.call_method1(intern!(py, "_host_view"), (view.tensor.bind(py),))?;
+        let ptr: u64 = copy.call_method0(intern!(py, "data_ptr"))?.extract()?;
+        let shape: Vec<u64> = copy.getattr(intern!(py, "shape"))?.extract()?;
+        let stride: Vec<u64> = copy.call_method0(intern!(py, "stride"))?.extract()?;
+        (ptr, shape, stride)
+    } else {
+        (view.ptr, view.shape.clone(), view.stride.clone())
+    };
+    let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
+    let stride: Vec<usize> = stride.iter().map(|&n| n as usize).collect();
+    // SAFETY: `ptr` is the first element of a live dense host tensor (the
+    // argument itself, or `copy`, both held here) covering the view.
+    unsafe {
+        crate::python::with_host_view(py, ptr as usize, view.itemsize as usize, &shape, &stride, f)
+    }
+}

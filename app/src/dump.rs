@@ -96,6 +96,12 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
     for m in &trace.markers {
         line(json!({"type": "marker", "label": m.label, "after": m.after, "ts": m.ts}))?;
     }
+    for p in &trace.pauses {
+        line(json!({
+            "type": "pause", "state": p.state, "pid": p.pid, "host": p.host, "launch": p.launch,
+            "kernel": p.kernel, "resume_file": p.resume_file, "by": p.by, "ts": p.ts,
+        }))?;
+    }
     for c in &trace.compiles {
         line(
             json!({"type": "compile", "event": c.event, "name": c.name, "pid": c.pid, "ts": c.ts}),

@@ -20,6 +20,8 @@ enum Command {
     Record(Box<Record>),
     /// A record some of whose hashes are still being computed elsewhere.
     Pending(Vec<(Record, Vec<Fill>)>, Pending),
+    /// Flush everything queued before, then say so.
+    Flush(Sender<()>),
     Finish(EndRecord),
 }
 
@@ -171,6 +173,16 @@ impl BackgroundWriter {
         self.send(Command::Pending(records, pending))
     }
 
+    /// Waits until every record queued so far is in the file (its device
+    /// results included).
+    pub fn flush(&self) -> io::Result<()> {
+        let (done, wait) = mpsc::channel();
+        self.send(Command::Flush(done))?;
+        wait.recv().map_err(|_| {
+            io::Error::other(self.error().unwrap_or("the writer thread stopped".into()))
+        })
+    }
+
     /// Queues a source record and returns its id.
     pub fn source(&mut self, path: &str, lang: &str, text: &str) -> io::Result<u64> {
         let (id, record) = self.ids.source(path, lang, text);
@@ -258,6 +270,11 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
                     fill(&mut record, &fills, &results)?;
                     write(&mut writer, record)?;
                 }
+            }
+            Ok(Command::Flush(done)) => {
+                writer.flush()?;
+                let _ = done.send(());
+                continue;
             }
             Ok(Command::Finish(end)) => return writer.finish(end.ts, &end.reason).map(drop),
             Err(TryRecvError::Empty) => {

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 0;
+pub const SCHEMA_MINOR: u32 = 1;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +41,8 @@ pub enum Record {
     /// A tensor that entered the recorded region from outside, such as a
     /// compiled graph's input.
     Input(InputRecord),
+    /// A recorded process stopped at a pause point, or went on (1.1).
+    Pause(PauseRecord),
     /// Written on clean exit; its absence means the trace ended early.
     End(EndRecord),
     /// A record kind this reader does not know; skipped.
@@ -61,6 +63,7 @@ impl Record {
             Record::Marker(_) => "marker",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
+            Record::Pause(_) => "pause",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
         }
@@ -103,6 +106,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
+            "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
                 IgnoredAny::deserialize(rest)?;
@@ -605,6 +609,36 @@ pub struct ProcessRecord {
     /// Start time, nanoseconds since the Unix epoch (0 if unknown).
     #[serde(default)]
     pub start_ns: u64,
+}
+
+/// A process stopping at a pause point (`state` `paused`) and going on
+/// again (`resumed`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PauseRecord {
+    /// `paused` or `resumed`.
+    pub state: String,
+    /// The process.
+    pub pid: u32,
+    /// Host name.
+    #[serde(default)]
+    pub host: String,
+    /// Sequence number of the launch it stopped before (none for a pause
+    /// at a kernel's compile).
+    #[serde(default)]
+    pub launch: Option<u64>,
+    /// The kernel about to be launched or compiled.
+    #[serde(default)]
+    pub kernel: String,
+    /// The file whose removal resumes the process (while it exists, the
+    /// process is paused).
+    #[serde(default)]
+    pub resume_file: String,
+    /// What resumed it: `debugger`, `tritontui resume`, `signal`.
+    #[serde(default)]
+    pub by: String,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
 }
 
 /// A user marker placed between launches.

@@ -524,6 +524,15 @@ impl TraceFile {
         })
     }
 
+    /// Waits until everything queued so far is in the file.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let writer = self
+            .writer
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
+        py.detach(|| guard(|| writer.flush().map_err(io_error)))
+    }
+
     /// The writer thread's I/O error, if any.
     fn error(&self) -> Option<String> {
         self.writer.as_ref().and_then(BackgroundWriter::error)
@@ -539,6 +548,20 @@ impl TraceFile {
     }
 }
 
+/// Where a paused process waits, named so that a debugger's backtrace
+/// says so: sleeps `millis` milliseconds.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn tritontui_paused(millis: u64) {
+    std::thread::sleep(std::time::Duration::from_millis(millis));
+}
+
+/// One turn of a paused process's wait, with the GIL released.
+#[pyfunction]
+fn pause_tick(py: Python<'_>, millis: u64) {
+    py.detach(|| tritontui_paused(millis));
+}
+
 /// The native half of the tritontui recorder.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -549,6 +572,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GpuBatch>()?;
     m.add_class::<Described>()?;
     m.add_function(wrap_pyfunction!(gpu_supported, m)?)?;
+    m.add_function(wrap_pyfunction!(pause_tick, m)?)?;
     m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
     Ok(())
 }

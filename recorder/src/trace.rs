@@ -2,7 +2,7 @@
 
 use crate::format::{
     ArgDef, ArgValue, CompileRecord, EndRecord, Header, InputRecord, KernelDef, LaunchRecord,
-    LayoutDef, MarkerRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
+    LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
 };
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
@@ -181,6 +181,8 @@ pub struct Trace {
     pub processes: Vec<ProcessRecord>,
     /// User markers.
     pub markers: Vec<MarkerRecord>,
+    /// Pause points reached and left, in order.
+    pub pauses: Vec<PauseRecord>,
     /// Compile and autotune events.
     pub compiles: Vec<CompileRecord>,
     /// Graph inputs, in file order.
@@ -302,6 +304,7 @@ impl Trace {
             stats: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
+            pauses: Vec::new(),
             compiles: Vec::new(),
             inputs: Vec::new(),
             end: None,
@@ -360,6 +363,7 @@ impl Trace {
                 }
             }
             Record::Marker(marker) => self.markers.push(marker),
+            Record::Pause(pause) => self.pauses.push(pause),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,
             Record::End(end) => self.end = Some(end),

@@ -39,6 +39,7 @@ def start(
     aten: bool = True,
     kernels: str = "*",
     stats: bool = False,
+    break_at: str | None = None,
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
@@ -46,10 +47,12 @@ def start(
     after each launch), ``"inputs"``, ``"outputs"``, or ``"none"``.
     ``aten``: record aten ops too. ``kernels``: a glob of the kernel names
     to record. ``stats``: also record min, max, mean |x| and NaN/Inf counts
-    of floating tensors."""
+    of floating tensors. ``break_at``: pause points, comma-separated launch
+    numbers and kernel-name globs (default: ``TRITONTUI_BREAK``); the
+    process stops before each and waits to be resumed."""
     from . import _session
 
-    _session.start(path, hash=hash, aten=aten, kernels=kernels, stats=stats)
+    _session.start(path, hash=hash, aten=aten, kernels=kernels, stats=stats, break_at=break_at)
 
 
 def stop() -> None:

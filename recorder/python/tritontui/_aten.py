@@ -65,6 +65,8 @@ class AtenRecorder(TorchDispatchMode):
                 _tensors.access_codes([access for _, access, _ in inputs]),
                 hash_pre=not allocates and session.hash_inputs,
             )
+            if session.breaks is not None:
+                session.before_launch(f"aten::{base}")
         except Exception as e:
             session.fail(e)
             return func(*args, **kwargs)

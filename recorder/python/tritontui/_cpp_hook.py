@@ -53,6 +53,8 @@ class CppKernel:
             params = self.params()
             access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
             described = session.describe(args, _tensors.access_codes(access))
+            if session.breaks is not None:
+                session.before_launch(self.name)
         except Exception as e:
             session.fail(e)
             return self.kernel(*args)

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _native, _tensors
+from . import _native, _pause, _tensors
 
 _ACTIVE: Session | None = None
 _LOCK = threading.RLock()
@@ -89,6 +89,7 @@ class Session:
         aten: bool = True,
         kernels: str = "*",
         stats: bool = False,
+        break_at: str | None = None,
     ) -> None:
         if hash not in HASH_MODES:
             raise ValueError(f"hash must be one of {HASH_MODES}, not {hash!r}")
@@ -98,6 +99,9 @@ class Session:
         self.aten = aten
         self.kernels = kernels
         self.stats = stats
+        if break_at is None:
+            break_at = os.environ.get("TRITONTUI_BREAK") or None
+        self.breaks = _pause.PausePoints(break_at) if break_at else None
         self.cuda_graphs_disabled = False
         self.failed = False
         self._last_seq = 0
@@ -228,6 +232,17 @@ class Session:
 
     def record_json(self, record: dict[str, Any]) -> None:
         self._file.record(json.dumps(record))
+
+    def flush(self) -> None:
+        """Waits until everything recorded so far is in the file."""
+        self._file.flush()
+
+    def before_launch(self, kernel: str) -> None:
+        """Pauses here if a pause point names the next launch (hooks call
+        this only when ``self.breaks`` is set)."""
+        seq = self.seq
+        if self.breaks is not None and self.breaks.take(seq, kernel):
+            _pause.pause(self, seq, kernel)
 
     def describe(
         self,

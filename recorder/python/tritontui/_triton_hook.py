@@ -66,6 +66,8 @@ def install() -> None:
         try:
             static = _static(self)
             described = session.describe(args, static.codes, stream=stream)
+            if session.breaks is not None:
+                session.before_launch(name)
         except Exception as e:
             session.fail(e)
             return _ORIGINAL(self, *args, stream=stream, **kwargs)

@@ -67,6 +67,8 @@ def _patched(original: Any) -> Any:
             described = session.describe(
                 [bound[n] for n in runtime], b"i" * len(runtime), stream=stream
             )
+            if session.breaks is not None:
+                session.before_launch(name)
         except Exception as e:
             session.fail(e)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)

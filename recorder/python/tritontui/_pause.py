@@ -1,0 +1,148 @@
+"""Pause points: stop the recorded process right before a chosen launch so
+that a debugger can be attached to it.
+
+``TRITONTUI_BREAK`` (or ``record(break_at=...)``, or ``tritontui record
+--break``) holds comma-separated launch sequence numbers (``12``) and
+kernel-name globs (``triton_poi_*``); a glob pauses at the first launch of
+each kernel that matches it. A paused process flushes its trace, writes a
+``pause`` record, prints one line saying how to attach and resume, and
+waits in the native ``tritontui_paused`` (what a debugger's backtrace
+shows) until one of:
+
+* a debugger attached to it lets it run (``continue`` in gdb),
+* its resume file is removed (``tritontui resume TRACE`` does that),
+* it receives ``SIGUSR1`` (main thread only).
+
+Without pause points the hooks do one attribute test per launch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fnmatch
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from typing import Any
+
+from . import _native
+
+# Milliseconds between checks while paused.
+TICK_MS = 50
+# prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY): lets any debugger of the same
+# user attach when Yama's ptrace_scope is 1.
+_PR_SET_PTRACER = 0x59616D61
+_PR_SET_PTRACER_ANY = ctypes.c_ulong(-1 & 0xFFFFFFFFFFFFFFFF)
+
+
+class PausePoints:
+    """Parsed ``TRITONTUI_BREAK``: launch numbers and kernel-name globs."""
+
+    def __init__(self, spec: str) -> None:
+        self.launches: set[int] = set()
+        self.globs: list[str] = []
+        for part in (p.strip() for p in spec.split(",")):
+            if not part:
+                continue
+            if part.isdigit():
+                self.launches.add(int(part))
+            else:
+                self.globs.append(part)
+        if not self.launches and not self.globs:
+            raise ValueError(f"no launch number or kernel glob in pause points {spec!r}")
+
+    def take(self, seq: int, kernel: str) -> bool:
+        """Whether to pause before launch ``seq`` of ``kernel``; a matching
+        glob is used up."""
+        if seq in self.launches:
+            self.launches.discard(seq)
+            return True
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(kernel, glob):
+                self.globs.remove(glob)
+                return True
+        return False
+
+
+def resume_file_for(pid: int) -> str:
+    """The file whose existence keeps process ``pid`` paused."""
+    return os.path.join(tempfile.gettempdir(), f"tritontui-paused-{pid}")
+
+
+def allow_any_tracer() -> bool:
+    """Lets a debugger that is not our parent attach (Yama ptrace_scope 1)."""
+    try:
+        return (
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PTRACER, _PR_SET_PTRACER_ANY, 0, 0, 0)
+            == 0
+        )
+    except (OSError, AttributeError):
+        return False
+
+
+def traced() -> bool:
+    """Whether a debugger is attached (and, since this runs, has let us go)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("TracerPid:"):
+                    return int(line.split()[1]) != 0
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def pause(session: Any, launch: int | None, kernel: str) -> None:
+    """Stops here until resumed; see the module documentation."""
+    pid = os.getpid()
+    resume_file = resume_file_for(pid)
+    allow_any_tracer()
+    with open(resume_file, "w") as f:
+        f.write(f"{session.path}\n{launch if launch is not None else ''}\n{kernel}\n")
+    record = {
+        "r": "pause",
+        "pid": pid,
+        "host": socket.gethostname(),
+        "launch": launch,
+        "kernel": kernel,
+        "resume_file": resume_file,
+    }
+    session.record_json({**record, "state": "paused", "ts": session.now()})
+    session.flush()
+    where = f"launch #{launch} ({kernel})" if launch is not None else f"compiling {kernel}"
+    print(
+        f"tritontui: pid {pid} paused before {where}; attach: tritontui attach "
+        f"{session.path} --pid {pid} (or gdb -p {pid}); resume: tritontui resume "
+        f"{session.path} (or kill -USR1 {pid})",
+        file=sys.stderr,
+        flush=True,
+    )
+    by = wait(resume_file)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(resume_file)
+    session.record_json({**record, "state": "resumed", "by": by, "ts": session.now()})
+    session.flush()
+
+
+def wait(resume_file: str) -> str:
+    """Waits until resumed; says how: ``debugger``, ``file`` or ``signal``."""
+    signalled = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGUSR1, lambda *_: signalled.set())
+    try:
+        while True:
+            if signalled.is_set():
+                return "signal"
+            if not os.path.exists(resume_file):
+                return "file"
+            if traced():
+                return "debugger"
+            _native.pause_tick(TICK_MS)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGUSR1, previous)

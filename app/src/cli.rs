@@ -41,6 +41,11 @@ pub enum Command {
     /// options below) and runs COMMAND. Needs the `tritontui` Python package
     /// installed where COMMAND's Python finds it.
     Record(RecordArgs),
+    /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
+    /// trace; $TRITONTUI_DEBUGGER overrides), or list the processes.
+    Attach(AttachArgs),
+    /// Resume the processes of a trace that are paused at a pause point.
+    Resume(ResumeArgs),
     /// Write a synthetic trace pair with chosen divergences (for tests and
     /// benchmarks).
     Synth(SynthArgs),
@@ -111,7 +116,32 @@ pub struct RecordArgs {
     /// Record only kernels whose name matches this glob.
     #[arg(long, default_value = "*", value_name = "GLOB")]
     pub kernels: String,
+    /// Pause before this launch (a sequence number) or the first launch of
+    /// each kernel matching this glob; comma-separated. The process waits
+    /// for `tritontui attach` or `tritontui resume`.
+    #[arg(long = "break", value_name = "LAUNCH_OR_GLOB")]
+    pub break_at: Option<String>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// Flags of `tritontui attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The trace whose processes to attach to.
+    pub trace: PathBuf,
+    /// The process; by default the one paused (or the only live one).
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
+    /// Print the targets (pid, role, host, alive, paused at) instead.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Flags of `tritontui resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The trace whose paused processes to resume.
+    pub trace: PathBuf,
 }

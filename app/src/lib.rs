@@ -6,6 +6,7 @@
 
 pub mod align;
 pub mod analysis;
+pub mod attach;
 pub mod compare;
 pub mod dump;
 pub mod explain;

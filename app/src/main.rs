@@ -4,13 +4,13 @@ mod cli;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{Cli, Command, DiffArgs, DumpArgs, RecordArgs, SynthArgs};
+use cli::{AttachArgs, Cli, Command, DiffArgs, DumpArgs, RecordArgs, ResumeArgs, SynthArgs};
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 use tritontui::synth::{self, Spec};
 use tritontui::tui::loader::Inputs;
-use tritontui::{Analysis, Options, Report};
+use tritontui::{Analysis, Options, Report, attach};
 use tritontui_recorder::Trace;
 
 fn main() -> ExitCode {
@@ -20,6 +20,8 @@ fn main() -> ExitCode {
         Some(Command::Synth(args)) => synth(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::Dump(args)) => dump(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::Record(args)) => record(&args),
+        Some(Command::Attach(args)) => attach(&args),
+        Some(Command::Resume(args)) => resume(&args).map(|()| ExitCode::SUCCESS),
         None => tui(&cli.traces, cli.align_deadline).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|err| {
@@ -154,12 +156,17 @@ fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("give the command to record after --")?;
-    let status = std::process::Command::new(program)
+    let mut command = std::process::Command::new(program);
+    command
         .args(rest)
         .env("TRITONTUI_RECORD", &args.output)
         .env("TRITONTUI_HASH", &args.hash)
         .env("TRITONTUI_ATEN", if args.no_aten { "0" } else { "1" })
-        .env("TRITONTUI_KERNELS", &args.kernels)
+        .env("TRITONTUI_KERNELS", &args.kernels);
+    if let Some(points) = &args.break_at {
+        command.env("TRITONTUI_BREAK", points);
+    }
+    let status = command
         .status()
         .with_context(|| format!("{program}: cannot run"))?;
     let code = status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2));
@@ -167,4 +174,86 @@ fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
         eprintln!("tritontui: recorded to {}", args.output.display());
     }
     Ok(ExitCode::from(code))
+}
+
+/// The attach targets of a trace, labelled with its file name.
+fn trace_targets(path: &std::path::Path) -> anyhow::Result<Vec<attach::Target>> {
+    let trace = Trace::open(path)?;
+    let label = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Ok(attach::targets(&trace, &label))
+}
+
+/// `tritontui attach`: lists the targets, or runs the debugger on one.
+fn attach(args: &AttachArgs) -> anyhow::Result<ExitCode> {
+    let targets = trace_targets(&args.trace)?;
+    if args.list {
+        let mut text = String::from("PID      ROLE            HOST             ALIVE   STATE\n");
+        for t in &targets {
+            let alive = match t.alive {
+                attach::Alive::Yes => "yes",
+                attach::Alive::Ended => "no",
+                attach::Alive::Remote => "?",
+            };
+            text += &format!(
+                "{:<8} {:<15} {:<16} {:<7} {}\n",
+                t.pid,
+                t.role,
+                t.host,
+                alive,
+                t.state()
+            );
+        }
+        print_ignoring_closed_pipe(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = args.trace.display();
+    let target = match args.pid {
+        Some(pid) => targets
+            .iter()
+            .find(|t| t.pid == pid)
+            .with_context(|| format!("{path}: recorded no process {pid}"))?,
+        None => default_target(&targets).with_context(|| {
+            format!("{path}: no paused or live process to attach to; see --list")
+        })?,
+    };
+    if let Some(why) = attach::obstacle(target) {
+        anyhow::bail!("{path}: {why}");
+    }
+    let mut command = attach::debugger_command(target);
+    let status = command
+        .status()
+        .with_context(|| format!("{}: cannot run", command.get_program().to_string_lossy()))?;
+    Ok(ExitCode::from(
+        status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2)),
+    ))
+}
+
+/// The paused process, else the only live one.
+fn default_target(targets: &[attach::Target]) -> Option<&attach::Target> {
+    let paused: Vec<_> = targets.iter().filter(|t| t.paused.is_some()).collect();
+    let live: Vec<_> = targets
+        .iter()
+        .filter(|t| t.alive == attach::Alive::Yes)
+        .collect();
+    match (paused.as_slice(), live.as_slice()) {
+        ([first, ..], _) => Some(first),
+        ([], [only]) => Some(only),
+        _ => None,
+    }
+}
+
+/// `tritontui resume`: resumes the trace's paused processes.
+fn resume(args: &ResumeArgs) -> anyhow::Result<()> {
+    let targets = trace_targets(&args.trace)?;
+    let resumed = attach::resume(&targets)
+        .with_context(|| format!("{}: cannot resume", args.trace.display()))?;
+    if resumed.is_empty() {
+        eprintln!("tritontui: {}: no process is paused", args.trace.display());
+    }
+    for pid in resumed {
+        eprintln!("tritontui: resumed pid {pid}");
+    }
+    Ok(())
 }

@@ -78,6 +78,8 @@ struct Harness {
     terminal: Terminal<TestBackend>,
     syntaxes: SyntaxSet,
     themes: ThemeSet,
+    /// Targets a debugger was started on.
+    debugged: Vec<tritontui::attach::Target>,
 }
 
 impl Harness {
@@ -87,6 +89,7 @@ impl Harness {
             terminal: Terminal::new(TestBackend::new(width, height)).expect("terminal"),
             syntaxes: SyntaxSet::load_defaults_newlines(),
             themes: ThemeSet::load_defaults(),
+            debugged: Vec::new(),
         };
         h.act(Action::Loaded(Box::new(session)));
         h
@@ -109,6 +112,10 @@ impl Harness {
                         message,
                     });
                 }
+                Effect::ListTargets(session) => {
+                    self.act(Action::Targets(session.targets()));
+                }
+                Effect::Debug(target) => self.debugged.push(target),
                 Effect::Quit | Effect::Fail(_) => quit = true,
             }
         }
@@ -283,6 +290,49 @@ fn session_seq(h: &Harness) -> u64 {
     let session = h.app.session.as_ref().expect("session");
     let a = session.rows()[h.app.selected].a().expect("in A");
     session.a.launches[a as usize].seq
+}
+
+#[test]
+fn the_attach_list_shows_the_recorded_processes_and_refuses_an_ended_one() {
+    let open = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/demo")
+            .join(name);
+        Trace::open(&path).expect("the bundled demo")
+    };
+    let session = Session::pair(
+        open("run0.msgpack"),
+        open("run1.msgpack"),
+        Options::default(),
+    );
+    let mut h = Harness::new(session, 140, 40, false);
+    h.key(KeyCode::Char('a'));
+    let screen = h.screen();
+    assert!(screen.contains("attach a debugger"), "{screen}");
+    let session = h.app.session.clone().expect("session");
+    let main = session
+        .a
+        .processes
+        .iter()
+        .find(|p| p.role == "main")
+        .expect("the demo recorded its main process");
+    assert!(screen.contains(&main.pid.to_string()), "{screen}");
+    // Recorded on another machine (the demo has no boot id; its host name
+    // may be ours), so it is not running here either way.
+    assert!(
+        screen.contains("ended") || screen.contains("another machine"),
+        "{screen}"
+    );
+    h.key(KeyCode::Enter);
+    assert!(
+        h.debugged.is_empty(),
+        "a debugger was started on a process not here"
+    );
+    let status = h.app.message.clone().unwrap_or_default();
+    assert!(status.contains("--break"), "{status}");
+    // Esc closes the list and leaves the app running.
+    assert!(!h.key(KeyCode::Esc));
+    assert!(h.app.attach.is_none());
 }
 
 #[test]

@@ -609,6 +609,10 @@ pub struct ProcessRecord {
     /// Start time, nanoseconds since the Unix epoch (0 if unknown).
     #[serde(default)]
     pub start_ns: u64,
+    /// The kernel's boot id on its host (`/proc/sys/kernel/random/boot_id`),
+    /// which tells machines with one host name apart, and reboots (1.1).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub boot_id: String,
 }
 
 /// A process stopping at a pause point (`state` `paused`) and going on

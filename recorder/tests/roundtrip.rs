@@ -152,6 +152,7 @@ fn record() -> impl Strategy<Value = Record> {
                 host: "h".into(),
                 cmdline,
                 start_ns: 5,
+                boot_id: "b".into(),
             })
         }),
         (".{0,10}", any::<Option<u64>>()).prop_map(|(label, after)| Record::Marker(MarkerRecord {

@@ -7,6 +7,7 @@ use super::search::Search;
 use super::session::Session;
 use super::theme::Theme;
 use crate::align::Row;
+use crate::attach::Target;
 use crate::explain::{Runs, origin_words};
 use crate::producer::{Origin, find_origins};
 use crossterm::event::{
@@ -55,6 +56,16 @@ pub enum Action {
     ToggleSource,
     /// Show or hide the key help.
     ToggleHelp,
+    /// Open the list of processes a debugger can attach to.
+    OpenAttach,
+    /// The attach targets, listed by the event loop.
+    Targets(Vec<Target>),
+    /// Move the highlighted attach target.
+    AttachMove(isize),
+    /// Attach a debugger to the highlighted target.
+    AttachSelected,
+    /// The debugger exited; what to tell the user.
+    DebuggerDone(String),
     /// Open the kernel search.
     OpenSearch,
     /// A character typed into the search box.
@@ -105,6 +116,12 @@ pub enum Effect {
         /// The row whose input to trace.
         row: usize,
     },
+    /// List the attach targets of the session's traces and report them
+    /// as `Targets`.
+    ListTargets(Arc<Session>),
+    /// Hand the terminal to a debugger attached to this target, take it
+    /// back when the debugger exits, and report `DebuggerDone`.
+    Debug(Target),
     /// Leave the TUI normally.
     Quit,
     /// Leave the TUI and print this error.
@@ -131,6 +148,8 @@ pub struct App {
     pub show_help: bool,
     /// The open search box.
     pub search: Option<Search>,
+    /// The open attach list: targets and the highlighted one.
+    pub attach: Option<(Vec<Target>, usize)>,
     /// First line shown in the detail pane.
     pub detail_scroll: usize,
     /// First line shown in the source pane; `None` follows the selection.
@@ -159,6 +178,7 @@ impl App {
             show_source: false,
             show_help: false,
             search: None,
+            attach: None,
             detail_scroll: 0,
             source_scroll: None,
             message: None,
@@ -201,6 +221,15 @@ impl App {
             return matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q'))
                 .then_some(Action::ToggleHelp);
         }
+        if self.attach.is_some() {
+            return match key.code {
+                KeyCode::Esc | KeyCode::Char('q' | 'a') => Some(Action::Cancel),
+                KeyCode::Enter => Some(Action::AttachSelected),
+                KeyCode::Up | KeyCode::Char('k') => Some(Action::AttachMove(-1)),
+                KeyCode::Down | KeyCode::Char('j') => Some(Action::AttachMove(1)),
+                _ => None,
+            };
+        }
         Some(match key.code {
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Esc => Action::Cancel,
@@ -220,6 +249,7 @@ impl App {
             KeyCode::Tab => Action::CyclePane,
             KeyCode::Char('s') => Action::ToggleSource,
             KeyCode::Char('/') => Action::OpenSearch,
+            KeyCode::Char('a') => Action::OpenAttach,
             KeyCode::Char('?') => Action::ToggleHelp,
             _ => return None,
         })
@@ -231,7 +261,10 @@ impl App {
         match action {
             Action::Quit => effects.push(Effect::Quit),
             Action::Cancel => {
-                if self.search.take().is_none() && !std::mem::take(&mut self.show_help) {
+                if self.search.take().is_none()
+                    && self.attach.take().is_none()
+                    && !std::mem::take(&mut self.show_help)
+                {
                     effects.push(Effect::Quit);
                 }
             }
@@ -285,6 +318,39 @@ impl App {
                 self.keep_visible();
             }
             Action::ToggleHelp => self.show_help = !self.show_help,
+            Action::OpenAttach => {
+                if let Some(session) = &self.session {
+                    effects.push(Effect::ListTargets(Arc::clone(session)));
+                }
+            }
+            Action::Targets(targets) => {
+                let selected = targets.iter().position(|t| t.paused.is_some()).unwrap_or(0);
+                self.attach = Some((targets, selected));
+            }
+            Action::AttachMove(n) => {
+                if let Some((targets, selected)) = &mut self.attach
+                    && !targets.is_empty()
+                {
+                    *selected =
+                        (*selected as isize + n).rem_euclid(targets.len() as isize) as usize;
+                }
+            }
+            Action::AttachSelected => {
+                if let Some((targets, selected)) = &self.attach
+                    && let Some(target) = targets.get(*selected)
+                {
+                    match crate::attach::obstacle(target) {
+                        Some(why) => self.message = Some(why),
+                        None => effects.push(Effect::Debug(target.clone())),
+                    }
+                }
+            }
+            Action::DebuggerDone(message) => {
+                self.message = Some(message);
+                if let Some(session) = &self.session {
+                    effects.push(Effect::ListTargets(Arc::clone(session)));
+                }
+            }
             Action::OpenSearch => {
                 let mut search = Search::default();
                 search.update(self.session().map_or(&[], |s| &s.names));

@@ -47,6 +47,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.search.is_some() {
         panes::search::render(app, session, frame, area);
     }
+    if app.attach.is_some() {
+        panes::attach::render(app, frame, area);
+    }
     if app.show_help {
         panes::help::render(app, frame, area);
     }
@@ -119,7 +122,7 @@ fn event_loop(
             loop {
                 if let Some(action) = action_for_event(app, crossterm::event::read()?) {
                     dirty = true;
-                    if let Some(done) = perform(app.update(action), workers) {
+                    if let Some(done) = perform(app.update(action), screen, workers)? {
                         return done.into();
                     }
                 }
@@ -137,7 +140,7 @@ fn event_loop(
         }
         for action in actions {
             dirty = true;
-            if let Some(done) = perform(app.update(action), workers) {
+            if let Some(done) = perform(app.update(action), screen, workers)? {
                 return done.into();
             }
         }
@@ -172,11 +175,34 @@ impl From<Done> for anyhow::Result<()> {
 }
 
 /// Performs effects; returns why to stop, if one says so.
-fn perform(effects: Vec<Effect>, workers: &Workers) -> Option<Done> {
+fn perform(
+    effects: Vec<Effect>,
+    screen: &mut terminal::Screen,
+    workers: &Workers,
+) -> std::io::Result<Option<Done>> {
     for effect in effects {
         match effect {
-            Effect::Quit => return Some(Done::Quit),
-            Effect::Fail(message) => return Some(Done::Failed(message)),
+            Effect::Quit => return Ok(Some(Done::Quit)),
+            Effect::Fail(message) => return Ok(Some(Done::Failed(message))),
+            Effect::ListTargets(session) => {
+                let _ = workers
+                    .results
+                    .send(Message::Action(Action::Targets(session.targets())));
+            }
+            Effect::Debug(target) => {
+                let mut command = crate::attach::debugger_command(&target);
+                let program = command.get_program().to_string_lossy().into_owned();
+                let status = screen.suspended(|| command.status())?;
+                let message = match status {
+                    Ok(status) => format!("{program} exited ({status}); back in tritontui"),
+                    Err(e) => {
+                        format!("{program}: cannot run ({e}); install it or set TRITONTUI_DEBUGGER")
+                    }
+                };
+                let _ = workers
+                    .results
+                    .send(Message::Action(Action::DebuggerDone(message)));
+            }
             Effect::Highlight(request) => {
                 let _ = workers.highlighter.send(request);
             }
@@ -193,7 +219,7 @@ fn perform(effects: Vec<Effect>, workers: &Workers) -> Option<Done> {
             }
         }
     }
-    None
+    Ok(None)
 }
 
 /// Where effects send background work.

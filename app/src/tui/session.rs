@@ -37,6 +37,18 @@ impl Session {
         Self::build(a, Some(b), Some(analysis), Vec::new(), roots)
     }
 
+    /// The processes of the session's traces a debugger could attach to.
+    pub fn targets(&self) -> Vec<crate::attach::Target> {
+        match &self.b {
+            Some(b) => {
+                let mut targets = crate::attach::targets(&self.a, "A");
+                targets.extend(crate::attach::targets(b, "B"));
+                targets
+            }
+            None => crate::attach::targets(&self.a, ""),
+        }
+    }
+
     /// Browses one trace.
     pub fn single(a: Trace) -> Session {
         let rows = a

@@ -61,6 +61,20 @@ pub fn restore() {
     let _ = disable_raw_mode();
 }
 
+impl Screen {
+    /// Gives the terminal back while `f` runs (a debugger, say), then takes
+    /// it over again and redraws everything on the next frame.
+    pub fn suspended<T>(&mut self, f: impl FnOnce() -> T) -> std::io::Result<T> {
+        restore();
+        let result = f();
+        TAKEN.store(true, Ordering::SeqCst);
+        enable_raw_mode()?;
+        execute!(stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        self.terminal.clear()?;
+        Ok(result)
+    }
+}
+
 impl Drop for Screen {
     fn drop(&mut self) {
         restore();

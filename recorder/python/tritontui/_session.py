@@ -138,6 +138,8 @@ class Session:
             },
         }
         self._file = _native.TraceFile(self.path, json.dumps(header))
+        if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
+            _pause.allow_any_tracer()
         self.record_process(os.getpid(), role="main")
 
     def close(self, reason: str = "exit") -> None:
@@ -319,7 +321,8 @@ class Session:
                 "role": role,
                 "host": socket.gethostname(),
                 "cmdline": _cmdline(pid),
-                "start_ns": time.time_ns() if pid == os.getpid() else 0,
+                "start_ns": _start_ns(pid),
+                "boot_id": _BOOT_ID,
             }
         )
 
@@ -341,6 +344,31 @@ def _version() -> str:
     from . import __version__
 
     return __version__
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+_BOOT_ID = _boot_id()
+
+
+def _start_ns(pid: int) -> int:
+    """When ``pid`` started, in nanoseconds since the Unix epoch (0 if unknown):
+    its start in clock ticks after boot (``/proc/PID/stat`` field 22) plus
+    the boot time (``btime`` in ``/proc/stat``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+        return btime * 10**9 + ticks * 10**9 // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time_ns() if pid == os.getpid() else 0
 
 
 def _cmdline(pid: int) -> list[str]:

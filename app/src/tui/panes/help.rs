@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 /// Every key, for the overlay and the README.
-pub const KEYS: [(&str, &str); 19] = [
+pub const KEYS: [(&str, &str); 20] = [
     ("j k ↑ ↓", "move (the focused pane)"),
     ("PgUp PgDn Space", "move a page"),
     ("g G Home End", "first / last"),
@@ -19,6 +19,7 @@ pub const KEYS: [(&str, &str); 19] = [
     ("Tab", "next pane: list, detail, source"),
     ("s", "show / hide the source"),
     ("/", "search kernels (fuzzy); Enter jumps"),
+    ("a", "attach a debugger to a recorded process"),
     ("?", "this help"),
     ("q Esc", "quit (Esc closes an overlay first)"),
     ("mouse", "wheel scrolls, click selects"),

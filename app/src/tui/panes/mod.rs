@@ -1,5 +1,6 @@
 //! One module per screen region; each draws from `&App` and never mutates.
 
+pub mod attach;
 pub mod detail;
 pub mod header;
 pub mod help;

@@ -1,0 +1,59 @@
+//! The attach list: recorded processes a debugger can be attached to.
+
+use super::{centered, fit};
+use crate::attach::Alive;
+use crate::tui::app::App;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+/// Draws the overlay.
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let Some((targets, selected)) = &app.attach else {
+        return;
+    };
+    let theme = &app.theme;
+    let box_area = centered(area, 100, targets.len().max(1) as u16 + 3);
+    frame.render_widget(Clear, box_area);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(theme.focused_border())
+        .title(Span::styled(" attach a debugger ", theme.title()))
+        .title_bottom(Span::styled(
+            " ↑↓ choose · Enter attach · Esc close ",
+            theme.dim(),
+        ));
+    let inner = block.inner(box_area);
+    frame.render_widget(block, box_area);
+    let width = inner.width as usize;
+    let mut lines = vec![Line::from(Span::styled(
+        fit(
+            "run  pid      role            host             state",
+            width,
+        ),
+        theme.dim(),
+    ))];
+    if targets.is_empty() {
+        lines.push(Line::from("the trace lists no processes"));
+    }
+    for (i, t) in targets.iter().enumerate() {
+        let text = format!(
+            "{:<4} {:<8} {:<15} {:<16} {}",
+            t.run,
+            t.pid,
+            t.role,
+            t.host,
+            t.state()
+        );
+        let style = if i == *selected {
+            theme.selected()
+        } else if t.alive == Alive::Yes {
+            theme.text()
+        } else {
+            theme.dim()
+        };
+        lines.push(Line::from(Span::styled(fit(&text, width), style)));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}

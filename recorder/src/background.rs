@@ -106,6 +106,19 @@ fn mark_changed(launch: &mut LaunchRecord) {
     }
 }
 
+/// A handle another thread can queue records with.
+#[derive(Clone)]
+pub struct RecordSink(Sender<Command>);
+
+impl RecordSink {
+    /// Queues a record; fails once the trace is finished.
+    pub fn send(&self, record: Record) -> io::Result<()> {
+        self.0
+            .send(Command::Record(Box::new(record)))
+            .map_err(|_| io::Error::other("the trace is finished"))
+    }
+}
+
 /// Writes a trace file from a background thread.
 pub struct BackgroundWriter {
     tx: Option<Sender<Command>>,
@@ -154,6 +167,14 @@ impl BackgroundWriter {
             .ok_or_else(|| io::Error::other("the trace is closed"))?;
         tx.send(command)
             .map_err(|_| io::Error::other("the writer thread stopped"))
+    }
+
+    /// A handle for queuing records from another thread.
+    pub fn sink(&self) -> io::Result<RecordSink> {
+        self.tx
+            .clone()
+            .map(RecordSink)
+            .ok_or_else(|| io::Error::other("the trace is closed"))
     }
 
     /// Queues any record.

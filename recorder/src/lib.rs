@@ -12,6 +12,7 @@ pub mod framing;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod hash;
+pub mod procs;
 #[cfg(feature = "python")]
 mod python;
 pub mod reader;

@@ -7,6 +7,7 @@ use crate::background::{BackgroundWriter, Delivered, Fill};
 use crate::describe::{Described, Dtypes, Tables};
 use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar};
 use crate::hash::{View, hash_view};
+use crate::procs::Watcher;
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -119,6 +120,8 @@ fn stats_host(
 #[pyclass(module = "tritontui._native")]
 struct TraceFile {
     writer: Option<BackgroundWriter>,
+    /// Keeps the process table current until the trace is closed.
+    watcher: Option<Watcher>,
     dtypes: Dtypes,
     /// The sequence number of the next launch.
     next_seq: u64,
@@ -351,19 +354,31 @@ fn gpu_supported() -> bool {
 
 #[pymethods]
 impl TraceFile {
-    /// Creates `path` and writes the header, given as a JSON object.
+    /// Creates `path`, writes the header (given as a JSON object), and
+    /// starts keeping the process table current (pause files of child
+    /// processes are looked for in `pause_dir`).
     #[new]
-    fn new(path: PathBuf, header_json: &str) -> PyResult<Self> {
+    fn new(path: PathBuf, header_json: &str, pause_dir: PathBuf) -> PyResult<Self> {
         guard(|| {
             let header: Header = serde_json::from_str(header_json)
                 .map_err(|e| PyValueError::new_err(format!("bad header: {e}")))?;
-            let writer = BackgroundWriter::create(&path, &header)
-                .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", path.display())))?;
+            let failed =
+                |e: std::io::Error| PyRuntimeError::new_err(format!("{}: {e}", path.display()));
+            let writer = BackgroundWriter::create(&path, &header).map_err(failed)?;
+            let start = Instant::now();
+            let watcher = Watcher::start(
+                writer.sink().map_err(failed)?,
+                std::process::id(),
+                start,
+                pause_dir,
+            )
+            .map_err(failed)?;
             Ok(TraceFile {
                 writer: Some(writer),
+                watcher: Some(watcher),
                 dtypes: Dtypes::default(),
                 next_seq: 0,
-                start: Instant::now(),
+                start,
             })
         })
     }
@@ -543,8 +558,17 @@ impl TraceFile {
         let Some(mut writer) = self.writer.take() else {
             return Ok(());
         };
+        let watcher = self.watcher.take();
         let reason = reason.to_owned();
-        py.detach(|| guard(|| writer.finish(ts, &reason).map_err(io_error)))
+        py.detach(|| {
+            guard(|| {
+                // Its last scan goes into the trace before the end record.
+                if let Some(watcher) = watcher {
+                    watcher.stop();
+                }
+                writer.finish(ts, &reason).map_err(io_error)
+            })
+        })
     }
 }
 

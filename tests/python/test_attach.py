@@ -10,81 +10,13 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, binary, dump, launches
+from conftest import WAIT_S, Paused, attach, binary, dump, launches
 
 pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="needs gdb")
-
-WAIT_S = 180
-
-
-class Paused:
-    """``tritontui record --break SPEC -- python pausable.py``, waited for
-    until its process is paused."""
-
-    def __init__(self, tmp_path: Path, cache: Path, spec: str = "1") -> None:
-        self.trace = tmp_path / "t.msgpack"
-        self.err = (tmp_path / "stderr").open("w")
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
-        env.pop("TRITONTUI_BREAK", None)
-        self.proc = subprocess.Popen(
-            [
-                binary(),
-                "record",
-                "-o",
-                str(self.trace),
-                "--no-aten",
-                "--break",
-                spec,
-                "--",
-                sys.executable,
-                str(PROGRAMS / "pausable.py"),
-            ],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=self.err,
-            text=True,
-        )
-        self.pid, self.line = self._wait_paused()
-
-    def _wait_paused(self) -> tuple[int, str]:
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, "the program ended without pausing"
-            if self.trace.exists():
-                listed = attach("--list", self.trace)
-                for line in listed.stdout.splitlines():
-                    if "paused before" in line:
-                        return int(line.split()[0]), line
-            time.sleep(0.5)
-        raise AssertionError("the program never paused")
-
-    def finish(self) -> str:
-        out, _ = self.proc.communicate(timeout=WAIT_S)
-        assert self.proc.returncode == 0, Path(self.err.name).read_text()
-        return out
-
-    def pauses(self) -> list[dict]:
-        return [r for r in dump(self.trace) if r["type"] == "pause"]
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            subprocess.run([binary(), "resume", str(self.trace)], check=False)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-
-
-def attach(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [binary(), "attach", *map(str, args)], capture_output=True, text=True, check=False
-    )
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """Starts recording at interpreter start when ``TRITONTUI_RECORD`` is set
 (imported by ``tritontui_autorecord.pth``). Options come from
-``TRITONTUI_HASH``, ``TRITONTUI_ATEN`` and ``TRITONTUI_KERNELS``.
+``TRITONTUI_HASH``, ``TRITONTUI_ATEN``, ``TRITONTUI_KERNELS`` and
+``TRITONTUI_BREAK``. In an Inductor compile worker, ``TRITONTUI_BREAK``'s
+kernel globs pause it before compiling a matching kernel.
 
 Recording begins when the program imports torch, and the variable is
 removed from the environment so Inductor's compile workers and other
@@ -36,7 +38,10 @@ def _start() -> None:
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):
-    """Starts recording right after ``import torch`` completes."""
+    """Runs ``then`` right after ``import torch`` completes."""
+
+    def __init__(self, then) -> None:
+        self.then = then
 
     def find_spec(self, name, path, target=None):
         if name != "torch":
@@ -52,16 +57,33 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
         loader = spec.loader
         exec_module = loader.exec_module
 
-        def exec_then_start(module):
+        def exec_then(module):
             exec_module(module)
-            _start()
+            self.then()
 
-        loader.exec_module = exec_then_start
+        loader.exec_module = exec_then
         return spec
 
 
-if _PATH:
+def _worker_pause() -> None:
+    from tritontui import _pause
+
+    try:
+        _pause.install_in_compile_worker()
+    except Exception as e:
+        warnings.warn(
+            f"tritontui: no pause points in this worker: {e}", RuntimeWarning, stacklevel=1
+        )
+
+
+def _after_torch(then) -> None:
     if "torch" in sys.modules:
-        _start()
+        then()
     else:
-        sys.meta_path.insert(0, _AfterTorch())
+        sys.meta_path.insert(0, _AfterTorch(then))
+
+
+if _PATH:
+    _after_torch(_start)
+elif os.environ.get("TRITONTUI_BREAK") and any("compile_worker" in a for a in sys.argv):
+    _after_torch(_worker_pause)

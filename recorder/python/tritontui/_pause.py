@@ -1,5 +1,6 @@
-"""Pause points: stop the recorded process right before a chosen launch so
-that a debugger can be attached to it.
+"""Pause points: stop the recorded process right before a chosen launch,
+or an Inductor compile worker before it compiles a chosen kernel, so that a
+debugger can be attached to it.
 
 ``TRITONTUI_BREAK`` (or ``record(break_at=...)``, or ``tritontui record
 --break``) holds comma-separated launch sequence numbers (``12``) and
@@ -97,35 +98,71 @@ def traced() -> bool:
 
 
 def pause(session: Any, launch: int | None, kernel: str) -> None:
-    """Stops here until resumed; see the module documentation."""
+    """Stops the recording process here until resumed, with its own pause
+    records in the trace; see the module documentation."""
     pid = os.getpid()
-    resume_file = resume_file_for(pid)
-    allow_any_tracer()
-    with open(resume_file, "w") as f:
-        f.write(f"{session.path}\n{launch if launch is not None else ''}\n{kernel}\n")
     record = {
         "r": "pause",
         "pid": pid,
         "host": socket.gethostname(),
         "launch": launch,
         "kernel": kernel,
-        "resume_file": resume_file,
+        "resume_file": resume_file_for(pid),
     }
     session.record_json({**record, "state": "paused", "ts": session.now()})
+    by = stop_here(session.path, launch, kernel, before=session.flush)
+    session.record_json({**record, "state": "resumed", "by": by, "ts": session.now()})
     session.flush()
+
+
+def stop_here(trace: str, launch: int | None, kernel: str, before: Any = None) -> str:
+    """Creates the resume file, calls ``before`` (the trace's flush), says
+    how to attach and resume, and waits; returns what resumed it."""
+    pid = os.getpid()
+    resume_file = resume_file_for(pid)
+    allow_any_tracer()
+    with open(resume_file, "w") as f:
+        f.write(f"{trace}\n{launch if launch is not None else ''}\n{kernel}\n")
+    if before is not None:
+        before()
     where = f"launch #{launch} ({kernel})" if launch is not None else f"compiling {kernel}"
     print(
         f"tritontui: pid {pid} paused before {where}; attach: tritontui attach "
-        f"{session.path} --pid {pid} (or gdb -p {pid}); resume: tritontui resume "
-        f"{session.path} (or kill -USR1 {pid})",
+        f"{trace} --pid {pid} (or gdb -p {pid}); resume: tritontui resume "
+        f"{trace} (or kill -USR1 {pid})",
         file=sys.stderr,
         flush=True,
     )
-    by = wait(resume_file)
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(resume_file)
-    session.record_json({**record, "state": "resumed", "by": by, "ts": session.now()})
-    session.flush()
+    try:
+        return wait(resume_file)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(resume_file)
+
+
+def install_in_compile_worker() -> None:
+    """In an Inductor compile worker under ``TRITONTUI_BREAK`` with kernel
+    globs: pauses before compiling a matching Triton kernel. The recording
+    process's watcher sees the resume file and writes the pause records."""
+    spec = os.environ.get("TRITONTUI_BREAK", "")
+    if not spec or not any("compile_worker" in a for a in sys.argv):
+        return
+    points = PausePoints(spec)
+    if not points.globs:
+        return
+    from torch._inductor.runtime import compile_tasks
+
+    original = compile_tasks._worker_compile_triton
+    trace = os.environ.get("TRITONTUI_TRACE", "TRACE")
+
+    def compile_after_pause(load_kernel: Any, *args: Any, **kwargs: Any) -> Any:
+        kernel = load_kernel()
+        name = kernel.inductor_meta.get("kernel_name") or kernel.fn.__name__
+        if points.take(-1, name):
+            stop_here(trace, None, name)
+        return original(lambda: kernel, *args, **kwargs)
+
+    compile_tasks._worker_compile_triton = compile_after_pause
 
 
 def wait(resume_file: str) -> str:

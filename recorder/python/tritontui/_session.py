@@ -13,6 +13,7 @@ import os
 import platform
 import socket
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -107,8 +108,6 @@ class Session:
         self._last_seq = 0
         self._kernel_ids: dict[Any, int] = {}
         self._source_ids: dict[str, int] = {}
-        self._known_pids: set[int] = set()
-        self._processes_scanned = 0.0
         self._file: Any = None
 
     # -- lifecycle -------------------------------------------------------
@@ -137,15 +136,14 @@ class Session:
                 "cuda_graphs_disabled": self.cuda_graphs_disabled,
             },
         }
-        self._file = _native.TraceFile(self.path, json.dumps(header))
+        self._file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
-        self.record_process(os.getpid(), role="main")
+        # Compile workers started from now on name the trace when they pause.
+        os.environ["TRITONTUI_TRACE"] = self.path
 
     def close(self, reason: str = "exit") -> None:
         """Records any new child processes, writes the end record, flushes."""
-        if self._file is not None:
-            self.refresh_processes(force=True)
         if self._file is not None:
             self._last_seq = self._file.next_seq
         now = self.now()
@@ -229,7 +227,6 @@ class Session:
                 "info": {k: v for k, v in kernel.get("config", {}).items()},
             }
         )
-        self.refresh_processes()
         return kid
 
     def record_json(self, record: dict[str, Any]) -> None:
@@ -311,97 +308,11 @@ class Session:
             }
         )
 
-    def record_process(self, pid: int, role: str) -> None:
-        self._known_pids.add(pid)
-        self.record_json(
-            {
-                "r": "process",
-                "pid": pid,
-                "ppid": _ppid(pid),
-                "role": role,
-                "host": socket.gethostname(),
-                "cmdline": _cmdline(pid),
-                "start_ns": _start_ns(pid),
-                "boot_id": _BOOT_ID,
-            }
-        )
-
-    def refresh_processes(self, force: bool = False) -> None:
-        """Records child processes not seen before (compile workers). Scans
-        /proc at most once a second unless forced."""
-        now = time.monotonic()
-        if not force and now - self._processes_scanned < 1.0:
-            return
-        self._processes_scanned = now
-        for pid in _descendants(os.getpid()):
-            if pid not in self._known_pids:
-                cmdline = " ".join(_cmdline(pid))
-                role = "compile-worker" if "compile_worker" in cmdline else "child"
-                self.record_process(pid, role)
-
 
 def _version() -> str:
     from . import __version__
 
     return __version__
-
-
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-_BOOT_ID = _boot_id()
-
-
-def _start_ns(pid: int) -> int:
-    """When ``pid`` started, in nanoseconds since the Unix epoch (0 if unknown):
-    its start in clock ticks after boot (``/proc/PID/stat`` field 22) plus
-    the boot time (``btime`` in ``/proc/stat``)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/stat") as f:
-            btime = next(int(line.split()[1]) for line in f if line.startswith("btime"))
-        return btime * 10**9 + ticks * 10**9 // os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
-        return time.time_ns() if pid == os.getpid() else 0
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-    except OSError:
-        return list(sys.argv) if pid == os.getpid() else []
-
-
-def _ppid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            # The command may hold spaces and parentheses; fields follow the last ')'.
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return os.getppid() if pid == os.getpid() else 0
-
-
-def _descendants(root: int) -> list[int]:
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return []
-    children: dict[int, list[int]] = {}
-    for pid in pids:
-        children.setdefault(_ppid(pid), []).append(pid)
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def start(path: str | os.PathLike[str], **options: Any) -> Session:

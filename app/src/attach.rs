@@ -76,7 +76,9 @@ fn this_boot() -> String {
 /// The attach targets of a trace, labelled `run`.
 pub fn targets(trace: &Trace, run: &str) -> Vec<Target> {
     let (host, boot) = (this_host(), this_boot());
-    let gpu = trace.launches.iter().any(|l| l.device >= 0);
+    // A GPU launch, or (before any launch) a GPU in the header.
+    let gpu = trace.launches.iter().any(|l| l.device >= 0)
+        || trace.header.devices.iter().any(|d| !d.starts_with("cpu"));
     trace
         .processes
         .iter()
@@ -206,16 +208,12 @@ fn is_root() -> bool {
 
 /// The debugger command for a target: `$TRITONTUI_DEBUGGER` (a program and
 /// its arguments, split on whitespace) if set, else cuda-gdb for a GPU
-/// trace when it is installed, else gdb; then `-p PID` and commands that
+/// trace and gdb otherwise, or the other when only it is installed; then `-p PID` and commands that
 /// show where a paused process is, or (cuda-gdb) stop at the kernel. A
 /// configured debugger must take gdb's `-iex`, `-p` and `-ex`.
 pub fn debugger_command(target: &Target) -> Command {
     let configured = std::env::var("TRITONTUI_DEBUGGER").ok();
-    let words: Vec<String> = match configured.as_deref().map(str::split_whitespace) {
-        Some(words) => words.map(str::to_owned).collect(),
-        None if target.gpu && on_path("cuda-gdb") => vec!["cuda-gdb".into()],
-        None => vec!["gdb".into()],
-    };
+    let words = debugger_words(configured.as_deref(), target.gpu, on_path);
     let program = words.first().cloned().unwrap_or_else(|| "gdb".into());
     let cuda = Path::new(&program)
         .file_name()
@@ -244,6 +242,29 @@ pub fn debugger_command(target: &Target) -> Command {
         }
     }
     command
+}
+
+/// The debugger and its own arguments: the configured command split on
+/// whitespace, else cuda-gdb for a GPU trace and gdb otherwise, or the
+/// other one when only it is `installed`.
+fn debugger_words(
+    configured: Option<&str>,
+    gpu: bool,
+    installed: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    if let Some(command) = configured.filter(|c| !c.trim().is_empty()) {
+        return command.split_whitespace().map(str::to_owned).collect();
+    }
+    let preferred = if gpu {
+        ["cuda-gdb", "gdb"]
+    } else {
+        ["gdb", "cuda-gdb"]
+    };
+    let found = preferred
+        .into_iter()
+        .find(|p| installed(p))
+        .unwrap_or("gdb");
+    vec![found.to_owned()]
 }
 
 /// Text safe inside gdb's `echo` (backslashes escaped).
@@ -300,6 +321,24 @@ mod tests {
         assert!(args.iter().any(|a| a == "bt 8"));
         // The command line of the process never reaches the debugger.
         assert!(!args.iter().any(|a| a.contains("rm -rf")));
+    }
+
+    #[test]
+    fn the_debugger_is_the_configured_one_else_cuda_gdb_for_a_gpu_trace() {
+        let both = |_: &str| true;
+        let only_gdb = |p: &str| p == "gdb";
+        assert_eq!(debugger_words(None, true, both), ["cuda-gdb"]);
+        assert_eq!(debugger_words(None, false, both), ["gdb"]);
+        assert_eq!(debugger_words(None, true, only_gdb), ["gdb"]);
+        assert_eq!(
+            debugger_words(None, false, |p| p == "cuda-gdb"),
+            ["cuda-gdb"]
+        );
+        assert_eq!(
+            debugger_words(Some("rr-gdb --quiet"), true, both),
+            ["rr-gdb", "--quiet"]
+        );
+        assert_eq!(debugger_words(Some("  "), false, both), ["gdb"]);
     }
 
     #[test]

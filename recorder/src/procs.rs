@@ -23,20 +23,21 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// Records `root` as the `main` process now and watches its
-    /// descendants. Pause files are looked for in `pause_dir`; record times
-    /// count from `start`.
+    /// Records this process as `main` now and watches its descendants,
+    /// recording into the trace at `trace`. Pause files are looked for in
+    /// `pause_dir`; record times count from `start`.
     pub fn start(
         sink: RecordSink,
-        root: u32,
+        trace: &Path,
         start: Instant,
         pause_dir: PathBuf,
     ) -> std::io::Result<Watcher> {
         let mut table = Table {
             sink,
-            root,
+            root: std::process::id(),
             start,
             pause_dir,
+            trace: trace.display().to_string(),
             host: host_name(),
             boot: boot_id(),
             known: HashSet::new(),
@@ -91,6 +92,8 @@ struct Table {
     root: u32,
     start: Instant,
     pause_dir: PathBuf,
+    /// The trace's path, for the messages.
+    trace: String,
     host: String,
     boot: String,
     known: HashSet<u32>,
@@ -104,18 +107,25 @@ impl Table {
             self.send(Record::Process(self.describe(self.root, "main")));
         }
         for pid in descendants(Path::new("/proc"), self.root) {
-            if self.known.insert(pid) {
-                let process = self.describe(pid, "");
-                let role = if process.cmdline.iter().any(|a| a.contains("compile_worker")) {
-                    "compile-worker"
-                } else {
-                    "child"
-                };
-                self.send(Record::Process(ProcessRecord {
-                    role: role.into(),
-                    ..process
-                }));
+            if self.known.contains(&pid) {
+                continue;
             }
+            let process = self.describe(pid, "");
+            // Compilers and linkers come and go by the hundred; only Python
+            // processes (workers, ranks, tools) can record or be debugged
+            // usefully.
+            let role = if process.cmdline.iter().any(|a| a.contains("compile_worker")) {
+                "compile-worker"
+            } else if process.cmdline.first().is_some_and(|p| is_python(p)) {
+                "child"
+            } else {
+                continue;
+            };
+            self.known.insert(pid);
+            self.send(Record::Process(ProcessRecord {
+                role: role.into(),
+                ..process
+            }));
         }
         self.pauses();
     }
@@ -150,6 +160,12 @@ impl Table {
                         by: String::new(),
                         ts,
                     };
+                    // The worker's own output goes to Inductor's log, so
+                    // the recording process says it.
+                    eprintln!(
+                        "tritontui: compile worker pid {pid} paused before compiling {}; attach: tritontui attach {} --pid {pid} (or gdb -p {pid}); resume: tritontui resume {} (or kill -USR1 {pid})",
+                        record.kernel, self.trace, self.trace
+                    );
                     self.paused.insert(pid, record.clone());
                     self.send(Record::Pause(record));
                 }
@@ -184,6 +200,14 @@ impl Table {
             boot_id: self.boot.clone(),
         }
     }
+}
+
+/// Whether a program path names a Python interpreter (`python3.12`, ...).
+fn is_python(program: &str) -> bool {
+    Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("python"))
 }
 
 /// The host name, as Python's `socket.gethostname()` gives it.

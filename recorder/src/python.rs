@@ -366,13 +366,8 @@ impl TraceFile {
                 |e: std::io::Error| PyRuntimeError::new_err(format!("{}: {e}", path.display()));
             let writer = BackgroundWriter::create(&path, &header).map_err(failed)?;
             let start = Instant::now();
-            let watcher = Watcher::start(
-                writer.sink().map_err(failed)?,
-                std::process::id(),
-                start,
-                pause_dir,
-            )
-            .map_err(failed)?;
+            let watcher = Watcher::start(writer.sink().map_err(failed)?, &path, start, pause_dir)
+                .map_err(failed)?;
             Ok(TraceFile {
                 writer: Some(writer),
                 watcher: Some(watcher),

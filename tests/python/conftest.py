@@ -133,7 +133,7 @@ class Paused:
                 spec,
                 "--",
                 sys.executable,
-                str(PROGRAMS / "pausable.py"),
+                str(PROGRAMS / program),
             ],
             cwd=tmp_path,
             env=env,
@@ -147,11 +147,16 @@ class Paused:
         """(pid, line of `attach --list`) of the first paused process."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, "the program ended without pausing"
+            if self.proc.poll() is not None:
+                records = [r for r in dump(self.trace) if r["type"] != "kernel"]
+                raise AssertionError(
+                    f"it ended without pausing: {Path(self.err.name).read_text()}\n"
+                    + "\n".join(map(str, records[:40]))
+                )
             if self.trace.exists():
                 listed = attach("--list", self.trace)
                 for line in listed.stdout.splitlines():
-                    if "paused before" in line:
+                    if "paused before" in line or "paused compiling" in line:
                         return int(line.split()[0]), line
             time.sleep(0.5)
         raise AssertionError("the program never paused")

@@ -4,7 +4,6 @@ compiled programs recorded on the GPU. Skipped without CUDA."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -172,23 +171,11 @@ def test_a_recording_with_stats_on_the_gpu_has_them(tmp_path: Path) -> None:
 def test_a_compile_worker_pauses_before_compiling_a_matching_kernel(tmp_path: Path) -> None:
     # A fresh Inductor cache, so the kernels are compiled in the workers.
     cache = tmp_path / "cache"
-    paused = Paused(tmp_path, cache, spec="triton_poi_*", program="gpu_pausable.py")
+    paused = Paused(tmp_path, cache, spec="triton_*", program="gpu_pausable.py")
     try:
-        assert "compile-worker" in paused.line and "paused compiling triton_poi_" in paused.line
+        assert "compile-worker" in paused.line and "paused compiling triton_" in paused.line
         listed = attach("--list", paused.trace).stdout
         assert re.search(r"main\s+\S+\s+yes\s+running", listed), listed
-        if shutil.which("cuda-gdb"):
-            # A GPU trace gets cuda-gdb; with no terminal it runs its
-            # commands (the backtrace of the paused worker) and quits.
-            debugged = subprocess.run(
-                [binary(), "attach", str(paused.trace), "--pid", str(paused.pid)],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
-            assert "tritontui_paused" in debugged.stdout, debugged.stdout + debugged.stderr
         resumed = subprocess.run(
             [binary(), "resume", str(paused.trace)], capture_output=True, text=True, check=False
         )

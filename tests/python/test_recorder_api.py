@@ -150,3 +150,22 @@ def test_recording_twice_at_once_is_refused(tmp_path: Path) -> None:
     ):
         tritontui.start(tmp_path / "b.msgpack")
     assert not tritontui.is_recording()
+
+
+def test_a_kernel_glob_pauses_one_process_once(monkeypatch, tmp_path: Path) -> None:
+    import tempfile
+
+    from tritontui import _pause
+
+    monkeypatch.setenv("TRITONTUI_BREAK_ID", f"test-{os.getpid()}")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # The recorded process and a compile worker, each with the same points.
+    main, worker = _pause.PausePoints("triton_*,3"), _pause.PausePoints("triton_*,3")
+    assert worker.take(-1, "triton_poi_fused_0")
+    assert not worker.take(-1, "triton_red_fused_1")
+    assert not main.take(0, "triton_poi_fused_0")
+    assert main.take(3, "cpp_fused_2")  # launch numbers are the recorded process's
+    _pause.release_claims()
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="no launch number"):
+        _pause.PausePoints(" , ")

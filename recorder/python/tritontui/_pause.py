@@ -57,16 +57,48 @@ class PausePoints:
             raise ValueError(f"no launch number or kernel glob in pause points {spec!r}")
 
     def take(self, seq: int, kernel: str) -> bool:
-        """Whether to pause before launch ``seq`` of ``kernel``; a matching
-        glob is used up."""
+        """Whether to pause before launch ``seq`` of ``kernel``. A matching
+        glob is used up, across the recorded process and its compile
+        workers: the first to match it claims it (see :func:`claim`)."""
         if seq in self.launches:
             self.launches.discard(seq)
             return True
-        for glob in self.globs:
+        for index, glob in enumerate(self.globs):
             if fnmatch.fnmatchcase(kernel, glob):
-                self.globs.remove(glob)
-                return True
+                self.globs[index] = ""  # matches no kernel name
+                return claim(index)
         return False
+
+
+def claim(index: int) -> bool:
+    """Claims glob number ``index`` for this process: a file created
+    exclusively under the session's ``TRITONTUI_BREAK_ID``, so a glob stops
+    one process once, not every compile worker that meets it."""
+    session = os.environ.get("TRITONTUI_BREAK_ID")
+    if not session:
+        return True
+    path = os.path.join(tempfile.gettempdir(), f"tritontui-claimed-{session}-{index}")
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def release_claims() -> None:
+    """Removes the claim files of this process's session."""
+    session = os.environ.pop("TRITONTUI_BREAK_ID", None)
+    if not session:
+        return
+    directory = tempfile.gettempdir()
+    prefix = f"tritontui-claimed-{session}-"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(directory):
+            if name.startswith(prefix):
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(directory, name))
 
 
 def resume_file_for(pid: int) -> str:

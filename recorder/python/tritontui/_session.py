@@ -139,11 +139,16 @@ class Session:
         self._file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
-        # Compile workers started from now on name the trace when they pause.
+        # Compile workers started from now on name the trace when they
+        # pause, and share the session's pause points with it.
         os.environ["TRITONTUI_TRACE"] = self.path
+        if self.breaks is not None:
+            os.environ["TRITONTUI_BREAK_ID"] = f"{os.getpid()}-{time.time_ns()}"
 
     def close(self, reason: str = "exit") -> None:
         """Records any new child processes, writes the end record, flushes."""
+        if self.breaks is not None:
+            _pause.release_claims()
         if self._file is not None:
             self._last_seq = self._file.next_seq
         now = self.now()

@@ -301,7 +301,15 @@ mod tests {
         let me = std::process::id();
         let found = descendants(Path::new("/proc"), me);
         let dir = Path::new("/proc").join(child.id().to_string());
-        let line = cmdline(&dir);
+        // Right after the fork the child still shows our command line.
+        let mut line = cmdline(&dir);
+        for _ in 0..200 {
+            if line.first().is_some_and(|a| a == "sleep") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            line = cmdline(&dir);
+        }
         let parent = stat_field(&dir, 4);
         let started = start_ns(&dir);
         let _ = child.kill();

@@ -259,3 +259,92 @@ fn a_closed_pipe_is_not_an_error() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// The visible text of an HTML page as headless Chromium renders it (to a
+/// PDF, read back with pdftotext), or None when the tools are missing and
+/// TRITONTUI_SKIP_BROWSER is set.
+fn rendered_text(page: &std::path::Path) -> Option<String> {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok();
+    if !have("chromium") || !have("pdftotext") {
+        assert!(
+            std::env::var_os("TRITONTUI_SKIP_BROWSER").is_some(),
+            "this test needs chromium and pdftotext (apt-get install chromium poppler-utils); \
+             set TRITONTUI_SKIP_BROWSER=1 to skip it"
+        );
+        eprintln!("skipped: chromium or pdftotext missing");
+        return None;
+    }
+    let pdf = page.with_extension("pdf");
+    let printed = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(page)
+        .output()
+        .expect("chromium");
+    assert!(
+        pdf.exists(),
+        "chromium printed nothing: {}",
+        stderr(&printed)
+    );
+    let text = Command::new("pdftotext")
+        .args(["-layout"])
+        .arg(&pdf)
+        .arg("-")
+        .output()
+        .expect("pdftotext");
+    Some(stdout(&text))
+}
+
+#[test]
+fn the_html_report_renders_the_verdict_root_cause_source_and_folded_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page = dir.path().join("report.html");
+    let o = tritontui(&[
+        "report",
+        &fixture("run0.msgpack"),
+        &fixture("run1.msgpack"),
+        "-o",
+        &page.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    // Self-contained: nothing to fetch, no script.
+    for outside in ["http://", "https://", "<script", "<link", "src="] {
+        assert!(!html.contains(outside), "the page refers to {outside}");
+    }
+    // The folded run's rows are in the file...
+    assert!(
+        html.contains("<td>#2</td><td>triton_poi_fused_embedding_0</td>"),
+        "the folded rows are missing from the HTML"
+    );
+    let Some(text) = rendered_text(&page) else {
+        return;
+    };
+    for shown in [
+        "divergent",
+        "nondeterministic-kernel",
+        "triton_poi_fused_index_add_5",
+        "Root causes (1)",
+        "… 17 equal launches (A #2–#18) …",
+        "↑ atomic update",
+        "out_ptr0",
+    ] {
+        assert!(
+            text.contains(shown),
+            "{shown:?} is not on the page:\n{text}"
+        );
+    }
+    // ...but folded away on screen.
+    let visible_folded = text.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words
+            .windows(2)
+            .any(|w| w == ["#2", "triton_poi_fused_embedding_0"])
+    });
+    assert!(!visible_folded, "a folded row is visible:\n{text}");
+}

@@ -41,6 +41,15 @@ pub enum Command {
     /// options below) and runs COMMAND. Needs the `tritontui` Python package
     /// installed where COMMAND's Python finds it.
     Record(RecordArgs),
+    /// Run a program several times under the recorder and compare the runs:
+    /// is it deterministic, and if not, which kernel diverged first?
+    ///
+    /// Opens the UI at the first divergence when stdout is a terminal;
+    /// prints the summary (or --json) otherwise. Exit status: 0
+    /// deterministic, 1 divergent, 2 error.
+    Check(CheckArgs),
+    /// Write the comparison of two traces as one self-contained HTML page.
+    Report(ReportArgs),
     /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
     /// trace; $TRITONTUI_DEBUGGER overrides), or list the processes.
     Attach(AttachArgs),
@@ -144,4 +153,47 @@ pub struct AttachArgs {
 pub struct ResumeArgs {
     /// The trace whose paused processes to resume.
     pub trace: PathBuf,
+}
+
+/// Flags of `tritontui check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// How many times to run the program.
+    #[arg(short = 'n', long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(2..))]
+    pub runs: u32,
+    /// Directory for the traces (run0.msgpack, run1.msgpack, ...); created
+    /// if needed.
+    #[arg(long, default_value = "tritontui-check", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Print the JSON verdict (docs/diff-json.md, one report per run after
+    /// the first) instead of the summary or the UI.
+    #[arg(long)]
+    pub json: bool,
+    /// What to hash: both, inputs, outputs.
+    #[arg(long, default_value = "both", value_parser = ["both", "inputs", "outputs"])]
+    pub hash: String,
+    /// Do not record aten ops, only compiled kernels.
+    #[arg(long)]
+    pub no_aten: bool,
+    /// Seconds the alignment may search for a minimal diff.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub align_deadline: f64,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Flags of `tritontui report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Trace of run A (the reference).
+    pub a: PathBuf,
+    /// Trace of run B.
+    pub b: PathBuf,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Seconds the alignment may search for a minimal diff.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub align_deadline: f64,
 }

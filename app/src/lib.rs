@@ -10,6 +10,7 @@ pub mod attach;
 pub mod compare;
 pub mod dump;
 pub mod explain;
+pub mod html;
 pub mod producer;
 pub mod report;
 pub mod signature;

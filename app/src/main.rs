@@ -4,8 +4,12 @@ mod cli;
 
 use anyhow::Context;
 use clap::Parser;
-use cli::{AttachArgs, Cli, Command, DiffArgs, DumpArgs, RecordArgs, ResumeArgs, SynthArgs};
+use cli::{
+    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RecordArgs, ReportArgs, ResumeArgs,
+    SynthArgs,
+};
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::Duration;
 use tritontui::synth::{self, Spec};
@@ -20,6 +24,8 @@ fn main() -> ExitCode {
         Some(Command::Synth(args)) => synth(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::Dump(args)) => dump(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::Record(args)) => record(&args),
+        Some(Command::Check(args)) => check(&args),
+        Some(Command::Report(args)) => report(&args).map(|()| ExitCode::SUCCESS),
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Resume(args)) => resume(&args).map(|()| ExitCode::SUCCESS),
         None => tui(&cli.traces, cli.align_deadline).map(|()| ExitCode::SUCCESS),
@@ -156,13 +162,8 @@ fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("give the command to record after --")?;
-    let mut command = std::process::Command::new(program);
-    command
-        .args(rest)
-        .env("TRITONTUI_RECORD", &args.output)
-        .env("TRITONTUI_HASH", &args.hash)
-        .env("TRITONTUI_ATEN", if args.no_aten { "0" } else { "1" })
-        .env("TRITONTUI_KERNELS", &args.kernels);
+    let mut command = recorded(program, rest, &args.output, &args.hash, args.no_aten);
+    command.env("TRITONTUI_KERNELS", &args.kernels);
     if let Some(points) = &args.break_at {
         command.env("TRITONTUI_BREAK", points);
     }
@@ -255,5 +256,130 @@ fn resume(args: &ResumeArgs) -> anyhow::Result<()> {
     for pid in resumed {
         eprintln!("tritontui: resumed pid {pid}");
     }
+    Ok(())
+}
+
+/// `program rest...` with the recorder's environment: it records into
+/// `trace`.
+fn recorded(
+    program: &str,
+    rest: &[String],
+    trace: &std::path::Path,
+    hash: &str,
+    no_aten: bool,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(rest)
+        .env("TRITONTUI_RECORD", trace)
+        .env("TRITONTUI_HASH", hash)
+        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" })
+        .env_remove("TRITONTUI_BREAK");
+    command
+}
+
+/// `tritontui check`: runs the program `-n` times under the recorder and
+/// compares every run with the first.
+fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("give the command to check after --")?;
+    let options = options(args.align_deadline)?;
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("{}: cannot create", args.dir.display()))?;
+    let shown = args.command.join(" ");
+    let mut traces = Vec::new();
+    for i in 0..args.runs {
+        let trace = args.dir.join(format!("run{i}.msgpack"));
+        eprintln!("tritontui: run {}/{}: {shown}", i + 1, args.runs);
+        let started = std::time::Instant::now();
+        // The program's output goes to stderr, so that stdout holds only
+        // the verdict.
+        let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+        let status = recorded(program, rest, &trace, &args.hash, args.no_aten)
+            .stdout(std::process::Stdio::from(stdout))
+            .status()
+            .with_context(|| format!("{program}: cannot run"))?;
+        if !status.success() {
+            anyhow::bail!(
+                "run {} of `{shown}` failed ({status}); its trace is {}",
+                i + 1,
+                trace.display()
+            );
+        }
+        eprintln!(
+            "tritontui: run {}/{} done in {:.1} s: {}",
+            i + 1,
+            args.runs,
+            started.elapsed().as_secs_f64(),
+            trace.display()
+        );
+        traces.push(trace);
+    }
+    let first = Trace::open(&traces[0])?;
+    let mut comparisons = Vec::new();
+    let mut divergent_run = None;
+    for (i, path) in traces.iter().enumerate().skip(1) {
+        let other = Trace::open(path)?;
+        let analysis = Analysis::run(&first, &other, options);
+        if !analysis.divergences.is_empty() && divergent_run.is_none() {
+            divergent_run = Some(i);
+        }
+        let report = Report::new(&first, &other, &analysis, 1000);
+        comparisons.push((i, report));
+    }
+    let interactive = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if args.json {
+        let runs: Vec<_> = comparisons
+            .iter()
+            .map(|(i, report)| serde_json::json!({"run": i, "report": report}))
+            .collect();
+        let verdict = serde_json::json!({
+            "verdict": if divergent_run.is_some() { "nondeterministic" } else { "deterministic" },
+            "command": args.command,
+            "traces": traces,
+            "comparisons": runs,
+        });
+        print_ignoring_closed_pipe(&format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
+    } else if let (Some(i), true) = (divergent_run, interactive) {
+        tritontui::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
+    } else {
+        let mut text = match divergent_run {
+            None => format!(
+                "deterministic: {} runs of `{shown}` recorded the same launches with the same bits\n",
+                args.runs
+            ),
+            Some(_) => format!("nondeterministic: `{shown}` gave different bits\n"),
+        };
+        for (i, report) in &comparisons {
+            if report.first_divergence.is_some() {
+                text += &format!(
+                    "\nrun {i} ({}) against run 0 ({}):\n",
+                    traces[*i].display(),
+                    traces[0].display()
+                );
+                text += &tritontui::report::summary(report);
+            }
+        }
+        print_ignoring_closed_pipe(&text)?;
+    }
+    Ok(if divergent_run.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `tritontui report`: the comparison as an HTML page.
+fn report(args: &ReportArgs) -> anyhow::Result<()> {
+    let (a, b) = load_pair(&args.a, &args.b)?;
+    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
+    let report = Report::new(&a, &b, &analysis, 1000);
+    let page = tritontui::html::render(&a, &b, &analysis, &report);
+    std::fs::write(&args.output, page)
+        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+    eprintln!("tritontui: wrote {}", args.output.display());
     Ok(())
 }

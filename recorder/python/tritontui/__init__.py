@@ -17,11 +17,15 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from ._check import DeterminismReport, assert_deterministic, check_determinism
 from ._native import HASH_ALGORITHM, hash_bytes
 
 __version__ = "0.1.0"
 __all__ = [
     "HASH_ALGORITHM",
+    "DeterminismReport",
+    "assert_deterministic",
+    "check_determinism",
     "hash_bytes",
     "hash_tensor",
     "is_recording",

@@ -1,0 +1,382 @@
+//! `tritontui report A B -o report.html`: the comparison as one
+//! self-contained HTML page (inline styles, no script, nothing fetched):
+//! the verdict, the first divergence, each root cause with its arguments
+//! and hashes, the sources of the kernels involved with their suspicious
+//! lines marked, and the aligned launch table with runs of equal launches
+//! folded away.
+
+use crate::align::Row;
+use crate::analysis::{Analysis, RowStatus};
+use crate::report::{DivergenceReport, Report};
+use crate::suspects::suspicious_lines;
+use crate::tui::highlight::syntax_name;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::ThemeSet;
+use syntect::html::{IncludeBackground, styled_line_to_highlighted_html};
+use syntect::parsing::SyntaxSet;
+use tritontui_recorder::{Access, ArgRef, Launch, Trace};
+
+/// Equal launches in a row that stay on show; longer runs are folded.
+const SHOWN_EQUAL: usize = 3;
+/// Rows listed inside one folded run at most.
+const FOLDED_ROWS: usize = 50;
+/// Rows of the launch table at most (a table of a million rows helps no one).
+const TABLE_ROWS: usize = 5000;
+
+/// The page for the comparison of `a` and `b`.
+pub fn render(a: &Trace, b: &Trace, analysis: &Analysis, report: &Report) -> String {
+    let mut page = String::with_capacity(1 << 16);
+    let title = format!("tritontui: {} vs {}", a.path.display(), b.path.display());
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(&title)
+    );
+    verdict(&mut page, a, b, report);
+    if let Some(first) = &report.first_divergence {
+        page.push_str("<h2>First divergence</h2>\n");
+        divergence(&mut page, a, b, first, false);
+    }
+    if !report.root_causes.is_empty() {
+        let _ = writeln!(page, "<h2>Root causes ({})</h2>", report.root_causes.len());
+        for root in &report.root_causes {
+            divergence(&mut page, a, b, root, true);
+        }
+    }
+    sources(&mut page, a, b, report);
+    launch_table(&mut page, a, b, analysis);
+    page.push_str("</body></html>\n");
+    page
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
+h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
+.verdict{display:inline-block;padding:.2em .6em;border-radius:4px;font-weight:bold}\
+.divergent{background:#fdd;color:#900}.identical{background:#dfd;color:#060}\
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:left;\
+font-family:ui-monospace,monospace;font-size:13px;border-bottom:1px solid #eee}\
+.diff{background:#fdd}.root{color:#900;font-weight:bold}.reached{color:#a60}\
+.only{color:#06c}.benign{color:#777}.card{border:1px solid #ddd;border-radius:6px;\
+padding:.6em 1em;margin:.8em 0}pre.src{background:#2b303b;color:#c0c5ce;padding:.6em;\
+overflow-x:auto;font-size:12px}.line{display:block;white-space:pre}\
+.suspect{background:#5b2c2c}.mark{color:#f66;font-weight:bold}\
+.why{color:#f99;font-style:italic}\
+details summary{cursor:pointer;color:#555;font-style:italic}";
+
+fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
+    let divergent = report.first_divergence.is_some();
+    let _ = write!(
+        page,
+        "<h1>tritontui report</h1>\n<p><span class=\"verdict {}\">{}</span> \
+         {} divergence(s), {} root cause(s); {} launches in A, {} in B, {} matched.</p>\n",
+        if divergent { "divergent" } else { "identical" },
+        if divergent { "divergent" } else { "identical" },
+        report.divergence_count,
+        report.root_causes.len(),
+        report.launches.a,
+        report.launches.b,
+        report.launches.matched,
+    );
+    page.push_str("<table><tr><th>run</th><th>trace</th><th>devices</th><th>torch</th><th>triton</th><th>complete</th></tr>\n");
+    for (label, trace) in [("A", a), ("B", b)] {
+        let h = &trace.header;
+        let _ = writeln!(
+            page,
+            "<tr><td>{label}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&trace.path.display().to_string()),
+            escape(&h.devices.join(", ")),
+            escape(h.torch.as_deref().unwrap_or("")),
+            escape(h.triton.as_deref().unwrap_or("")),
+            if trace.early_end.is_none() {
+                "yes"
+            } else {
+                "no (ended early)"
+            },
+        );
+    }
+    page.push_str("</table>\n");
+}
+
+fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, with_args: bool) {
+    let index = |i: Option<u64>| i.map_or_else(|| "–".to_owned(), |i| format!("#{i}"));
+    let _ = write!(
+        page,
+        "<div class=\"card\"><p><b>{}</b> at A {} / B {}: <code>{}</code></p><p>{}</p>",
+        escape(d.kind.as_str()),
+        index(d.a_index),
+        index(d.b_index),
+        escape(&d.kernel),
+        escape(&d.detail),
+    );
+    if let Some(origin) = &d.origin {
+        let _ = write!(page, "<p>Input origin: {}</p>", escape(origin));
+    }
+    if with_args {
+        let launch_a = d.a_index.and_then(|i| launch_by_seq(a, i));
+        let launch_b = d.b_index.and_then(|i| launch_by_seq(b, i));
+        if let (Some(la), Some(lb)) = (launch_a, launch_b) {
+            arguments(page, a, la, b, lb, &d.args);
+        }
+    }
+    page.push_str("</div>\n");
+}
+
+/// The launch with sequence number `seq`.
+fn launch_by_seq(trace: &Trace, seq: u64) -> Option<&Launch> {
+    trace.launches.iter().find(|l| l.seq == seq)
+}
+
+/// The argument table of a launch pair: layouts and hashes side by side,
+/// differing hashes marked.
+fn arguments(page: &mut String, a: &Trace, la: &Launch, b: &Trace, lb: &Launch, differ: &[String]) {
+    let kernel = a.kernel_of(la);
+    page.push_str(
+        "<table><tr><th>argument</th><th>access</th><th>layout</th>\
+         <th>before A</th><th>before B</th><th>after A</th><th>after B</th></tr>\n",
+    );
+    for (i, (x, y)) in a.args_of(la).zip(b.args_of(lb)).enumerate() {
+        let name = kernel.arg_name(i);
+        let access = kernel.args.get(i).map_or("", |arg| match arg.access {
+            Access::In => "in",
+            Access::Out => "out",
+            Access::Inout => "inout",
+        });
+        let named = if differ.contains(&name) {
+            format!("<b>{}</b>", escape(&name))
+        } else {
+            escape(&name)
+        };
+        match (x, y) {
+            (ArgRef::Tensor(x), ArgRef::Tensor(y)) => {
+                let cell = |h: Option<u64>, other: Option<u64>| {
+                    let text = h.map_or_else(|| "–".to_owned(), |h| format!("{h:016x}"));
+                    let class = if h != other { " class=\"diff\"" } else { "" };
+                    format!("<td{class}>{text}</td>")
+                };
+                let _ = writeln!(
+                    page,
+                    "<tr><td>{named}</td><td>{}</td><td>{} {:?}</td>{}{}{}{}</tr>",
+                    escape(access),
+                    escape(&x.layout.dtype),
+                    x.layout.shape,
+                    cell(x.pre, y.pre),
+                    cell(y.pre, x.pre),
+                    cell(x.post, y.post),
+                    cell(y.post, x.post),
+                );
+            }
+            (x, y) => {
+                let _ = writeln!(
+                    page,
+                    "<tr><td>{named}</td><td>{}</td><td colspan=\"5\">{} | {}</td></tr>",
+                    escape(access),
+                    escape(&arg_words(&x)),
+                    escape(&arg_words(&y)),
+                );
+            }
+        }
+    }
+    page.push_str("</table>\n");
+}
+
+fn arg_words(arg: &ArgRef<'_>) -> String {
+    match arg {
+        ArgRef::Scalar(s) => s.to_string(),
+        ArgRef::Tensor(t) => format!("{} {:?}", t.layout.dtype, t.layout.shape),
+    }
+}
+
+/// The sources of the kernels of the first divergence and the root causes,
+/// highlighted, with the lines that often cause nondeterminism marked.
+fn sources(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
+    let mut names = BTreeSet::new();
+    let wanted = report.first_divergence.iter().chain(&report.root_causes);
+    let mut shown = Vec::new();
+    for d in wanted {
+        let found = d
+            .a_index
+            .and_then(|i| launch_by_seq(a, i).map(|l| (a, l)))
+            .or_else(|| d.b_index.and_then(|i| launch_by_seq(b, i).map(|l| (b, l))));
+        let Some((trace, launch)) = found else {
+            continue;
+        };
+        let kernel = trace.kernel_of(launch);
+        if let Some(source) = trace.source_of(kernel)
+            && names.insert(kernel.name.clone())
+        {
+            shown.push((kernel.name.clone(), source));
+        }
+    }
+    if shown.is_empty() {
+        return;
+    }
+    page.push_str("<h2>Kernel sources</h2>\n");
+    let syntaxes = SyntaxSet::load_defaults_newlines();
+    let themes = ThemeSet::load_defaults();
+    for (name, source) in shown {
+        let suspicious = suspicious_lines(&source.text);
+        let _ = write!(
+            page,
+            "<h3><code>{}</code></h3><p>{}</p><pre class=\"src\">",
+            escape(&name),
+            escape(&source.path),
+        );
+        let syntax = syntaxes.find_syntax_by_name(syntax_name(&source.lang, &source.text));
+        let theme = themes.themes.get("base16-ocean.dark");
+        let mut highlighter = syntax.zip(theme).map(|(s, t)| HighlightLines::new(s, t));
+        for (i, line) in syntect::util::LinesWithEndings::from(&source.text).enumerate() {
+            let code = line.trim_end_matches(['\n', '\r']);
+            let html = highlighter
+                .as_mut()
+                .and_then(|h| h.highlight_line(code, &syntaxes).ok())
+                .and_then(|ranges| {
+                    styled_line_to_highlighted_html(&ranges, IncludeBackground::No).ok()
+                })
+                .unwrap_or_else(|| escape(code));
+            match suspicious.iter().find(|(at, _)| *at == i) {
+                Some((_, why)) => {
+                    let _ = write!(
+                        page,
+                        "<span class=\"line suspect\" title=\"{why}\"><span class=\"mark\">! {:>4} </span>{html}</span>\
+                         <span class=\"line why\">       ↑ {why}</span>",
+                        i + 1,
+                        why = escape(why),
+                    );
+                }
+                None => {
+                    let _ = write!(page, "<span class=\"line\">  {:>4} {html}</span>", i + 1);
+                }
+            }
+        }
+        page.push_str("</pre>\n");
+    }
+}
+
+/// The aligned launches; runs of equal ones are folded into a `<details>`.
+fn launch_table(page: &mut String, a: &Trace, b: &Trace, analysis: &Analysis) {
+    page.push_str("<h2>Aligned launches</h2>\n");
+    let rows = &analysis.alignment.rows;
+    let statuses = &analysis.statuses;
+    let mut i = 0;
+    let mut listed = 0;
+    page.push_str(TABLE_HEAD);
+    while i < rows.len() {
+        if listed >= TABLE_ROWS {
+            let _ = writeln!(
+                page,
+                "</table><p>… {} more rows not listed.</p>",
+                rows.len() - i
+            );
+            return;
+        }
+        let run = statuses[i..]
+            .iter()
+            .take_while(|s| **s == RowStatus::Equal)
+            .count();
+        if run > SHOWN_EQUAL {
+            let (first, last) = (rows[i], rows[i + run - 1]);
+            let seq = |r: Row| r.a().map_or(0, |x| a.launches[x as usize].seq);
+            let _ = write!(
+                page,
+                "</table><details><summary>… {run} equal launches (A #{}–#{}) …</summary>{TABLE_HEAD}",
+                seq(first),
+                seq(last),
+            );
+            for k in i..i + run.min(FOLDED_ROWS) {
+                row(page, a, b, analysis, k);
+            }
+            if run > FOLDED_ROWS {
+                let _ = write!(
+                    page,
+                    "<tr><td colspan=\"5\">… and {} more</td></tr>",
+                    run - FOLDED_ROWS
+                );
+            }
+            let _ = write!(page, "</table></details>{TABLE_HEAD}");
+            i += run;
+            listed += 1;
+            continue;
+        }
+        row(page, a, b, analysis, i);
+        i += 1;
+        listed += 1;
+    }
+    page.push_str("</table>\n");
+}
+
+const TABLE_HEAD: &str =
+    "<table><tr><th></th><th>A</th><th>kernel</th><th>B</th><th>verdict</th></tr>\n";
+
+fn row(page: &mut String, a: &Trace, b: &Trace, analysis: &Analysis, i: usize) {
+    let r = analysis.alignment.rows[i];
+    let (mark, class, verdict) = match analysis.statuses[i] {
+        RowStatus::Equal => ("=", "", String::new()),
+        RowStatus::Benign => (
+            "~",
+            "benign",
+            "same bits, other source/config/grid".to_owned(),
+        ),
+        RowStatus::Divergent(d) => {
+            let d = &analysis.divergences[d as usize];
+            let (mark, class) = match (d.is_root_cause(), r) {
+                (_, Row::OnlyA(_)) => ("&lt;", "only"),
+                (_, Row::OnlyB(_)) => ("&gt;", "only"),
+                (true, _) => ("✗", "root"),
+                (false, _) => ("↓", "reached"),
+            };
+            (mark, class, d.kind.as_str().to_owned())
+        }
+    };
+    let side = |trace: &Trace, index: Option<u32>| {
+        index.map(|x| {
+            let launch = &trace.launches[x as usize];
+            (launch.seq, trace.kernel_of(launch).name.clone())
+        })
+    };
+    let (sa, sb) = (side(a, r.a()), side(b, r.b()));
+    let seq = |s: &Option<(u64, String)>| {
+        s.as_ref()
+            .map_or_else(String::new, |(q, _)| format!("#{q}"))
+    };
+    let name = sa.as_ref().or(sb.as_ref()).map_or("", |(_, n)| n.as_str());
+    let _ = writeln!(
+        page,
+        "<tr class=\"{class}\"><td>{mark}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        seq(&sa),
+        escape(name),
+        seq(&sb),
+        escape(&verdict),
+    );
+}
+
+/// Text made safe for HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_in_names_is_escaped() {
+        assert_eq!(
+            escape("<b a=\"x\">&'"),
+            "&lt;b a=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}

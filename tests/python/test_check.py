@@ -1,0 +1,113 @@
+"""The one-command determinism check and its Python API, on CPU programs:
+a deterministic one passes, an atomic index_add is caught and named."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import PROGRAMS, binary
+
+# Atomic float adds from two threads: a few runs can agree by chance.
+RUNS = "6"
+
+
+def check(tmp_path: Path, cache: Path, program: str, *flags: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [
+            binary(),
+            "check",
+            "--dir",
+            str(tmp_path / "runs"),
+            *flags,
+            "--",
+            sys.executable,
+            str(PROGRAMS / program),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_a_deterministic_program_passes(tmp_path: Path, inductor_cache: Path) -> None:
+    proc = check(tmp_path, inductor_cache, "pausable.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("deterministic: 2 runs"), proc.stdout
+    assert "run 1/2" in proc.stderr and "run 2/2 done" in proc.stderr
+    # The program's own output goes to stderr; stdout is the verdict only.
+    assert "done" in proc.stderr and "done" not in proc.stdout.replace("deterministic", "")
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "run0.msgpack",
+        "run1.msgpack",
+    ]
+
+
+def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache: Path) -> None:
+    proc = check(tmp_path, inductor_cache, "scatter.py", "-n", RUNS, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "nondeterministic"
+    divergent = [
+        c["report"] for c in verdict["comparisons"] if c["report"]["verdict"] == "divergent"
+    ]
+    first = divergent[0]["first_divergence"]
+    assert first["kind"] == "nondeterministic-kernel", first
+    assert first["kernel"].startswith("cpp_fused") and "index_add" in first["kernel"]
+    # The plain summary names it too.
+    proc = check(tmp_path, inductor_cache, "scatter.py", "-n", RUNS)
+    assert proc.returncode == 1 and first["kernel"] in proc.stdout, proc.stdout
+
+
+def test_a_failing_program_is_an_error(tmp_path: Path, inductor_cache: Path) -> None:
+    (tmp_path / "fail.py").write_text("raise SystemExit(3)\n")
+    proc = subprocess.run(
+        [
+            binary(),
+            "check",
+            "--dir",
+            str(tmp_path / "runs"),
+            "--",
+            sys.executable,
+            str(tmp_path / "fail.py"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and "run 1 of" in proc.stderr and "failed" in proc.stderr
+
+
+def scatter(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(64).index_add(0, index, src) * 2
+
+
+def test_assert_deterministic_passes_a_deterministic_function(tmp_path: Path) -> None:
+    f = torch.compile(lambda x: (x * 2).relu().sum(0) + 1)
+    report = tritontui.assert_deterministic(f, torch.randn(64, 8), runs=3, dir=tmp_path)
+    assert report.deterministic and len(report.traces) == 3
+    assert "deterministic: 3 runs" in str(report)
+
+
+def test_assert_deterministic_names_the_kernel_argument_and_kind(tmp_path: Path) -> None:
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    src, index = torch.randn(1 << 21), torch.randint(0, 64, (1 << 21,))
+    with pytest.raises(AssertionError) as caught:
+        tritontui.assert_deterministic(
+            torch.compile(scatter), src, index, runs=int(RUNS), dir=tmp_path
+        )
+    message = str(caught.value)
+    assert "nondeterministic-kernel" in message, message
+    assert "cpp_fused" in message and "index_add" in message, message
+    assert "argument out_ptr0" in message, message

@@ -182,3 +182,66 @@ def attach(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [binary(), "attach", *map(str, args)], capture_output=True, text=True, check=False
     )
+
+
+class Tmux:
+    """``command`` in a private tmux server's 120x40 pane, followed by
+    ``EXIT=<status>``; the server is killed on exit."""
+
+    def __init__(self, command: str, env: dict[str, str] | None = None) -> None:
+        self.socket = f"tritontui-py-{os.getpid()}-{time.monotonic_ns()}"
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "-s",
+                "e2e",
+                "bash",
+                "--norc",
+                "--noprofile",
+                "-c",
+                f"{command}; echo EXIT=$?; sleep 600",
+            ],
+            env=env,
+            check=True,
+        )
+
+    def __enter__(self) -> Tmux:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.tmux("kill-server")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+        ).stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "e2e")
+
+    def send(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "e2e", *keys)
+
+    def type(self, line: str) -> None:
+        self.tmux("send-keys", "-t", "e2e", "-l", line)
+        self.send("Enter")
+
+    def wait_for(self, needle: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if needle in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{needle!r} never appeared:\n{screen}")

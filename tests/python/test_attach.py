@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S, Paused, attach, binary, dump, launches
+from conftest import WAIT_S, Paused, Tmux, attach, binary, dump, launches
 
 pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="needs gdb")
 
@@ -75,69 +75,23 @@ def test_sigusr1_resumes_it(paused: Paused) -> None:
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 def test_the_tui_hands_the_terminal_to_gdb_and_gets_it_back(paused: Paused) -> None:
-    socket = f"tritontui-attach-{os.getpid()}"
-
-    def tmux(*args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", socket, *args], capture_output=True, text=True, check=False
-        ).stdout
-
-    def wait_for(needle: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = tmux("capture-pane", "-p", "-t", "e2e")
-            if needle in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{needle!r} never appeared:\n{screen}")
-
     env = {k: v for k, v in os.environ.items() if k != "TRITONTUI_DEBUGGER"}
-    command = f"{binary()} {paused.trace}; echo EXIT=$?; sleep 60"
-    subprocess.run(
-        [
-            "tmux",
-            "-L",
-            socket,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "-s",
-            "e2e",
-            "bash",
-            "--norc",
-            "--noprofile",
-            "-c",
-            command,
-        ],
-        env=env,
-        check=True,
-    )
-    try:
-        before = wait_for("one trace: browsing")
-        tmux("send-keys", "-t", "e2e", "a")
-        listed = wait_for("attach a debugger")
+    with Tmux(f"{binary()} {paused.trace}", env) as tmux:
+        before = tmux.wait_for("one trace: browsing")
+        tmux.send("a")
+        listed = tmux.wait_for("attach a debugger")
         assert f"{paused.pid}" in listed and "paused before #1" in listed, listed
-        tmux("send-keys", "-t", "e2e", "Enter")
-        wait_for("(gdb)", timeout=120)
-        assert "tritontui_paused" in wait_for("tritontui_paused")
-        tmux("send-keys", "-t", "e2e", "-l", "quit")
-        tmux("send-keys", "-t", "e2e", "Enter")
+        tmux.send("Enter")
+        tmux.wait_for("(gdb)", timeout=120)
+        assert "tritontui_paused" in tmux.wait_for("tritontui_paused")
+        tmux.type("quit")
         time.sleep(0.5)
-        if "(y or n)" in tmux("capture-pane", "-p", "-t", "e2e"):
-            tmux("send-keys", "-t", "e2e", "y", "Enter")
-        back = wait_for("back in tritontui")
+        if "(y or n)" in tmux.screen():
+            tmux.type("y")
+        back = tmux.wait_for("back in tritontui")
         # The TUI is back as it was: same header and list, list refreshed.
-        header = before.splitlines()[0]
-        assert back.splitlines()[0] == header, back
+        assert back.splitlines()[0] == before.splitlines()[0], back
         assert "attach a debugger" in back and "paused before #1" in back, back
-        tmux("send-keys", "-t", "e2e", "Escape")
-        tmux("send-keys", "-t", "e2e", "q")
-        assert "EXIT=0" in wait_for("EXIT=")
-    finally:
-        tmux("kill-server")
+        tmux.send("Escape")
+        tmux.send("q")
+        assert "EXIT=0" in tmux.wait_for("EXIT=")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, binary
+from conftest import PROGRAMS, Tmux, binary
 
 # Atomic float adds from two threads: a few runs can agree by chance.
 RUNS = "6"
@@ -111,3 +112,18 @@ def test_assert_deterministic_names_the_kernel_argument_and_kind(tmp_path: Path)
     assert "nondeterministic-kernel" in message, message
     assert "cpp_fused" in message and "index_add" in message, message
     assert "argument out_ptr0" in message, message
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_on_a_terminal_check_opens_the_ui_at_the_first_divergence(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    command = (
+        f"TORCHINDUCTOR_CACHE_DIR={inductor_cache} {binary()} check -n {RUNS} "
+        f"--dir {tmp_path / 'runs'} -- {sys.executable} {PROGRAMS / 'scatter.py'}"
+    )
+    with Tmux(command) as tmux:
+        screen = tmux.wait_for("first divergence selected", timeout=600)
+        assert "nondeterministic" in screen and "index_add" in screen, screen
+        tmux.send("q")
+        assert "EXIT=1" in tmux.wait_for("EXIT=")

@@ -13,17 +13,25 @@
 
 __device__ __forceinline__ uint64_t mix_word(uint64_t w, uint64_t key) {
     uint64_t x = w ^ key;
-    uint64_t lo = x & 0xffffffffULL;
-    uint64_t hi = x >> 32;
-    return lo * hi + ((x << 32) | (x >> 32));
+    // lo * hi of the two 32-bit halves: one widening 32-bit multiply.
+    uint64_t product = (uint64_t)(uint32_t)x * (uint64_t)(uint32_t)(x >> 32);
+    return product + ((x << 32) | (x >> 32));
 }
 
+// Adds every thread's sum into *out: warps reduce by shuffles, the block
+// through shared memory, and one atomic per block (not per warp) reaches
+// the global slot. Call it from every thread of the block.
 __device__ __forceinline__ void add_sum(uint64_t sum, unsigned long long *out) {
+    __shared__ unsigned long long warps[32];
     for (int offset = 16; offset > 0; offset >>= 1) {
         sum += __shfl_down_sync(0xffffffffu, sum, offset);
     }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(out, (unsigned long long)sum);
+    if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long total = 0;
+        for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) total += warps[w];
+        atomicAdd(out, total);
     }
 }
 
@@ -35,6 +43,10 @@ extern "C" __global__ void tthash_contiguous(const uint8_t *data, uint64_t nbyte
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     uint64_t sum = 0;
     uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    // Chunk j's first word has key SEED + (2j + 1) * STEP; keys advance by
+    // additions (mod 2^64, the same values) rather than a multiply each.
+    uint64_t key = SEED + (2 * j + 1) * STEP;
+    const uint64_t key_stride = 2 * stride * STEP;
     // Four loads in flight per thread keep the memory system busy.
     for (; j + 3 * stride < nchunks; j += 4 * stride) {
         ulonglong2 c[4];
@@ -42,9 +54,10 @@ extern "C" __global__ void tthash_contiguous(const uint8_t *data, uint64_t nbyte
         for (int u = 0; u < 4; u++) c[u] = __ldg(&chunks[j + u * stride]);
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-            uint64_t k = SEED + (2 * (j + u * stride) + 1) * STEP;
+            uint64_t k = key + u * key_stride;
             sum += mix_word(c[u].x, k) + mix_word(c[u].y, k + STEP);
         }
+        key += 4 * key_stride;
     }
     for (; j < nchunks; j += stride) {
         ulonglong2 c = __ldg(&chunks[j]);

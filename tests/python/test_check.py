@@ -19,7 +19,11 @@ from conftest import PROGRAMS, Tmux, binary
 RUNS = "6"
 
 
-def check(tmp_path: Path, cache: Path, program: str, *flags: str) -> subprocess.CompletedProcess:
+def check(
+    tmp_path: Path, cache: Path, program: str | Path, *flags: str
+) -> subprocess.CompletedProcess:
+    """``tritontui check [flags] -- python PROGRAM`` (a name in programs/,
+    or a path)."""
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
     return subprocess.run(
         [
@@ -30,7 +34,7 @@ def check(tmp_path: Path, cache: Path, program: str, *flags: str) -> subprocess.
             *flags,
             "--",
             sys.executable,
-            str(PROGRAMS / program),
+            str(PROGRAMS / program),  # an absolute path stays as it is
         ],
         capture_output=True,
         text=True,
@@ -71,21 +75,9 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
 
 
 def test_a_failing_program_is_an_error(tmp_path: Path, inductor_cache: Path) -> None:
-    (tmp_path / "fail.py").write_text("raise SystemExit(3)\n")
-    proc = subprocess.run(
-        [
-            binary(),
-            "check",
-            "--dir",
-            str(tmp_path / "runs"),
-            "--",
-            sys.executable,
-            str(tmp_path / "fail.py"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    failing = tmp_path / "fail.py"
+    failing.write_text("raise SystemExit(3)\n")
+    proc = check(tmp_path, inductor_cache, failing)
     assert proc.returncode == 2 and "run 1 of" in proc.stderr and "failed" in proc.stderr
 
 

@@ -139,8 +139,9 @@ struct DeviceWork {
     error: Option<String>,
 }
 
-/// A result on its way: a value now, a ticket of the device batch, or none.
-enum Result<T> {
+/// A hash or summary on its way: here now, a ticket of the device batch,
+/// or none.
+enum Value<T> {
     Now(T),
     Ticket(usize),
     Missing,
@@ -238,7 +239,7 @@ impl Described {
             let pre = if hash_pre && matches!(access, Access::In | Access::InOut) {
                 self.hash(py, &view)?
             } else {
-                Result::Missing
+                Value::Missing
             };
             let mut arg = TensorArg {
                 layout,
@@ -311,13 +312,13 @@ impl Described {
     }
 
     /// The hash of a tensor: on the device when it can be, else on the host.
-    fn hash(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Result<u64>> {
+    fn hash(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Value<u64>> {
         if !view.hashable {
-            return Ok(Result::Missing);
+            return Ok(Value::Missing);
         }
         if view.device >= 0 {
             if self.capturing(py)? {
-                return Ok(Result::Missing); // the work would join the graph
+                return Ok(Value::Missing); // the work would join the graph
             }
             #[cfg(feature = "cuda")]
             if let Some(result) = self.on_device(py, view, |batch, v| unsafe {
@@ -329,17 +330,17 @@ impl Described {
             }
         }
         on_host(py, view, |memory, host| Some(hash_view(memory, host)))
-            .map(|h| h.map_or(Result::Missing, Result::Now))
+            .map(|h| h.map_or(Value::Missing, Value::Now))
     }
 
     /// Summary statistics of a float tensor, on the device when it can be.
-    fn stats(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Result<Stats>> {
+    fn stats(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Value<Stats>> {
         if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
-            return Ok(Result::Missing);
+            return Ok(Value::Missing);
         }
         if view.device >= 0 {
             if self.capturing(py)? {
-                return Ok(Result::Missing);
+                return Ok(Value::Missing);
             }
             #[cfg(feature = "cuda")]
             if let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
@@ -355,7 +356,7 @@ impl Described {
         on_host(py, view, |memory, host| {
             crate::stats::stats(memory, host, dtype)
         })
-        .map(|s| s.map_or(Result::Missing, Result::Now))
+        .map(|s| s.map_or(Value::Missing, Value::Now))
     }
 
     /// Whether a CUDA graph is being captured on the current stream.
@@ -382,7 +383,7 @@ impl Described {
             &mut crate::gpu::Batch,
             &TensorView,
         ) -> std::result::Result<Option<usize>, crate::gpu::GpuError>,
-    ) -> PyResult<Option<Result<T>>> {
+    ) -> PyResult<Option<Value<T>>> {
         if !self.work.enabled || self.work.error.is_some() {
             return Ok(None);
         }
@@ -409,8 +410,8 @@ impl Described {
             return Ok(None);
         };
         Ok(Some(match enqueue(batch, view) {
-            Ok(Some(index)) => Result::Ticket(index),
-            Ok(None) => Result::Missing, // the batch is full
+            Ok(Some(index)) => Value::Ticket(index),
+            Ok(None) => Value::Missing, // the batch is full
             Err(e) => {
                 self.work.error = Some(e.to_string());
                 return Ok(None);
@@ -419,11 +420,11 @@ impl Described {
     }
 
     /// Puts a value in place now, or a fill for the writer thread.
-    fn settle<T>(&mut self, field: &mut Option<T>, result: Result<T>, arg: usize, slot: Slot) {
+    fn settle<T>(&mut self, field: &mut Option<T>, result: Value<T>, arg: usize, slot: Slot) {
         match result {
-            Result::Now(value) => *field = Some(value),
-            Result::Ticket(index) => self.fills.push(Fill { arg, slot, index }),
-            Result::Missing => {}
+            Value::Now(value) => *field = Some(value),
+            Value::Ticket(index) => self.fills.push(Fill { arg, slot, index }),
+            Value::Missing => {}
         }
     }
 }

@@ -24,6 +24,8 @@ const SHOWN_EQUAL: usize = 3;
 const FOLDED_ROWS: usize = 50;
 /// Rows of the launch table at most (a table of a million rows helps no one).
 const TABLE_ROWS: usize = 5000;
+/// Root causes detailed at most (each looks its launches up).
+const ROOT_CAUSES: usize = 100;
 
 /// The page for the comparison of `a` and `b`.
 pub fn render(a: &Trace, b: &Trace, analysis: &Analysis, report: &Report) -> String {
@@ -42,8 +44,15 @@ pub fn render(a: &Trace, b: &Trace, analysis: &Analysis, report: &Report) -> Str
     }
     if !report.root_causes.is_empty() {
         let _ = writeln!(page, "<h2>Root causes ({})</h2>", report.root_causes.len());
-        for root in &report.root_causes {
+        for root in report.root_causes.iter().take(ROOT_CAUSES) {
             divergence(&mut page, a, b, root, true);
+        }
+        if report.root_causes.len() > ROOT_CAUSES {
+            let _ = writeln!(
+                page,
+                "<p>… {} more root causes; <code>tritontui diff --json</code> lists them all.</p>",
+                report.root_causes.len() - ROOT_CAUSES
+            );
         }
     }
     sources(&mut page, a, b, report);
@@ -193,7 +202,10 @@ fn arg_words(arg: &ArgRef<'_>) -> String {
 /// highlighted, with the lines that often cause nondeterminism marked.
 fn sources(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
     let mut names = BTreeSet::new();
-    let wanted = report.first_divergence.iter().chain(&report.root_causes);
+    let wanted = report
+        .first_divergence
+        .iter()
+        .chain(report.root_causes.iter().take(ROOT_CAUSES));
     let mut shown = Vec::new();
     for d in wanted {
         let found = d

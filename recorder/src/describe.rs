@@ -480,12 +480,12 @@ fn current_stream(py: Python<'_>, view: &TensorView) -> PyResult<u64> {
         .extract()
 }
 
-/// Runs `f` on the tensor's bytes in host memory, with the GIL released; a
-/// CUDA tensor is first copied to the host (this waits for the device).
-fn on_host<T: Send>(
+/// Runs `f` on the tensor's bytes in host memory; a CUDA tensor is first
+/// copied to the host (this waits for the device).
+fn on_host<T>(
     py: Python<'_>,
     view: &TensorView,
-    f: impl FnOnce(&[u8], &View<'_>) -> Option<T> + Send,
+    f: impl FnOnce(&[u8], &View<'_>) -> Option<T>,
 ) -> PyResult<Option<T>> {
     let copy;
     let (ptr, shape, stride) = if view.device >= 0 {
@@ -500,9 +500,15 @@ fn on_host<T: Send>(
     };
     let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
     let stride: Vec<usize> = stride.iter().map(|&n| n as usize).collect();
+    let host = View {
+        itemsize: view.itemsize as usize,
+        shape: &shape,
+        stride: &stride,
+    };
+    // The GIL stays held: this runs inside a `&mut TraceFile` call, which
+    // another Python thread must not enter meanwhile.
     // SAFETY: `ptr` is the first element of a live dense host tensor (the
     // argument itself, or `copy`, both held here) covering the view.
-    unsafe {
-        crate::python::with_host_view(py, ptr as usize, view.itemsize as usize, &shape, &stride, f)
-    }
+    let memory = unsafe { crate::python::view_memory(ptr as usize, &host) };
+    Ok(f(memory, &host))
 }

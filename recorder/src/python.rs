@@ -34,7 +34,7 @@ fn io_error(e: std::io::Error) -> PyErr {
 /// # Safety
 /// `ptr` must point at the first element of live, readable host memory
 /// covering the view's span for as long as the returned slice is used.
-unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
+pub(crate) unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
     let span = view.span();
     if span == 0 || ptr == 0 {
         return &[];
@@ -47,7 +47,7 @@ unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
 ///
 /// # Safety
 /// As [`view_memory`].
-pub(crate) unsafe fn with_host_view<T: Send>(
+unsafe fn with_host_view<T: Send>(
     py: Python<'_>,
     ptr: usize,
     itemsize: usize,

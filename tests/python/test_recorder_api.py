@@ -169,3 +169,26 @@ def test_a_kernel_glob_pauses_one_process_once(monkeypatch, tmp_path: Path) -> N
     assert not list(tmp_path.iterdir())
     with pytest.raises(ValueError, match="no launch number"):
         _pause.PausePoints(" , ")
+
+
+def test_two_threads_record_into_one_trace(tmp_path: Path) -> None:
+    import threading
+
+    f = torch.compile(lambda x: (x * 2).relu().sum(0) + 1)
+    inputs = [torch.randn(1 << 18, 8) for _ in range(2)]
+    f(inputs[0])
+    path = tmp_path / "threads.msgpack"
+
+    def calls(x: torch.Tensor) -> None:
+        for _ in range(20):
+            f(x)
+
+    with tritontui.record(path, aten=False):
+        threads = [threading.Thread(target=calls, args=(x,)) for x in inputs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    records = dump(path)
+    assert records[-1]["reason"] == "stopped", records[-1]
+    assert len([r for r in records if r["type"] == "launch"]) == 40

@@ -18,10 +18,38 @@ __device__ __forceinline__ uint64_t mix_word(uint64_t w, uint64_t key) {
     return product + ((x << 32) | (x >> 32));
 }
 
-// Adds every thread's sum into *out: warps reduce by shuffles, the block
-// through shared memory, and one atomic per block (not per warp) reaches
-// the global slot. Call it from every thread of the block.
-__device__ __forceinline__ void add_sum(uint64_t sum, unsigned long long *out) {
+
+// Results leave the device without a memset or a copy: blocks add into a
+// device accumulator and count themselves in; the last block of a result
+// moves the total (which also zeroes the accumulator for its next use) into
+// host-mapped memory, which the host reads once an event recorded after the
+// kernel has completed.
+struct Results {
+    unsigned long long *acc;  // device accumulators, zero between uses
+    unsigned int *arrived;    // blocks done per result, zero between uses
+    unsigned long long *host; // host-mapped result slots
+};
+
+// Counts the calling block in for the result at `slot`, after its atomics
+// on the accumulators; true in every thread of the last block to arrive.
+__device__ __forceinline__ bool last_block(const Results &r, uint32_t slot, uint32_t blocks) {
+    __shared__ bool last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(&r.arrived[slot], 1u) == blocks - 1;
+        if (last) r.arrived[slot] = 0;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
+// Adds every thread's sum into the accumulator of `slot`: warps reduce by
+// shuffles, the block through shared memory, one atomic per block. The last
+// block hands the total over. Call it from every thread of the block.
+__device__ __forceinline__ void add_sum(uint64_t sum, const Results &r, uint32_t slot,
+                                        uint32_t blocks) {
     __shared__ unsigned long long warps[32];
     for (int offset = 16; offset > 0; offset >>= 1) {
         sum += __shfl_down_sync(0xffffffffu, sum, offset);
@@ -31,18 +59,22 @@ __device__ __forceinline__ void add_sum(uint64_t sum, unsigned long long *out) {
     if (threadIdx.x == 0) {
         unsigned long long total = 0;
         for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) total += warps[w];
-        atomicAdd(out, total);
+        atomicAdd(&r.acc[slot], total);
+    }
+    if (last_block(r, slot, blocks) && threadIdx.x == 0) {
+        r.host[slot] = atomicExch(&r.acc[slot], 0ull);
     }
 }
 
-// Contiguous bytes whose address is 16-byte aligned: 16 bytes per load.
-extern "C" __global__ void tthash_contiguous(const uint8_t *data, uint64_t nbytes,
-                                             unsigned long long *out) {
+// Contiguous bytes whose address is 16-byte aligned, 16 bytes per load;
+// this thread's share as thread `threadIdx.x` of block `block` of `blocks`.
+__device__ __forceinline__ uint64_t hash_contiguous(const uint8_t *data, uint64_t nbytes,
+                                                    uint64_t block, uint64_t blocks) {
     const ulonglong2 *chunks = reinterpret_cast<const ulonglong2 *>(data);
     uint64_t nchunks = nbytes / 16;
-    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    uint64_t stride = blocks * blockDim.x;
     uint64_t sum = 0;
-    uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint64_t j = block * blockDim.x + threadIdx.x;
     // Chunk j's first word has key SEED + (2j + 1) * STEP; keys advance by
     // additions (mod 2^64, the same values) rather than a multiply each.
     uint64_t key = SEED + (2 * j + 1) * STEP;
@@ -65,7 +97,7 @@ extern "C" __global__ void tthash_contiguous(const uint8_t *data, uint64_t nbyte
         sum += mix_word(c.x, k) + mix_word(c.y, k + STEP);
     }
     // The last 0..15 bytes: at most two words, zero-padded.
-    uint64_t first = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+    uint64_t first = block * blockDim.x + threadIdx.x;
     uint64_t tail_words = (nbytes - nchunks * 16 + 7) / 8;
     if (first < tail_words) {
         uint64_t word_index = nchunks * 2 + first;
@@ -76,7 +108,7 @@ extern "C" __global__ void tthash_contiguous(const uint8_t *data, uint64_t nbyte
         }
         sum += mix_word(w, SEED + (word_index + 1) * STEP);
     }
-    add_sum(sum, out);
+    return sum;
 }
 
 struct Dims {
@@ -98,13 +130,14 @@ __device__ __forceinline__ uint64_t element_offset(uint64_t e, const Dims &d, in
 
 // Any strided view: each thread assembles whole words from elements read in
 // logical order.
-extern "C" __global__ void tthash_strided(const uint8_t *data, uint64_t numel, uint64_t itemsize,
-                                          int ndim, Dims dims, unsigned long long *out) {
+__device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t numel,
+                                                 uint64_t itemsize, int ndim, const Dims &dims,
+                                                 uint64_t block, uint64_t blocks) {
     uint64_t nbytes = numel * itemsize;
     uint64_t nwords = (nbytes + 7) / 8;
-    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    uint64_t stride = blocks * blockDim.x;
     uint64_t sum = 0;
-    for (uint64_t w = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; w < nwords; w += stride) {
+    for (uint64_t w = block * blockDim.x + threadIdx.x; w < nwords; w += stride) {
         uint64_t word = 0;
         if (itemsize <= 8 && 8 % itemsize == 0) {
             uint64_t per_word = 8 / itemsize;
@@ -130,7 +163,42 @@ extern "C" __global__ void tthash_strided(const uint8_t *data, uint64_t numel, u
         }
         sum += mix_word(word, SEED + (w + 1) * STEP);
     }
-    add_sum(sum, out);
+    return sum;
+}
+
+// One tensor of a hash table; ndim 0 means contiguous and 16-byte aligned.
+struct Item {
+    const uint8_t *data;
+    uint64_t numel;
+    uint64_t itemsize;
+    uint32_t ndim;
+    uint32_t slot;
+    uint32_t first_block;
+    uint32_t blocks;
+    Dims dims;
+};
+
+#define TABLE_ITEMS 16
+
+// Up to TABLE_ITEMS hashes in one launch: the grid is every item's blocks
+// one after another.
+struct Table {
+    Results results;
+    uint32_t count;
+    Item items[TABLE_ITEMS];
+};
+
+extern "C" __global__ void tthash_table(const __grid_constant__ Table table) {
+    uint32_t i = 0;
+    while (i + 1 < table.count && table.items[i + 1].first_block <= blockIdx.x) i++;
+    const Item &item = table.items[i];
+    uint64_t block = blockIdx.x - item.first_block;
+    uint64_t sum =
+        item.ndim == 0
+            ? hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks)
+            : hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
+                           item.blocks);
+    add_sum(sum, table.results, item.slot, item.blocks);
 }
 
 // Summary statistics of a float32, float16 or bfloat16 view, exact and in
@@ -143,6 +211,7 @@ extern "C" __global__ void tthash_strided(const uint8_t *data, uint64_t numel, u
 // out[0..64): bucket sums; out[64]: finite; [65]: NaN; [66]: infinite;
 // [67]: max key; [68]: complement of the min key (0 means none).
 #define STATS_BUCKETS 64
+#define STATS_SLOTS 69
 #define KIND_F32 0
 #define KIND_F16 1
 #define KIND_BF16 2
@@ -166,7 +235,8 @@ __device__ __forceinline__ uint32_t order_key(uint32_t bits) {
 }
 
 extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind, int ndim,
-                                   Dims dims, unsigned long long *out) {
+                                   Dims dims, Results results, uint32_t slot) {
+    unsigned long long *out = results.acc + slot;
     __shared__ unsigned long long buckets[STATS_BUCKETS];
     __shared__ unsigned long long counts[3];
     __shared__ unsigned int keys[2];
@@ -215,5 +285,10 @@ extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind
     if (threadIdx.x == 0) {
         atomicMax(&out[67], (unsigned long long)keys[0]);
         atomicMax(&out[68], (unsigned long long)keys[1]);
+    }
+    if (last_block(results, slot, gridDim.x)) {
+        for (int i = threadIdx.x; i < STATS_SLOTS; i += blockDim.x) {
+            results.host[slot + i] = atomicExch(&out[i], 0ull);
+        }
     }
 }

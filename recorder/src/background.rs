@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -124,6 +125,8 @@ pub struct BackgroundWriter {
     tx: Option<Sender<Command>>,
     thread: Option<JoinHandle<()>>,
     error: Arc<Mutex<Option<String>>>,
+    /// Set with `error`, so that queuing checks a flag, not a lock.
+    failed: Arc<AtomicBool>,
     ids: crate::writer::Ids,
 }
 
@@ -134,20 +137,24 @@ impl BackgroundWriter {
         let writer = TraceWriter::new(file, header)?;
         let (tx, rx) = mpsc::channel();
         let error = Arc::new(Mutex::new(None));
+        let failed = Arc::new(AtomicBool::new(false));
         let thread_error = Arc::clone(&error);
+        let thread_failed = Arc::clone(&failed);
         let thread = std::thread::Builder::new()
             .name("tritontui-writer".into())
             .spawn(move || {
-                if let Err(e) = drain(writer, &rx)
-                    && let Ok(mut slot) = thread_error.lock()
-                {
-                    *slot = Some(e.to_string());
+                if let Err(e) = drain(writer, &rx) {
+                    if let Ok(mut slot) = thread_error.lock() {
+                        *slot = Some(e.to_string());
+                    }
+                    thread_failed.store(true, Ordering::Release);
                 }
             })?;
         Ok(BackgroundWriter {
             tx: Some(tx),
             thread: Some(thread),
             error,
+            failed,
             ids: crate::writer::Ids::default(),
         })
     }
@@ -158,7 +165,9 @@ impl BackgroundWriter {
     }
 
     fn send(&self, command: Command) -> io::Result<()> {
-        if let Some(e) = self.error() {
+        if self.failed.load(Ordering::Acquire)
+            && let Some(e) = self.error()
+        {
             return Err(io::Error::other(e));
         }
         let tx = self

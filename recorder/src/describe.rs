@@ -10,6 +10,7 @@
 use crate::background::{Fill, Slot};
 use crate::format::{ArgValue, Stats, TensorArg};
 use crate::hash::{View, hash_view};
+use crate::tensor_impl::{ELSEWHERE, HOST, Meta};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -60,13 +61,15 @@ struct TensorView {
     arg: usize,
     access: Access,
     hashable: bool,
-    /// CUDA device index, or -1 on the host.
+    /// CUDA device index, [`HOST`] or [`ELSEWHERE`].
     device: i32,
     ptr: u64,
     itemsize: u64,
     dtype: &'static str,
     shape: Vec<u64>,
     stride: Vec<u64>,
+    /// Storage offset, in elements.
+    offset: u64,
 }
 
 /// A dtype's trace name and element size, looked up once per dtype object.
@@ -199,7 +202,19 @@ impl Described {
             },
         };
         described.add(py, tables, values, access, hash_pre)?;
+        described.dispatch();
         Ok(described)
+    }
+
+    /// Enqueues the device hashes gathered so far (those before the launch
+    /// must run before it).
+    fn dispatch(&mut self) {
+        #[cfg(feature = "cuda")]
+        if let Some(batch) = self.work.batch.as_mut()
+            && let Err(e) = batch.dispatch()
+        {
+            self.work.error = Some(e.to_string());
+        }
     }
 
     /// Appends `values` (results of an operation, after it ran).
@@ -222,9 +237,7 @@ impl Described {
                 continue;
             };
             let stride: Vec<i64> = view.stride.iter().map(|&s| s as i64).collect();
-            let offset: u64 = value
-                .call_method0(intern!(py, "storage_offset"))?
-                .extract()?;
+            let offset = view.offset;
             let layout = tables
                 .writer
                 .layout(
@@ -301,9 +314,12 @@ impl Described {
         #[cfg(feature = "cuda")]
         if let Some(batch) = self.work.batch.take() {
             match batch.finish() {
-                Ok(finished) => {
+                Ok(finished) if self.work.error.is_none() => {
                     return Some(Box::new(move || finished.wait().map_err(|e| e.to_string())));
                 }
+                // Some of its work failed to launch: its results are not
+                // trusted (dropping it gives its slots back).
+                Ok(_) => {}
                 Err(e) => self.work.error = Some(e.to_string()),
             }
         }
@@ -443,6 +459,45 @@ fn read_tensor(
     if !exact && !value.is_instance(torch.tensor.bind(py))? {
         return Ok(None);
     }
+    let mut slow = |v: &Bound<'_, PyAny>| read_attributes(py, dtypes, v);
+    let fast = if exact {
+        crate::tensor_impl::read(py, value, &mut slow)?
+    } else {
+        None
+    };
+    let Some(meta) = fast.map_or_else(|| slow(value), |m| Ok(Some(m)))? else {
+        return Ok(None);
+    };
+    Ok(Some(TensorView {
+        tensor: value.clone().unbind(),
+        arg,
+        access,
+        hashable: exact && meta.device != ELSEWHERE && !meta.dtype.starts_with('q'),
+        device: meta.device,
+        ptr: meta.ptr,
+        itemsize: u64::from(meta.itemsize),
+        dtype: meta.dtype,
+        shape: meta.shape,
+        stride: meta.stride,
+        offset: meta.offset,
+    }))
+}
+
+/// Probes where torch keeps each tensor field, once per process, so that
+/// later reads skip the attributes; whether that worked.
+pub fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
+    let mut dtypes = Dtypes::default();
+    crate::tensor_impl::probe(py, &mut |v| read_attributes(py, &mut dtypes, v))
+}
+
+/// Reads a tensor's metadata through its Python attributes; None for a
+/// layout other than strided.
+fn read_attributes(
+    py: Python<'_>,
+    dtypes: &mut Dtypes,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<Option<Meta>> {
+    let torch = torch(py)?;
     let strided = value
         .getattr(intern!(py, "layout"))?
         .is(torch.strided.bind(py));
@@ -450,24 +505,23 @@ fn read_tensor(
         return Ok(None); // sparse and other layouts: recorded by their repr
     }
     let (dtype, itemsize) = dtypes.get(&value.getattr(intern!(py, "dtype"))?)?;
-    let is_cuda: bool = value.getattr(intern!(py, "is_cuda"))?.extract()?;
-    let device: i32 = if is_cuda {
+    let device = if value.getattr(intern!(py, "is_cuda"))?.extract()? {
         value.call_method0(intern!(py, "get_device"))?.extract()?
+    } else if value.getattr(intern!(py, "is_cpu"))?.extract()? {
+        HOST
     } else {
-        -1
+        ELSEWHERE
     };
-    let on_host = !is_cuda && value.getattr(intern!(py, "is_cpu"))?.extract::<bool>()?;
-    Ok(Some(TensorView {
-        tensor: value.clone().unbind(),
-        arg,
-        access,
-        hashable: exact && (is_cuda || on_host) && !dtype.starts_with("q"),
+    Ok(Some(Meta {
         device,
         ptr: value.call_method0(intern!(py, "data_ptr"))?.extract()?,
-        itemsize: u64::from(itemsize),
         dtype,
+        itemsize,
         shape: value.getattr(intern!(py, "shape"))?.extract()?,
         stride: value.call_method0(intern!(py, "stride"))?.extract()?,
+        offset: value
+            .call_method0(intern!(py, "storage_offset"))?
+            .extract()?,
     }))
 }
 

@@ -1,11 +1,15 @@
 //! `tthash64-v1` of CUDA tensors, computed on the device, on the stream of
 //! the launch being recorded, without the recorded program ever waiting.
 //!
-//! A launch's hashes form a [`Batch`]: a range of slots in a per-device
-//! result ring is zeroed on the stream, each hash kernel adds its words'
-//! mixes into its slot, and after the launch the sums are copied into pinned
-//! host memory and an event is recorded, all asynchronously. The writer
-//! thread waits for the event ([`Finished::wait`]) and finalises the sums.
+//! A launch's hashes form a [`Batch`]: a range of result slots in a
+//! per-device ring. Hashes are gathered into a table and enqueued as one
+//! kernel launch ([`Batch::dispatch`]: before the recorded launch for its
+//! inputs, after it for its outputs); the blocks of each hash add into a
+//! device accumulator and the last one writes the total into host-mapped
+//! memory, resetting the accumulator, so no memset or copy is needed. After
+//! the launch one pooled event is recorded: three driver calls per launch
+//! with hashes before and after. The writer thread waits for the event
+//! ([`Finished::wait`]) and finalises the sums.
 //!
 //! The kernels are PTX kept in `assets/cuda/` (compiled by the driver for
 //! the GPU at hand), so no CUDA toolkit is needed. Every entry point checks
@@ -32,6 +36,8 @@ pub const STATS_SLOTS: usize = 69;
 const RANGES: usize = 1024;
 /// Most dimensions a strided view may keep after merging.
 const MAX_DIMS: usize = 6;
+/// Hashes one `tthash_table` launch computes (`TABLE_ITEMS` in the source).
+const TABLE_ITEMS: usize = 16;
 
 /// Why the GPU could not hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,27 +64,50 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// Which ranges of a ring are free, shared with the writer thread.
-struct Free {
+/// What the writer thread hands back: free ranges of the ring, and events
+/// to record again.
+struct Returned {
     ranges: Mutex<Vec<bool>>,
     released: Condvar,
+    events: Mutex<Vec<usize>>,
+}
+
+impl Returned {
+    fn release_range(&self, range: usize) {
+        if let Ok(mut free) = self.ranges.lock() {
+            free[range] = true;
+            self.released.notify_all();
+        }
+    }
+}
+
+/// Where the kernels put results: `Results` in the PTX source.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Results {
+    acc: u64,
+    arrived: u64,
+    host: u64,
 }
 
 /// Per-device state: the primary context, the kernels and the result ring.
 struct Device {
     ctx: sys::CUcontext,
-    contiguous: sys::CUfunction,
-    strided: sys::CUfunction,
+    table: sys::CUfunction,
     stats: sys::CUfunction,
     max_blocks: u32,
-    ring_device: sys::CUdeviceptr,
-    ring_host: *mut u64,
-    free: Arc<Free>,
+    /// Device accumulators (u64) and arrival counters (u32), one per slot.
+    acc: sys::CUdeviceptr,
+    arrived: sys::CUdeviceptr,
+    /// Host-mapped results, one u64 per slot, and their device address.
+    host: *mut u64,
+    host_on_device: sys::CUdeviceptr,
+    returned: Arc<Returned>,
     next: usize,
 }
 
-// SAFETY: the raw handles are process-wide driver objects; the pinned ring
-// is only written by the driver and read by the writer thread after the
+// SAFETY: the raw handles are process-wide driver objects; the mapped ring
+// is only written by the device and read by the writer thread after the
 // event that orders it, for ranges handed out one at a time.
 unsafe impl Send for Device {}
 
@@ -95,6 +124,10 @@ fn devices() -> Result<std::sync::MutexGuard<'static, HashMap<i32, Device>>> {
 fn opened(map: &HashMap<i32, Device>, ordinal: i32) -> Result<&Device> {
     map.get(&ordinal)
         .ok_or_else(|| GpuError(format!("device {ordinal} is not open")))
+}
+
+fn poisoned<T>(_: T) -> GpuError {
+    GpuError("poisoned lock".into())
 }
 
 impl Device {
@@ -123,25 +156,66 @@ impl Device {
             )?
         };
         let slots = BATCH * RANGES;
-        // SAFETY: plain allocations of `slots` u64s, owned by this Device
-        // for the life of the process.
-        let ring_device = unsafe { result::malloc_sync(slots * 8)? };
-        let ring_host =
-            unsafe { result::malloc_host(slots * 8, sys::CU_MEMHOSTALLOC_PORTABLE)? } as *mut u64;
+        // SAFETY: plain allocations of `slots` entries, owned by this Device
+        // for the life of the process; the kernels keep the accumulators and
+        // counters zero between uses, starting from here.
+        let (acc, arrived, host) = unsafe {
+            let acc = result::malloc_sync(slots * 8)?;
+            let arrived = result::malloc_sync(slots * 4)?;
+            result::memset_d8_sync(acc, 0, slots * 8)?;
+            result::memset_d8_sync(arrived, 0, slots * 4)?;
+            let host = result::malloc_host(
+                slots * 8,
+                sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
+            )? as *mut u64;
+            (acc, arrived, host)
+        };
+        let mut host_on_device: sys::CUdeviceptr = 0;
+        // SAFETY: `host` was just allocated mapped.
+        unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut host_on_device, host as *mut c_void, 0)
+                .result()?
+        };
         Ok(Device {
             ctx,
-            contiguous: function("tthash_contiguous")?,
-            strided: function("tthash_strided")?,
+            table: function("tthash_table")?,
             stats: function("ttstats")?,
             max_blocks: (sms.max(1) as u32) * 16,
-            ring_device,
-            ring_host,
-            free: Arc::new(Free {
+            acc,
+            arrived,
+            host,
+            host_on_device,
+            returned: Arc::new(Returned {
                 ranges: Mutex::new(vec![true; RANGES]),
                 released: Condvar::new(),
+                events: Mutex::new(Vec::new()),
             }),
             next: 0,
         })
+    }
+
+    /// The result pointers of one range, as the kernels take them.
+    fn results(&self, range: usize) -> Results {
+        let first = range * BATCH;
+        Results {
+            acc: self.acc + (first * 8) as u64,
+            arrived: self.arrived + (first * 4) as u64,
+            host: self.host_on_device + (first * 8) as u64,
+        }
+    }
+
+    /// An event to record, from the pool or new.
+    fn event(&self) -> Result<sys::CUevent> {
+        if let Some(event) = self.returned.events.lock().map_err(poisoned)?.pop() {
+            return Ok(event as sys::CUevent);
+        }
+        let mut event = std::ptr::null_mut();
+        // The writer thread sleeps in the wait rather than spinning.
+        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
+            | sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+        // SAFETY: writes one event handle.
+        unsafe { sys::cuEventCreate(&mut event, flags).result()? };
+        Ok(event)
     }
 }
 
@@ -151,7 +225,13 @@ pub struct Batch {
     /// The raw `CUstream`, kept as an integer.
     stream: u64,
     range: usize,
+    returned: Arc<Returned>,
+    /// Whether the range is handed on to a [`Finished`].
+    finished: bool,
+    results: Results,
     entries: Vec<Entry>,
+    /// Hashes gathered for the next [`Batch::dispatch`].
+    table: Vec<Item>,
     /// Slots of the range handed out so far.
     used: usize,
 }
@@ -195,18 +275,42 @@ pub struct Finished {
     event: sys::CUevent,
     host: *const u64,
     entries: Vec<Entry>,
-    free: Arc<Free>,
+    returned: Arc<Returned>,
     range: usize,
 }
 
 // SAFETY: see `Device`; the event and host range belong to this batch alone.
 unsafe impl Send for Finished {}
 
-/// The arguments of `tthash_strided`'s `Dims` parameter.
+/// `Dims` in the PTX source.
 #[repr(C)]
+#[derive(Clone, Copy)]
 struct Dims {
     shape: [u64; MAX_DIMS],
     stride: [u64; MAX_DIMS],
+}
+
+/// `Item` in the PTX source: one hash of a table.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Item {
+    data: u64,
+    numel: u64,
+    itemsize: u64,
+    /// 0: contiguous and 16-byte aligned.
+    ndim: u32,
+    slot: u32,
+    first_block: u32,
+    blocks: u32,
+    dims: Dims,
+}
+
+/// `Table` in the PTX source, passed by value.
+#[repr(C)]
+struct Table {
+    results: Results,
+    count: u32,
+    items: [Item; TABLE_ITEMS],
 }
 
 /// Drops size-1 dimensions and merges dimensions that are contiguous with
@@ -226,8 +330,8 @@ pub fn coalesce(shape: &[u64], stride: &[u64]) -> (Vec<u64>, Vec<u64>) {
 }
 
 impl Batch {
-    /// Reserves result slots on `ordinal` and zeroes them on `stream` (a
-    /// raw `cudaStream_t`, 0 for the legacy default stream). Waits only if
+    /// Reserves result slots on `ordinal` for work on `stream` (a raw
+    /// `cudaStream_t`, 0 for the legacy default stream). Waits only if
     /// every range is still in use.
     pub fn begin(ordinal: i32, stream: u64) -> Result<Batch> {
         let mut map = devices()?;
@@ -238,55 +342,39 @@ impl Batch {
         unsafe { result::ctx::set_current(device.ctx)? };
         let range = device.next % RANGES;
         {
-            let mut free = device
-                .free
-                .ranges
-                .lock()
-                .map_err(|_| GpuError("poisoned lock".into()))?;
+            let mut free = device.returned.ranges.lock().map_err(poisoned)?;
             while !free[range] {
-                free = device
-                    .free
-                    .released
-                    .wait(free)
-                    .map_err(|_| GpuError("poisoned lock".into()))?;
+                free = device.returned.released.wait(free).map_err(poisoned)?;
             }
             free[range] = false;
         }
         device.next += 1;
-        // SAFETY: the range lies inside the ring allocation.
-        unsafe {
-            result::memset_d8_async(
-                device.ring_device + (range * BATCH * 8) as u64,
-                0,
-                BATCH * 8,
-                stream as sys::CUstream,
-            )?
-        };
         Ok(Batch {
             ordinal,
             stream,
             range,
+            returned: Arc::clone(&device.returned),
+            finished: false,
+            results: device.results(range),
             entries: Vec::new(),
+            table: Vec::new(),
             used: 0,
         })
     }
 
-    /// The next `n` free slots of the batch (their index and device
-    /// address), or None when the batch is full.
-    fn take_slots(&mut self, device: &Device, n: usize) -> Option<(usize, u64)> {
+    /// The next `n` free slots of the batch, or None when it is full.
+    fn take_slots(&mut self, n: usize) -> Option<usize> {
         if self.used + n > BATCH {
             return None;
         }
         let slot = self.used;
         self.used += n;
-        Some((
-            slot,
-            device.ring_device + ((self.range * BATCH + slot) * 8) as u64,
-        ))
+        Some(slot)
     }
 
-    /// Enqueues the hash of a view of device memory; returns its index in
-    /// the batch, or None when the batch has no slot left.
+    /// Adds the hash of a view of device memory to the table the next
+    /// [`Batch::dispatch`] launches; returns its index in the batch, or
+    /// None when the batch has no slot left.
     ///
     /// # Safety
     /// `ptr` must be the address of the first element of a live device
@@ -299,44 +387,75 @@ impl Batch {
         shape: &[u64],
         stride: &[u64],
     ) -> Result<Option<usize>> {
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
         let numel: u64 = shape.iter().product();
         let nbytes = numel * itemsize;
-        let Some((slot, out)) = self.take_slots(device, 1) else {
+        let Some(slot) = self.take_slots(1) else {
             return Ok(None);
         };
         let (shape, stride) = coalesce(shape, stride);
-        if nbytes > 0 {
-            let contiguous = shape.len() <= 1
-                && stride.first().is_none_or(|&s| s == 1)
-                && ptr.is_multiple_of(16);
-            let (mut data, mut len, mut numel, mut itemsize, mut out) =
-                (ptr, nbytes, numel, itemsize, out);
-            if contiguous {
-                let work = (nbytes / 16).div_ceil(u64::from(THREADS) * 4);
-                let params = [
-                    &mut data as *mut u64 as *mut c_void,
-                    &mut len as *mut u64 as *mut c_void,
-                    &mut out as *mut u64 as *mut c_void,
-                ];
-                unsafe { self.launch(device, device.contiguous, work, params)? };
-            } else {
-                let (mut ndim, mut dims) = dims(&shape, &stride)?;
-                let work = nbytes.div_ceil(8).div_ceil(u64::from(THREADS));
-                let params = [
-                    &mut data as *mut u64 as *mut c_void,
-                    &mut numel as *mut u64 as *mut c_void,
-                    &mut itemsize as *mut u64 as *mut c_void,
-                    &mut ndim as *mut i32 as *mut c_void,
-                    &mut dims as *mut Dims as *mut c_void,
-                    &mut out as *mut u64 as *mut c_void,
-                ];
-                unsafe { self.launch(device, device.strided, work, params)? };
-            }
+        let contiguous =
+            shape.len() <= 1 && stride.first().is_none_or(|&s| s == 1) && ptr.is_multiple_of(16);
+        let (ndim, dims) = if contiguous {
+            (0, dims(&[], &[])?.1)
+        } else {
+            dims(&shape, &stride)?
+        };
+        // Every hash gets at least one block: it writes the result, 0 for
+        // no bytes.
+        let work = if contiguous {
+            (nbytes / 16).div_ceil(u64::from(THREADS) * 4)
+        } else {
+            nbytes.div_ceil(8).div_ceil(u64::from(THREADS))
+        };
+        self.table.push(Item {
+            data: ptr,
+            numel,
+            itemsize,
+            ndim: ndim as u32,
+            slot: slot as u32,
+            first_block: 0,
+            blocks: self.blocks(work)?,
+            dims,
+        });
+        if self.table.len() == TABLE_ITEMS {
+            self.dispatch()?;
         }
         self.entries.push(Entry::Hash { slot, len: nbytes });
         Ok(Some(self.entries.len() - 1))
+    }
+
+    /// Enqueues the hashes added since the last dispatch as one kernel
+    /// launch on the batch's stream.
+    pub fn dispatch(&mut self) -> Result<()> {
+        if self.table.is_empty() {
+            return Ok(());
+        }
+        let mut table = Table {
+            results: self.results,
+            count: self.table.len() as u32,
+            items: [self.table[0]; TABLE_ITEMS],
+        };
+        let mut first = 0u32;
+        for (i, item) in self.table.drain(..).enumerate() {
+            table.items[i] = Item {
+                first_block: first,
+                ..item
+            };
+            first += item.blocks;
+        }
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
+        let params = [&mut table as *mut Table as *mut c_void];
+        // SAFETY: every item was handed in under `hash`'s contract.
+        unsafe { self.launch(device.table, first, params) }
+    }
+
+    /// Blocks for `work` blocks' worth of data: at least one, at most the
+    /// device's resident blocks.
+    fn blocks(&self, work: u64) -> Result<u32> {
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
+        Ok(work.clamp(1, u64::from(device.max_blocks)) as u32)
     }
 
     /// Enqueues the summary statistics of a float view; returns its index
@@ -351,50 +470,47 @@ impl Batch {
         shape: &[u64],
         stride: &[u64],
     ) -> Result<Option<usize>> {
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
         let numel: u64 = shape.iter().product();
-        let Some((slot, out)) = self.take_slots(device, STATS_SLOTS) else {
+        let Some(slot) = self.take_slots(STATS_SLOTS) else {
             return Ok(None);
         };
         let (shape, stride) = coalesce(shape, stride);
-        if numel > 0 {
-            let (mut ndim, mut dims) = dims(&shape, &stride)?;
-            let (mut data, mut numel_param, mut out) = (ptr, numel, out);
-            let mut kind_param = kind as i32;
-            let params = [
-                &mut data as *mut u64 as *mut c_void,
-                &mut numel_param as *mut u64 as *mut c_void,
-                &mut kind_param as *mut i32 as *mut c_void,
-                &mut ndim as *mut i32 as *mut c_void,
-                &mut dims as *mut Dims as *mut c_void,
-                &mut out as *mut u64 as *mut c_void,
-            ];
-            let work = (numel * kind.itemsize())
-                .div_ceil(8)
-                .div_ceil(u64::from(THREADS));
-            unsafe { self.launch(device, device.stats, work, params)? };
-        }
+        let (mut ndim, mut dims) = dims(&shape, &stride)?;
+        let (mut data, mut numel_param, mut results) = (ptr, numel, self.results);
+        let (mut kind_param, mut slot_param) = (kind as i32, slot as u32);
+        let params = [
+            &mut data as *mut u64 as *mut c_void,
+            &mut numel_param as *mut u64 as *mut c_void,
+            &mut kind_param as *mut i32 as *mut c_void,
+            &mut ndim as *mut i32 as *mut c_void,
+            &mut dims as *mut Dims as *mut c_void,
+            &mut results as *mut Results as *mut c_void,
+            &mut slot_param as *mut u32 as *mut c_void,
+        ];
+        let work = (numel * kind.itemsize())
+            .div_ceil(8)
+            .div_ceil(u64::from(THREADS));
+        let blocks = self.blocks(work)?;
+        let map = devices()?;
+        let device = opened(&map, self.ordinal)?;
+        unsafe { self.launch(device.stats, blocks, params)? };
         self.entries.push(Entry::Stats { slot });
         Ok(Some(self.entries.len() - 1))
     }
 
-    /// Launches `function` on the batch's stream with enough blocks for
-    /// `work` blocks' worth of data, at most the device's resident blocks.
+    /// Launches `function` on the batch's stream.
     unsafe fn launch<const N: usize>(
         &self,
-        device: &Device,
         function: sys::CUfunction,
-        work: u64,
+        blocks: u32,
         mut params: [*mut c_void; N],
     ) -> Result<()> {
-        let grid = work.clamp(1, u64::from(device.max_blocks)) as u32;
         // SAFETY: the parameters point at locals of the caller, which the
         // driver copies before this returns.
         unsafe {
             result::launch_kernel(
                 function,
-                (grid, 1, 1),
+                (blocks, 1, 1),
                 (THREADS, 1, 1),
                 0,
                 self.stream as sys::CUstream,
@@ -404,32 +520,33 @@ impl Batch {
         Ok(())
     }
 
-    /// Enqueues the copy of the results to the host and an event after it.
-    pub fn finish(self) -> Result<Finished> {
+    /// Dispatches what is left and records the event the results wait for.
+    pub fn finish(mut self) -> Result<Finished> {
+        self.dispatch()?;
         let map = devices()?;
         let device = opened(&map, self.ordinal)?;
-        unsafe { result::ctx::set_current(device.ctx)? };
-        // SAFETY: the slice is this batch's range of the pinned ring.
-        let host = unsafe { device.ring_host.add(self.range * BATCH) };
-        let used = self.used.max(1);
-        unsafe {
-            let dst = std::slice::from_raw_parts_mut(host, used);
-            result::memcpy_dtoh_async(
-                dst,
-                device.ring_device + (self.range * BATCH * 8) as u64,
-                self.stream as sys::CUstream,
-            )?;
-        }
-        let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
+        // SAFETY: the slice is this batch's range of the mapped ring.
+        let host = unsafe { device.host.add(self.range * BATCH) };
+        let event = device.event()?;
         unsafe { result::event::record(event, self.stream as sys::CUstream)? };
+        self.finished = true;
         Ok(Finished {
             ctx: device.ctx,
             event,
             host,
-            entries: self.entries,
-            free: Arc::clone(&device.free),
+            entries: std::mem::take(&mut self.entries),
+            returned: Arc::clone(&self.returned),
             range: self.range,
         })
+    }
+}
+
+impl Drop for Batch {
+    /// A batch that never finished (its launch failed) gives its range back.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.returned.release_range(self.range);
+        }
     }
 }
 
@@ -455,11 +572,11 @@ fn dims(shape: &[u64], stride: &[u64]) -> Result<(i32, Dims)> {
 impl Finished {
     /// Waits for the device (on the caller's thread) and returns the
     /// results in the order they were enqueued.
-    pub fn wait(self) -> Result<Vec<Delivered>> {
-        unsafe { result::ctx::set_current(self.ctx)? };
-        let waited = unsafe { result::event::synchronize(self.event) };
-        let _ = unsafe { result::event::destroy(self.event) };
-        // SAFETY: the event orders the copy into these slots before here.
+    pub fn wait(mut self) -> Result<Vec<Delivered>> {
+        let waited = self.synchronize();
+        let ok = waited.is_ok();
+        // SAFETY: the event orders the kernels' writes into these slots
+        // before here.
         let slot = |i: usize| unsafe { self.host.add(i).read_volatile() };
         let delivered = waited.map(|()| {
             self.entries
@@ -475,11 +592,45 @@ impl Finished {
                 })
                 .collect()
         });
-        if let Ok(mut free) = self.free.ranges.lock() {
-            free[self.range] = true;
-            self.free.released.notify_all();
-        }
+        self.release(ok);
         Ok(delivered?)
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        unsafe { result::ctx::set_current(self.ctx)? };
+        Ok(unsafe { result::event::synchronize(self.event)? })
+    }
+
+    /// Hands the range back, and the event to the pool when it is known
+    /// good (after a device error it is destroyed).
+    fn release(&mut self, event_ok: bool) {
+        let event = std::mem::replace(&mut self.event, std::ptr::null_mut());
+        if event.is_null() {
+            return;
+        }
+        let pooled = event_ok
+            && self
+                .returned
+                .events
+                .lock()
+                .map(|mut events| events.push(event as usize))
+                .is_ok();
+        if !pooled {
+            let _ = unsafe { result::event::destroy(event) };
+        }
+        self.returned.release_range(self.range);
+    }
+}
+
+impl Drop for Finished {
+    /// A batch dropped unread (its trace failed) still gives its range
+    /// back, once its kernels are done with it, so later batches never
+    /// wait for it.
+    fn drop(&mut self) {
+        if !self.event.is_null() {
+            let ok = self.synchronize().is_ok();
+            self.release(ok);
+        }
     }
 }
 

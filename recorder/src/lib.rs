@@ -17,6 +17,8 @@ pub mod procs;
 mod python;
 pub mod reader;
 pub mod stats;
+#[cfg(feature = "python")]
+mod tensor_impl;
 pub mod trace;
 pub mod writer;
 

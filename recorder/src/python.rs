@@ -341,6 +341,20 @@ impl GpuBatch {
     }
 }
 
+/// Whether launch arguments are read straight from torch's `TensorImpl`
+/// (probed and never contradicted), rather than through their attributes.
+#[pyfunction]
+fn fast_tensor_reads(py: Python<'_>) -> bool {
+    crate::tensor_impl::active(py)
+}
+
+/// Finds where torch keeps each tensor field (once per process; call it
+/// before recording starts, as it makes tensors). Whether that worked.
+#[pyfunction]
+fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
+    guard(|| crate::describe::probe_tensor_impl(py))
+}
+
 /// Whether CUDA tensors can be hashed on the device here.
 #[pyfunction]
 fn gpu_supported() -> bool {
@@ -591,6 +605,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GpuBatch>()?;
     m.add_class::<Described>()?;
     m.add_function(wrap_pyfunction!(gpu_supported, m)?)?;
+    m.add_function(wrap_pyfunction!(fast_tensor_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause_tick, m)?)?;
     m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
     Ok(())

@@ -22,11 +22,12 @@ from typing import Any
 
 from . import _native, _pause, _tensors
 
-_ACTIVE: Session | None = None
+# The session recording now (read directly by the hot Triton hook).
+ACTIVE: Session | None = None
 _LOCK = threading.RLock()
 # Per thread: how many recorded launches are running. Whatever torch does
 # inside one (the Triton interpreter's copies, say) belongs to it.
-_LOCAL = threading.local()
+LOCAL = threading.local()
 
 HASH_MODES = ("both", "inputs", "outputs", "none")
 # Graph inputs hashed in one device batch (a batch holds 1,024 results).
@@ -35,22 +36,22 @@ INPUTS_PER_BATCH = 512
 
 def active() -> Session | None:
     """The session recording now, if any."""
-    return _ACTIVE
+    return ACTIVE
 
 
 class inside_launch:
     """Marks the current thread as running a recorded launch."""
 
     def __enter__(self) -> None:
-        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+        LOCAL.depth = getattr(LOCAL, "depth", 0) + 1
 
     def __exit__(self, *exc: object) -> None:
-        _LOCAL.depth -= 1
+        LOCAL.depth -= 1
 
 
 def in_launch() -> bool:
     """Whether this thread is inside a recorded launch."""
-    return getattr(_LOCAL, "depth", 0) > 0
+    return getattr(LOCAL, "depth", 0) > 0
 
 
 def expand_path(path: str | os.PathLike[str]) -> str:
@@ -108,7 +109,10 @@ class Session:
         self._last_seq = 0
         self._kernel_ids: dict[Any, int] = {}
         self._source_ids: dict[str, int] = {}
-        self._file: Any = None
+        # The native trace (``_native.TraceFile``); None once closed.
+        self.file: Any = None
+        # Whether CUDA tensors are hashed on the device (see _tensors).
+        self.device_hashing = False
 
     # -- lifecycle -------------------------------------------------------
 
@@ -136,7 +140,9 @@ class Session:
                 "cuda_graphs_disabled": self.cuda_graphs_disabled,
             },
         }
-        self._file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
+        _probe_tensor_impl()
+        self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
+        self.device_hashing = _tensors.gpu_hashing()
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
         # Compile workers started from now on name the trace when they
@@ -149,22 +155,22 @@ class Session:
         """Records any new child processes, writes the end record, flushes."""
         if self.breaks is not None:
             _pause.release_claims()
-        if self._file is not None:
-            self._last_seq = self._file.next_seq
+        if self.file is not None:
+            self._last_seq = self.file.next_seq
         now = self.now()
-        file, self._file = self._file, None
+        file, self.file = self.file, None
         if file is not None:
             file.close(now, reason)
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""
-        global _ACTIVE
+        global ACTIVE
         with _LOCK:
             if self.failed:
                 return
             self.failed = True
-            if _ACTIVE is self:
-                _ACTIVE = None
+            if ACTIVE is self:
+                ACTIVE = None
         warnings.warn(
             f"tritontui: recording stopped after an internal error: {error!r}; "
             f"the program goes on unrecorded ({self.path} keeps what was recorded)",
@@ -184,11 +190,11 @@ class Session:
     @property
     def seq(self) -> int:
         """The sequence number the next launch will get."""
-        return self._file.next_seq if self._file is not None else self._last_seq
+        return self.file.next_seq if self.file is not None else self._last_seq
 
     def now(self) -> int:
         """Nanoseconds since the trace was created (the time of its records)."""
-        return self._file.now() if self._file is not None else 0
+        return self.file.now() if self.file is not None else 0
 
     def wants(self, name: str) -> bool:
         """Whether kernels of this name are recorded (the ``kernels`` glob)."""
@@ -210,7 +216,7 @@ class Session:
                     text = f.read()
             except OSError:
                 return None
-        source = self._file.source(path, lang, text)
+        source = self.file.source(path, lang, text)
         self._source_ids[key] = source
         return source
 
@@ -220,7 +226,7 @@ class Session:
         if found is not None:
             return found
         kernel = define()
-        kid = self._file.kernel(json.dumps(kernel))
+        kid = self.file.kernel(json.dumps(kernel))
         self._kernel_ids[key] = kid
         self.record_json(
             {
@@ -235,11 +241,11 @@ class Session:
         return kid
 
     def record_json(self, record: dict[str, Any]) -> None:
-        self._file.record(json.dumps(record))
+        self.file.record(json.dumps(record))
 
     def flush(self) -> None:
         """Waits until everything recorded so far is in the file."""
-        self._file.flush()
+        self.file.flush()
 
     def before_launch(self, kernel: str) -> None:
         """Pauses here if a pause point names the next launch (hooks call
@@ -259,22 +265,22 @@ class Session:
         """Reads a launch's arguments before it runs (see
         ``_native.TraceFile.describe``); hashes them when the session hashes
         inputs, unless ``hash_pre`` says otherwise."""
-        return self._file.describe(
+        return self.file.describe(
             values,
             access,
             self.hash_inputs if hash_pre is None else hash_pre,
-            _tensors.gpu_hashing(),
+            self.device_hashing,
             stream,
         )
 
     def extend(self, described: Any, values: Iterable[Any], access: bytes) -> None:
         """Adds an operation's results to its described arguments."""
-        self._file.extend(described, values, access)
+        self.file.extend(described, values, access)
 
     def launch(self, kernel: int, grid: Iterable[int], stream: int, described: Any) -> int:
         """Writes a launch record after the launch; returns its sequence
         number. Device hashes are filled in by the writer thread."""
-        seq = self._file.launch(
+        seq = self.file.launch(
             described,
             kernel,
             grid,
@@ -284,7 +290,7 @@ class Session:
             self.stats,
         )
         if described.gpu_error:
-            _tensors.gpu_failed(described.gpu_error)
+            self.gpu_failed(described.gpu_error)
         return seq
 
     def graph_inputs(self, graph: str, named: list[tuple[str, Any]]) -> None:
@@ -298,9 +304,14 @@ class Session:
                 b"i" * len(chunk),
                 hash_pre=self.hash_inputs or self.hash_outputs,
             )
-            self._file.inputs(graph, self.seq, [n for n, _ in chunk], described)
+            self.file.inputs(graph, self.seq, [n for n, _ in chunk], described)
             if described.gpu_error:
-                _tensors.gpu_failed(described.gpu_error)
+                self.gpu_failed(described.gpu_error)
+
+    def gpu_failed(self, error: str) -> None:
+        """Hashes CUDA tensors on the host from now on, saying why once."""
+        self.device_hashing = False
+        _tensors.gpu_failed(error)
 
     def mark(self, label: str) -> None:
         self.record_json(
@@ -314,6 +325,19 @@ class Session:
         )
 
 
+def _probe_tensor_impl() -> None:
+    """Lets the native describer find torch's tensor fields (once; no
+    hook is installed yet). Without it arguments are read the slow way."""
+    try:
+        _native.probe_tensor_impl()
+    except Exception as e:
+        warnings.warn(
+            f"tritontui: reading tensors through their attributes ({e!r})",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+
+
 def _version() -> str:
     from . import __version__
 
@@ -322,25 +346,25 @@ def _version() -> str:
 
 def start(path: str | os.PathLike[str], **options: Any) -> Session:
     """Starts recording to ``path`` until :func:`stop` (or exit)."""
-    global _ACTIVE
+    global ACTIVE
     with _LOCK:
-        if _ACTIVE is not None:
-            raise RuntimeError(f"tritontui is already recording to {_ACTIVE.path}")
+        if ACTIVE is not None:
+            raise RuntimeError(f"tritontui is already recording to {ACTIVE.path}")
         session = Session(path, **options)
         from . import _hooks
 
         session.cuda_graphs_disabled = _hooks.disable_cuda_graphs()
         session.open()
         _hooks.install(session)
-        _ACTIVE = session
+        ACTIVE = session
         return session
 
 
 def stop(reason: str = "stopped") -> None:
     """Stops recording and completes the trace."""
-    global _ACTIVE
+    global ACTIVE
     with _LOCK:
-        session, _ACTIVE = _ACTIVE, None
+        session, ACTIVE = ACTIVE, None
         if session is None:
             return
         from . import _hooks

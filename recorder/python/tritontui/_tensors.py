@@ -9,6 +9,7 @@ own stream, collected by the writer thread, so the program never waits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 
@@ -109,3 +110,26 @@ def stats_tensor(t: torch.Tensor) -> tuple[float, float, float, int, int] | None
     return _native.stats_host(
         h.data_ptr(), dtype_name(h), h.element_size(), list(h.shape), list(h.stride())
     )
+
+
+def impl_probes() -> list[torch.Tensor]:
+    """Tensors of known metadata from which the native describer finds
+    where torch keeps each field (see ``recorder/src/tensor_impl.rs``): a
+    3-d float64 view at storage offset 12347, a 7-d view, a parameter, and
+    two tensors of every dtype torch can allocate on the host."""
+    base = torch.empty(20000, dtype=torch.float64)
+    probes = [
+        base.as_strided((3, 5, 7), (97, 13, 2), 12347),
+        base.as_strided((2, 3, 2, 3, 2, 3, 2), (1, 2, 6, 12, 36, 72, 216), 999),
+        torch.nn.Parameter(torch.zeros(4, 3)),
+        torch.zeros(()),
+        torch.zeros(5, 5).t(),
+    ]
+    dtypes = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "ComplexHalf support is experimental"
+        for dtype in dtypes:
+            # Quantized and some other dtypes have no plain host tensors.
+            with contextlib.suppress(RuntimeError, TypeError):
+                probes += [torch.empty(3, dtype=dtype), torch.empty(2, 7, dtype=dtype)[1:]]
+    return probes

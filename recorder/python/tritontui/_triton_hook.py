@@ -9,6 +9,8 @@ their access, the kernel record) or per kernel, config and scalar arguments
 
 from __future__ import annotations
 
+import operator
+import threading
 from typing import Any
 
 import torch
@@ -21,12 +23,13 @@ _STATIC = "_tritontui_static"
 
 
 class _Static:
-    """Per autotuner: argument names and access, and grids by config and
-    scalar arguments."""
+    """Per autotuner: name, argument names and access, grids by config and
+    scalar arguments, and the kernel ids of the session recording it."""
 
-    __slots__ = ("access", "codes", "grids", "names", "scalars")
+    __slots__ = ("access", "codes", "grids", "kernels", "name", "names", "scalars", "session")
 
     def __init__(self, autotuner: Any) -> None:
+        self.name = _kernel_name(autotuner)
         signature = autotuner.triton_meta["signature"]
         self.names = [n for n, t in signature.items() if t != "constexpr"]
         self.names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
@@ -34,14 +37,20 @@ class _Static:
         self.access = [_access(n, mutated) for n in self.names]
         self.codes = _tensors.access_codes(self.access)
         self.grids: dict[Any, list[int]] = {}
-        # Positions of the non-tensor arguments, from the first launch.
-        self.scalars: list[int] | None = None
+        # Reads the non-tensor arguments (sizes), set at the first launch.
+        self.scalars: Any = None
+        # Kernel ids by config, valid for `session` only.
+        self.session: Any = None
+        self.kernels: dict[int, int] = {}
 
 
-def _static(autotuner: Any) -> _Static:
+def _static(autotuner: Any, session: Any) -> _Static:
     found = autotuner.__dict__.get(_STATIC)
     if found is None:
         found = autotuner.__dict__[_STATIC] = _Static(autotuner)
+    if found.session is not session:
+        found.session = session
+        found.kernels = {}
     return found
 
 
@@ -54,27 +63,54 @@ def install() -> None:
     except ImportError:
         return  # torch without Triton: no Triton launches to record
 
-    _ORIGINAL = CachingAutotuner.run
+    original = _ORIGINAL = CachingAutotuner.run
+    local = _session.LOCAL
+    native_thread = threading.get_native_id
 
+    # Every Inductor launch comes through here, so this is kept lean: one
+    # native call before the launch and one after.
     def run(self: Any, *args: Any, stream: Any, **kwargs: Any) -> Any:
-        session = _session.active()
+        session = _session.ACTIVE
         if session is None:
-            return _ORIGINAL(self, *args, stream=stream, **kwargs)
-        name = _kernel_name(self)
-        if not session.wants(name):
-            return _ORIGINAL(self, *args, stream=stream, **kwargs)
+            return original(self, *args, stream=stream, **kwargs)
         try:
-            static = _static(self)
-            described = session.describe(args, static.codes, stream=stream)
+            static = self.__dict__.get(_STATIC)
+            if static is None or static.session is not session:
+                static = _static(self, session)
+            if session.kernels != "*" and not session.wants(static.name):
+                return original(self, *args, stream=stream, **kwargs)
+            described = session.file.describe(
+                args, static.codes, session.hash_inputs, session.device_hashing, stream
+            )
             if session.breaks is not None:
-                session.before_launch(name)
+                session.before_launch(static.name)
         except Exception as e:
             session.fail(e)
-            return _ORIGINAL(self, *args, stream=stream, **kwargs)
-        with _session.inside_launch():
-            result = _ORIGINAL(self, *args, stream=stream, **kwargs)
+            return original(self, *args, stream=stream, **kwargs)
+        local.depth = getattr(local, "depth", 0) + 1
         try:
-            _record(session, self, name, static, args, described, stream)
+            result = original(self, *args, stream=stream, **kwargs)
+        finally:
+            local.depth -= 1
+        try:
+            config = self.launchers[0].config if self.launchers else self.configs[0]
+            kernel = static.kernels.get(id(config))
+            if kernel is None:
+                kernel = static.kernels[id(config)] = session.kernel_id(
+                    ("triton", id(self), id(config)),
+                    lambda: _define(session, self, static, config),
+                )
+            session.file.launch(
+                described,
+                kernel,
+                _grid(self, static, config, args),
+                stream or 0,
+                native_thread(),
+                session.hash_outputs,
+                session.stats,
+            )
+            if described.gpu_error:
+                session.gpu_failed(described.gpu_error)
         except Exception as e:
             session.fail(e)
         return result
@@ -96,12 +132,6 @@ def _kernel_name(autotuner: Any) -> str:
     return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
 
 
-def _config(autotuner: Any) -> Any:
-    if autotuner.launchers:
-        return autotuner.launchers[0].config
-    return autotuner.configs[0]
-
-
 def _access(name: str, mutated: set[str]) -> str:
     if name.startswith("in_out_ptr") or name in mutated:
         return "inout"
@@ -120,8 +150,9 @@ def _grid(autotuner: Any, static: _Static, config: Any, args: tuple[Any, ...]) -
     """The grid the launcher computed, from the same expression; cached by
     config and scalar arguments (sizes), which are all it depends on."""
     if static.scalars is None:
-        static.scalars = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
-    key = (id(config), *[args[i] for i in static.scalars])
+        positions = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
+        static.scalars = operator.itemgetter(*positions) if positions else lambda _: ()
+    key = (id(config), static.scalars(args))
     grid = static.grids.get(key)
     if grid is None:
         _, computed = autotuner._interpret_args_grid(args, config)
@@ -129,9 +160,7 @@ def _grid(autotuner: Any, static: _Static, config: Any, args: tuple[Any, ...]) -
     return grid
 
 
-def _define(
-    session: Any, autotuner: Any, name: str, static: _Static, config: Any
-) -> dict[str, Any]:
+def _define(session: Any, autotuner: Any, static: _Static, config: Any) -> dict[str, Any]:
     meta_keys = (
         "atomic_add_found",
         "deterministic",
@@ -147,7 +176,7 @@ def _define(
     items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
     source = session.source_id(autotuner.filename, "python") if autotuner.filename else None
     return {
-        "name": name,
+        "name": static.name,
         "backend": "user-triton" if user else "triton",
         "args": [
             {"name": n, "type": str(signature.get(n, "")), "access": a}
@@ -157,21 +186,3 @@ def _define(
         "meta": meta,
         "config": {k: _meta_scalar(v) for k, v in items.items()},
     }
-
-
-def _record(
-    session: Any,
-    autotuner: Any,
-    name: str,
-    static: _Static,
-    args: tuple[Any, ...],
-    described: Any,
-    stream: Any,
-) -> None:
-    config = _config(autotuner)
-    grid = _grid(autotuner, static, config, args)
-    kernel = session.kernel_id(
-        ("triton", id(autotuner), id(config)),
-        lambda: _define(session, autotuner, name, static, config),
-    )
-    session.launch(kernel, grid, stream or 0, described)

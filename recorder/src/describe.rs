@@ -2,10 +2,10 @@
 //! one native call per launch: layout, address, and the hashes (and, when
 //! asked, summary statistics) before and after the launch.
 //!
-//! This is the recorder's hot path. Reading a handful of attributes per
-//! tensor through the C API costs a fraction of the same work done in
-//! Python, and every launch's CUDA tensors are hashed on the device in one
-//! batch on the launch's stream, which the writer thread waits for.
+//! This is the recorder's hot path. Plain tensors are read from their
+//! `TensorImpl` ([`crate::tensor_impl`]), others through their attributes,
+//! and every launch's CUDA tensors are hashed on the device in one batch on
+//! the launch's stream, which the writer thread waits for.
 
 use crate::background::{Fill, Slot};
 use crate::format::{ArgValue, Stats, TensorArg};

@@ -593,12 +593,13 @@ impl Finished {
                 .collect()
         });
         self.release(ok);
-        Ok(delivered?)
+        delivered
     }
 
     fn synchronize(&self) -> Result<()> {
         unsafe { result::ctx::set_current(self.ctx)? };
-        Ok(unsafe { result::event::synchronize(self.event)? })
+        unsafe { result::event::synchronize(self.event)? };
+        Ok(())
     }
 
     /// Hands the range back, and the event to the pool when it is known

@@ -120,34 +120,56 @@ impl Offsets {
         // SAFETY (every read below): each address lies inside a live probe's
         // Python object, TensorImpl or StorageImpl, within the scanned sizes.
         let object_impl = find(OBJECT_SCAN - 7, 8, |at| {
-            probes.iter().all(|p| unsafe { word(p.object.as_ptr() as u64 + at as u64) } == p.impl_addr)
+            probes
+                .iter()
+                .all(|p| unsafe { word(p.object.as_ptr() as u64 + at as u64) } == p.impl_addr)
         })?;
         let vtable = unsafe { word(first.impl_addr) };
         let rank = first.meta.shape.len();
         let ndim = find(IMPL_SCAN - 8 * (rank + 1), 8, |at| {
             let base = first.impl_addr + at as u64;
             (unsafe { word(base) }) == rank as u64
-                && first.meta.shape.iter().enumerate().all(|(i, &n)| unsafe { word(base + 8 + 8 * i as u64) } == n)
+                && first
+                    .meta
+                    .shape
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &n)| unsafe { word(base + 8 + 8 * i as u64) } == n)
         })?;
         let strides_at = find(IMPL_SCAN.checked_sub(ndim + 8 + 8 * rank)?, 8, |at| {
             let base = first.impl_addr + (ndim + 8 + at) as u64;
             at >= 8 * rank
-                && first.meta.stride.iter().enumerate().all(|(i, &s)| unsafe { word(base + 8 * i as u64) } == s)
+                && first
+                    .meta
+                    .stride
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &s)| unsafe { word(base + 8 * i as u64) } == s)
         })?;
         let inline = strides_at / 8;
-        let storage_offset = find(IMPL_SCAN - 7, 8, |at| unsafe { word(first.impl_addr + at as u64) } == PROBE_OFFSET)?;
+        let storage_offset = find(
+            IMPL_SCAN - 7,
+            8,
+            |at| unsafe { word(first.impl_addr + at as u64) } == PROBE_OFFSET,
+        )?;
         let storage = find(IMPL_SCAN - 7, 8, |at| {
-            probes.iter().all(|p| unsafe { word(p.impl_addr + at as u64) } == p.storage_addr)
+            probes
+                .iter()
+                .all(|p| unsafe { word(p.impl_addr + at as u64) } == p.storage_addr)
         })?;
         let data = find(STORAGE_SCAN - 7, 8, |at| {
-            probes.iter().all(|p| unsafe { word(p.storage_addr + at as u64) } == p.storage_data)
+            probes
+                .iter()
+                .all(|p| unsafe { word(p.storage_addr + at as u64) } == p.storage_data)
         })?;
         let u16_at = |p: &Probe<'_>, at: usize| unsafe {
             ((p.impl_addr + at as u64) as *const u16).read_unaligned()
         };
         let dtype = find(IMPL_SCAN - 1, 2, |at| {
             let mut seen: HashMap<u16, &str> = HashMap::new();
-            probes.iter().all(|p| *seen.entry(u16_at(p, at)).or_insert(p.meta.dtype) == p.meta.dtype)
+            probes
+                .iter()
+                .all(|p| *seen.entry(u16_at(p, at)).or_insert(p.meta.dtype) == p.meta.dtype)
                 && {
                     let names: std::collections::HashSet<&str> = seen.values().copied().collect();
                     names.len() == seen.len()
@@ -252,7 +274,7 @@ pub fn active(py: Python<'_>) -> bool {
 fn wants_check(meta: &Meta) -> bool {
     let checked = &CHECKED[usize::from(meta.device >= 0)];
     let n = checked.fetch_add(1, Ordering::Relaxed);
-    n < FIRST_CHECKS || n % SPOT_CHECK == 0
+    n < FIRST_CHECKS || n.is_multiple_of(SPOT_CHECK)
 }
 
 /// Finds the fields once per process (before any hook is installed: the

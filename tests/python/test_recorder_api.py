@@ -70,8 +70,8 @@ def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) ->
 
             return fail
 
-    good = _session.active()._file
-    _session.active()._file = Broken()
+    good = _session.active().file
+    _session.active().file = Broken()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         y = (x * 3).sin()

@@ -170,7 +170,7 @@ impl Described {
 
     /// Why device hashing failed during this launch, if it did.
     #[getter(gpu_error)]
-    fn py_gpu_error(&self) -> Option<String> {
+    pub fn gpu_error(&self) -> Option<String> {
         self.work.error.clone()
     }
 }

@@ -20,6 +20,8 @@ pub mod stats;
 #[cfg(feature = "python")]
 mod tensor_impl;
 pub mod trace;
+#[cfg(feature = "python")]
+mod triton_hook;
 pub mod writer;
 
 pub use format::{

@@ -118,7 +118,7 @@ fn stats_host(
 
 /// Writes one trace file from a background thread.
 #[pyclass(module = "tritontui._native")]
-struct TraceFile {
+pub(crate) struct TraceFile {
     writer: Option<BackgroundWriter>,
     /// Keeps the process table current until the trace is closed.
     watcher: Option<Watcher>,
@@ -355,6 +355,12 @@ fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
     guard(|| crate::describe::probe_tensor_impl(py))
 }
 
+/// Whether this thread is inside an Inductor launch being recorded.
+#[pyfunction]
+fn in_native_launch() -> bool {
+    crate::triton_hook::in_launch()
+}
+
 /// Whether CUDA tensors can be hashed on the device here.
 #[pyfunction]
 fn gpu_supported() -> bool {
@@ -417,7 +423,7 @@ impl TraceFile {
     /// hashed on the device on `stream` (the current stream when None)
     /// when `device_hashing`, else copied to the host.
     #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None))]
-    fn describe(
+    pub(crate) fn describe(
         &mut self,
         py: Python<'_>,
         values: &Bound<'_, PyAny>,
@@ -454,7 +460,7 @@ impl TraceFile {
     /// arguments are hashed (and summarised) as asked; device results are
     /// filled in by the writer thread once they are in.
     #[allow(clippy::too_many_arguments)]
-    fn launch(
+    pub(crate) fn launch(
         &mut self,
         py: Python<'_>,
         described: &mut Described,
@@ -604,6 +610,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceFile>()?;
     m.add_class::<GpuBatch>()?;
     m.add_class::<Described>()?;
+    m.add_class::<crate::triton_hook::TritonHook>()?;
+    m.add_class::<crate::triton_hook::BoundRun>()?;
+    m.add_function(wrap_pyfunction!(in_native_launch, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_supported, m)?)?;
     m.add_function(wrap_pyfunction!(fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(probe_tensor_impl, m)?)?;

@@ -13,7 +13,7 @@ _ATEN_MODE: _aten.AtenRecorder | None = None
 
 def install(session: Any) -> None:
     global _ATEN_MODE
-    _triton_hook.install()
+    _triton_hook.install(session)
     _user_triton_hook.install()
     _cpp_hook.install()
     _graph_hook.install()

@@ -22,12 +22,12 @@ from typing import Any
 
 from . import _native, _pause, _tensors
 
-# The session recording now (read directly by the hot Triton hook).
-ACTIVE: Session | None = None
+# The session recording now.
+_ACTIVE: Session | None = None
 _LOCK = threading.RLock()
 # Per thread: how many recorded launches are running. Whatever torch does
 # inside one (the Triton interpreter's copies, say) belongs to it.
-LOCAL = threading.local()
+_LOCAL = threading.local()
 
 HASH_MODES = ("both", "inputs", "outputs", "none")
 # Graph inputs hashed in one device batch (a batch holds 1,024 results).
@@ -36,22 +36,22 @@ INPUTS_PER_BATCH = 512
 
 def active() -> Session | None:
     """The session recording now, if any."""
-    return ACTIVE
+    return _ACTIVE
 
 
 class inside_launch:
     """Marks the current thread as running a recorded launch."""
 
     def __enter__(self) -> None:
-        LOCAL.depth = getattr(LOCAL, "depth", 0) + 1
+        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
 
     def __exit__(self, *exc: object) -> None:
-        LOCAL.depth -= 1
+        _LOCAL.depth -= 1
 
 
 def in_launch() -> bool:
     """Whether this thread is inside a recorded launch."""
-    return getattr(LOCAL, "depth", 0) > 0
+    return getattr(_LOCAL, "depth", 0) > 0 or _native.in_native_launch()
 
 
 def expand_path(path: str | os.PathLike[str]) -> str:
@@ -164,13 +164,13 @@ class Session:
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""
-        global ACTIVE
+        global _ACTIVE
         with _LOCK:
             if self.failed:
                 return
             self.failed = True
-            if ACTIVE is self:
-                ACTIVE = None
+            if _ACTIVE is self:
+                _ACTIVE = None
         warnings.warn(
             f"tritontui: recording stopped after an internal error: {error!r}; "
             f"the program goes on unrecorded ({self.path} keeps what was recorded)",
@@ -311,6 +311,9 @@ class Session:
     def gpu_failed(self, error: str) -> None:
         """Hashes CUDA tensors on the host from now on, saying why once."""
         self.device_hashing = False
+        from . import _triton_hook
+
+        _triton_hook.stop_device_hashing()
         _tensors.gpu_failed(error)
 
     def mark(self, label: str) -> None:
@@ -346,25 +349,25 @@ def _version() -> str:
 
 def start(path: str | os.PathLike[str], **options: Any) -> Session:
     """Starts recording to ``path`` until :func:`stop` (or exit)."""
-    global ACTIVE
+    global _ACTIVE
     with _LOCK:
-        if ACTIVE is not None:
-            raise RuntimeError(f"tritontui is already recording to {ACTIVE.path}")
+        if _ACTIVE is not None:
+            raise RuntimeError(f"tritontui is already recording to {_ACTIVE.path}")
         session = Session(path, **options)
         from . import _hooks
 
         session.cuda_graphs_disabled = _hooks.disable_cuda_graphs()
         session.open()
         _hooks.install(session)
-        ACTIVE = session
+        _ACTIVE = session
         return session
 
 
 def stop(reason: str = "stopped") -> None:
     """Stops recording and completes the trace."""
-    global ACTIVE
+    global _ACTIVE
     with _LOCK:
-        session, ACTIVE = ACTIVE, None
+        session, _ACTIVE = _ACTIVE, None
         if session is None:
             return
         from . import _hooks

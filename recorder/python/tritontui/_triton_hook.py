@@ -1,61 +1,28 @@
-"""Inductor's Triton launches: a class-level patch of
-``CachingAutotuner.run``. Benchmark launches made while autotuning happen
+"""Inductor's Triton launches: ``CachingAutotuner.run`` is replaced, while
+recording, by a native callable (``_native.TritonHook``) that describes the
+arguments, runs the original ``run`` and writes the launch record without
+a Python frame of its own. Benchmark launches made while autotuning happen
 inside ``run`` through the launchers directly, so they are never seen here
 and never recorded as program launches.
 
-This runs on every launch, so everything fixed per kernel (argument names,
-their access, the kernel record) or per kernel, config and scalar arguments
-(the grid) is computed once and cached."""
+This module gives the hook what is fixed per autotuner (:func:`prepare`),
+per kernel config (:func:`define`) and per config and sizes (:func:`grid`);
+the hook asks once and caches the answers."""
 
 from __future__ import annotations
 
-import operator
-import threading
+import sys
 from typing import Any
 
-import torch
-
-from . import _session, _tensors
+from . import _native, _tensors
 
 _ORIGINAL: Any = None
-# What never changes for an autotuner, kept on it under this attribute.
-_STATIC = "_tritontui_static"
+_HOOK: Any = None
 
 
-class _Static:
-    """Per autotuner: name, argument names and access, grids by config and
-    scalar arguments, and the kernel ids of the session recording it."""
-
-    __slots__ = ("access", "codes", "grids", "kernels", "name", "names", "scalars", "session")
-
-    def __init__(self, autotuner: Any) -> None:
-        self.name = _kernel_name(autotuner)
-        signature = autotuner.triton_meta["signature"]
-        self.names = [n for n, t in signature.items() if t != "constexpr"]
-        self.names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
-        mutated = set(autotuner.mutated_arg_names)
-        self.access = [_access(n, mutated) for n in self.names]
-        self.codes = _tensors.access_codes(self.access)
-        self.grids: dict[Any, list[int]] = {}
-        # Reads the non-tensor arguments (sizes), set at the first launch.
-        self.scalars: Any = None
-        # Kernel ids by config, valid for `session` only.
-        self.session: Any = None
-        self.kernels: dict[int, int] = {}
-
-
-def _static(autotuner: Any, session: Any) -> _Static:
-    found = autotuner.__dict__.get(_STATIC)
-    if found is None:
-        found = autotuner.__dict__[_STATIC] = _Static(autotuner)
-    if found.session is not session:
-        found.session = session
-        found.kernels = {}
-    return found
-
-
-def install() -> None:
-    global _ORIGINAL
+def install(session: Any) -> None:
+    """Hooks Inductor's Triton launches into ``session``."""
+    global _ORIGINAL, _HOOK
     if _ORIGINAL is not None:
         return
     try:
@@ -63,69 +30,15 @@ def install() -> None:
     except ImportError:
         return  # torch without Triton: no Triton launches to record
 
-    original = _ORIGINAL = CachingAutotuner.run
-    local = _session.LOCAL
-    native_thread = threading.get_native_id
-
-    # Every Inductor launch comes through here, so this is kept lean: one
-    # native call before the launch and one after.
-    def run(self: Any, *args: Any, stream: Any, **kwargs: Any) -> Any:
-        session = _session.ACTIVE
-        if session is None:
-            return original(self, *args, stream=stream, **kwargs)
-        try:
-            static = self.__dict__.get(_STATIC)
-            if static is None or static.session is not session:
-                static = _static(self, session)
-            if session.kernels != "*" and not session.wants(static.name):
-                return original(self, *args, stream=stream, **kwargs)
-            described = session.file.describe(
-                args, static.codes, session.hash_inputs, session.device_hashing, stream
-            )
-            if session.breaks is not None:
-                session.before_launch(static.name)
-        except Exception as e:
-            session.fail(e)
-            return original(self, *args, stream=stream, **kwargs)
-        local.depth = getattr(local, "depth", 0) + 1
-        try:
-            result = original(self, *args, stream=stream, **kwargs)
-        finally:
-            local.depth -= 1
-        try:
-            config = self.launchers[0].config if self.launchers else self.configs[0]
-            kernel = static.kernels.get(id(config))
-            if kernel is None:
-                kernel = static.kernels[id(config)] = session.kernel_id(
-                    ("triton", id(self), id(config)),
-                    lambda: _define(session, self, static, config),
-                )
-            session.file.launch(
-                described,
-                kernel,
-                _grid(self, static, config, args),
-                stream or 0,
-                native_thread(),
-                session.hash_outputs,
-                session.stats,
-            )
-            if described.gpu_error:
-                session.gpu_failed(described.gpu_error)
-        except Exception as e:
-            session.fail(e)
-        return result
-
-    CachingAutotuner.run = run
+    _ORIGINAL = CachingAutotuner.run
+    _HOOK = _native.TritonHook(_ORIGINAL, session, sys.modules[__name__])
+    CachingAutotuner.run = _HOOK
 
 
-def uninstall() -> None:
-    global _ORIGINAL
-    if _ORIGINAL is None:
-        return
-    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-
-    CachingAutotuner.run = _ORIGINAL
-    _ORIGINAL = None
+def stop_device_hashing() -> None:
+    """Device hashing failed elsewhere: the hook hashes on the host too."""
+    if _HOOK is not None:
+        _HOOK.stop_device_hashing()
 
 
 def _kernel_name(autotuner: Any) -> str:
@@ -146,21 +59,16 @@ def _meta_scalar(value: Any) -> Any:
     return str(value)
 
 
-def _grid(autotuner: Any, static: _Static, config: Any, args: tuple[Any, ...]) -> list[int]:
-    """The grid the launcher computed, from the same expression; cached by
-    config and scalar arguments (sizes), which are all it depends on."""
-    if static.scalars is None:
-        positions = [i for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
-        static.scalars = operator.itemgetter(*positions) if positions else lambda _: ()
-    key = (id(config), static.scalars(args))
-    grid = static.grids.get(key)
-    if grid is None:
-        _, computed = autotuner._interpret_args_grid(args, config)
-        grid = static.grids[key] = [int(g) for g in computed]
-    return grid
+def _arguments(autotuner: Any) -> tuple[list[str], list[str]]:
+    """The launch arguments' names and how the kernel uses each."""
+    signature = autotuner.triton_meta["signature"]
+    names = [n for n, t in signature.items() if t != "constexpr"]
+    names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
+    mutated = set(autotuner.mutated_arg_names)
+    return names, [_access(n, mutated) for n in names]
 
 
-def _define(session: Any, autotuner: Any, static: _Static, config: Any) -> dict[str, Any]:
+def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
     meta_keys = (
         "atomic_add_found",
         "deterministic",
@@ -175,14 +83,47 @@ def _define(session: Any, autotuner: Any, static: _Static, config: Any) -> dict[
     signature = autotuner.triton_meta["signature"]
     items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
     source = session.source_id(autotuner.filename, "python") if autotuner.filename else None
+    names, access = _arguments(autotuner)
     return {
-        "name": static.name,
+        "name": _kernel_name(autotuner),
         "backend": "user-triton" if user else "triton",
         "args": [
             {"name": n, "type": str(signature.get(n, "")), "access": a}
-            for n, a in zip(static.names, static.access, strict=False)
+            for n, a in zip(names, access, strict=True)
         ],
         "source": source,
         "meta": meta,
         "config": {k: _meta_scalar(v) for k, v in items.items()},
     }
+
+
+def uninstall() -> None:
+    global _ORIGINAL, _HOOK
+    if _ORIGINAL is None:
+        return
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    CachingAutotuner.run = _ORIGINAL
+    _ORIGINAL = _HOOK = None
+
+
+def prepare(autotuner: Any, session: Any) -> tuple[str, bytes, bool]:
+    """The kernel's name, its arguments' access codes, and whether the
+    session records it."""
+    name = _kernel_name(autotuner)
+    _, access = _arguments(autotuner)
+    return name, _tensors.access_codes(access), session.wants(name)
+
+
+def define(session: Any, autotuner: Any, config: Any) -> int:
+    """The trace's kernel id for this autotuner and config, defining it the
+    first time."""
+    return session.kernel_id(
+        ("triton", id(autotuner), id(config)), lambda: _definition(session, autotuner, config)
+    )
+
+
+def grid(autotuner: Any, config: Any, args: tuple[Any, ...]) -> list[int]:
+    """The grid the launcher computes, from the same expression."""
+    _, computed = autotuner._interpret_args_grid(args, config)
+    return [int(g) for g in computed]

@@ -1,0 +1,438 @@
+//! `CachingAutotuner.run` replaced by a native callable, so that recording
+//! an Inductor launch adds no Python frame to it: every launch of a
+//! compiled model comes through here, and on a host-bound step each
+//! microsecond per launch shows in the step time.
+//!
+//! What is fixed per autotuner (name, access codes) and per config (kernel
+//! id, grid for given sizes) comes from Python once (`tritontui._triton_hook`)
+//! and is cached here; a launch then costs one describe before the original
+//! `run` and one launch record after it. Any error is handed to the
+//! session's `fail`, which stops recording; the launch itself always runs.
+
+use crate::python::TraceFile;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+thread_local! {
+    /// Recorded launches running on this thread.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether this thread is inside a launch recorded by a [`TritonHook`].
+pub fn in_launch() -> bool {
+    DEPTH.with(|d| d.get() > 0)
+}
+
+/// Counts this thread in a recorded launch while alive.
+struct Inside;
+
+impl Inside {
+    fn enter() -> Inside {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        Inside
+    }
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// What never changes for an autotuner.
+struct Static {
+    /// Kept alive so that its address names it for the cache's lifetime.
+    _autotuner: Py<PyAny>,
+    name: String,
+    codes: Vec<u8>,
+    wanted: bool,
+    /// Positions of the non-tensor arguments, from the first launch.
+    scalars: Option<Vec<usize>>,
+    /// Kernel ids by config (kept alive as well).
+    kernels: HashMap<usize, (Py<PyAny>, u64)>,
+    /// Grids by config and integer scalar arguments.
+    grids: HashMap<(usize, Vec<i64>), Vec<u64>>,
+}
+
+/// The session's choices, fixed while it records.
+#[derive(Clone, Copy)]
+struct Options {
+    hash_inputs: bool,
+    hash_outputs: bool,
+    stats: bool,
+    pauses: bool,
+}
+
+/// The replacement of `CachingAutotuner.run` for one recording session.
+#[pyclass(module = "tritontui._native", frozen)]
+pub struct TritonHook {
+    original: Py<PyAny>,
+    /// The Python session (for `fail`, `before_launch`, `gpu_failed`).
+    session: Py<PyAny>,
+    trace: Py<TraceFile>,
+    /// `tritontui._triton_hook`: `prepare`, `define` and `grid`.
+    helpers: Py<PyAny>,
+    options: Options,
+    device_hashing: Mutex<bool>,
+    statics: Mutex<HashMap<usize, Static>>,
+}
+
+/// `run` bound to one autotuner, as `autotuner.run` gives it.
+#[pyclass(module = "tritontui._native", frozen)]
+pub struct BoundRun {
+    hook: Py<TritonHook>,
+    autotuner: Py<PyAny>,
+}
+
+fn poisoned<T>(_: T) -> PyErr {
+    PyRuntimeError::new_err("poisoned lock")
+}
+
+#[pymethods]
+impl TritonHook {
+    /// `original` is the `run` being replaced; `session` the recording
+    /// session, whose `file`, `hash_inputs`, `hash_outputs`, `stats`,
+    /// `breaks` and `device_hashing` are read now.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        original: Py<PyAny>,
+        session: Py<PyAny>,
+        helpers: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let s = session.bind(py);
+        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
+        Ok(TritonHook {
+            original,
+            trace: s.getattr("file")?.extract()?,
+            helpers,
+            options: Options {
+                hash_inputs: flag("hash_inputs")?,
+                hash_outputs: flag("hash_outputs")?,
+                stats: flag("stats")?,
+                pauses: !s.getattr("breaks")?.is_none(),
+            },
+            device_hashing: Mutex::new(flag("device_hashing")?),
+            statics: Mutex::new(HashMap::new()),
+            session,
+        })
+    }
+
+    fn __get__(
+        slf: Py<Self>,
+        autotuner: Option<Py<PyAny>>,
+        _owner: Option<Py<PyAny>>,
+        py: Python<'_>,
+    ) -> PyResult<Py<PyAny>> {
+        match autotuner {
+            Some(autotuner) => Ok(Py::new(
+                py,
+                BoundRun {
+                    hook: slf,
+                    autotuner,
+                },
+            )?
+            .into_any()),
+            None => Ok(slf.into_any()),
+        }
+    }
+
+    /// `CachingAutotuner.run(autotuner, *args, stream=...)` called through
+    /// the class.
+    #[pyo3(signature = (autotuner, *args, **kwargs))]
+    fn __call__(
+        slf: Py<Self>,
+        py: Python<'_>,
+        autotuner: Py<PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        BoundRun {
+            hook: slf,
+            autotuner,
+        }
+        .__call__(py, args, kwargs)
+    }
+
+    /// Device hashing failed: hash CUDA tensors on the host from now on.
+    fn stop_device_hashing(&self) -> PyResult<()> {
+        *self.device_hashing.lock().map_err(poisoned)? = false;
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl BoundRun {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let hook = self.hook.get();
+        let autotuner = self.autotuner.bind(py);
+        let stream = match kwargs {
+            Some(kw) => kw.get_item(intern!(py, "stream"))?,
+            None => None,
+        };
+        let stream_handle: Option<u64> = stream
+            .as_ref()
+            .filter(|s| !s.is_none())
+            .and_then(|s| s.extract().ok());
+        let before = hook.before(py, autotuner, args, stream_handle);
+        let described = match before {
+            Ok(Some(described)) => described,
+            Ok(None) => return hook.call_original(py, autotuner, args, kwargs),
+            Err(e) => {
+                hook.fail(py, e);
+                return hook.call_original(py, autotuner, args, kwargs);
+            }
+        };
+        let result = {
+            let _inside = Inside::enter();
+            hook.call_original(py, autotuner, args, kwargs)?
+        };
+        if let Err(e) = hook.after(py, autotuner, args, stream_handle, described) {
+            hook.fail(py, e);
+        }
+        Ok(result)
+    }
+}
+
+impl TritonHook {
+    fn call_original(
+        &self,
+        py: Python<'_>,
+        autotuner: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(autotuner.clone());
+        all.extend(args.iter());
+        let all = PyTuple::new(py, all)?;
+        Ok(self.original.bind(py).call(all, kwargs)?.unbind())
+    }
+
+    fn fail(&self, py: Python<'_>, error: PyErr) {
+        // `fail` warns once and stops recording; if even that fails there
+        // is nothing left to tell.
+        let _ = self
+            .session
+            .bind(py)
+            .call_method1(intern!(py, "fail"), (error,));
+    }
+
+    /// Describes the launch's arguments; None when the kernel is not
+    /// recorded.
+    fn before(
+        &self,
+        py: Python<'_>,
+        autotuner: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        stream: Option<u64>,
+    ) -> PyResult<Option<Py<crate::describe::Described>>> {
+        let key = autotuner.as_ptr() as usize;
+        let (codes, name) = {
+            let mut statics = self.statics.lock().map_err(poisoned)?;
+            if !statics.contains_key(&key) {
+                drop(statics);
+                let prepared = self.prepare(py, autotuner)?;
+                statics = self.statics.lock().map_err(poisoned)?;
+                statics.entry(key).or_insert(prepared);
+            }
+            let Some(found) = statics.get_mut(&key) else {
+                return Ok(None);
+            };
+            if !found.wanted {
+                return Ok(None);
+            }
+            if found.scalars.is_none() {
+                found.scalars = Some(scalar_positions(py, args)?);
+            }
+            let name = if self.options.pauses {
+                Some(found.name.clone())
+            } else {
+                None
+            };
+            (found.codes.clone(), name)
+        };
+        let device_hashing = *self.device_hashing.lock().map_err(poisoned)?;
+        let described = self.trace.bind(py).borrow_mut().describe(
+            py,
+            args.as_any(),
+            &codes,
+            self.options.hash_inputs,
+            device_hashing,
+            stream,
+        )?;
+        if let Some(name) = name {
+            self.session
+                .bind(py)
+                .call_method1(intern!(py, "before_launch"), (name,))?;
+        }
+        Ok(Some(Py::new(py, described)?))
+    }
+
+    /// Asks Python for what never changes for this autotuner.
+    fn prepare(&self, py: Python<'_>, autotuner: &Bound<'_, PyAny>) -> PyResult<Static> {
+        let (name, codes, wanted): (String, Vec<u8>, bool) = self
+            .helpers
+            .bind(py)
+            .call_method1(intern!(py, "prepare"), (autotuner, self.session.bind(py)))?
+            .extract()?;
+        Ok(Static {
+            _autotuner: autotuner.clone().unbind(),
+            name,
+            codes,
+            wanted,
+            scalars: None,
+            kernels: HashMap::new(),
+            grids: HashMap::new(),
+        })
+    }
+
+    /// Writes the launch record.
+    fn after(
+        &self,
+        py: Python<'_>,
+        autotuner: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        stream: Option<u64>,
+        described: Py<crate::describe::Described>,
+    ) -> PyResult<()> {
+        let launchers = autotuner.getattr(intern!(py, "launchers"))?;
+        let config = if launchers.is_truthy()? {
+            launchers.get_item(0)?.getattr(intern!(py, "config"))?
+        } else {
+            autotuner.getattr(intern!(py, "configs"))?.get_item(0)?
+        };
+        let (kernel, grid) = self.kernel_and_grid(py, autotuner, &config, args)?;
+        let thread = native_thread_id();
+        let mut described = described.bind(py).borrow_mut();
+        self.trace.bind(py).borrow_mut().launch(
+            py,
+            &mut described,
+            kernel,
+            grid,
+            stream.unwrap_or(0),
+            thread,
+            self.options.hash_outputs,
+            self.options.stats,
+        )?;
+        if let Some(error) = described.gpu_error() {
+            *self.device_hashing.lock().map_err(poisoned)? = false;
+            self.session
+                .bind(py)
+                .call_method1(intern!(py, "gpu_failed"), (error,))?;
+        }
+        Ok(())
+    }
+
+    /// The kernel id of this autotuner and config, and the launch's grid,
+    /// from the caches or (the first time) from Python.
+    fn kernel_and_grid(
+        &self,
+        py: Python<'_>,
+        autotuner: &Bound<'_, PyAny>,
+        config: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<(u64, Vec<u64>)> {
+        let key = autotuner.as_ptr() as usize;
+        let config_key = config.as_ptr() as usize;
+        let (kernel, sizes, grid) = {
+            let statics = self.statics.lock().map_err(poisoned)?;
+            let found = statics
+                .get(&key)
+                .ok_or_else(|| PyRuntimeError::new_err("autotuner not prepared"))?;
+            let sizes = integer_scalars(args, found.scalars.as_deref().unwrap_or(&[]))?;
+            let kernel = found.kernels.get(&config_key).map(|(_, id)| *id);
+            let grid = sizes
+                .as_ref()
+                .and_then(|s| found.grids.get(&(config_key, s.clone())).cloned());
+            (kernel, sizes, grid)
+        };
+        let helpers = self.helpers.bind(py);
+        let kernel = match kernel {
+            Some(kernel) => kernel,
+            None => {
+                let kernel: u64 = helpers
+                    .call_method1(
+                        intern!(py, "define"),
+                        (self.session.bind(py), autotuner, config),
+                    )?
+                    .extract()?;
+                let mut statics = self.statics.lock().map_err(poisoned)?;
+                if let Some(found) = statics.get_mut(&key) {
+                    found
+                        .kernels
+                        .insert(config_key, (config.clone().unbind(), kernel));
+                }
+                kernel
+            }
+        };
+        let grid = match grid {
+            Some(grid) => grid,
+            None => {
+                let grid: Vec<u64> = helpers
+                    .call_method1(intern!(py, "grid"), (autotuner, config, args))?
+                    .extract()?;
+                if let Some(sizes) = sizes {
+                    let mut statics = self.statics.lock().map_err(poisoned)?;
+                    if let Some(found) = statics.get_mut(&key) {
+                        found.grids.insert((config_key, sizes), grid.clone());
+                    }
+                }
+                grid
+            }
+        };
+        Ok((kernel, grid))
+    }
+}
+
+/// Positions of the arguments that are not tensors.
+fn scalar_positions(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>> {
+    let tensor = py
+        .import(intern!(py, "torch"))?
+        .getattr(intern!(py, "Tensor"))?;
+    let mut positions = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        if !arg.is_instance(&tensor)? {
+            positions.push(i);
+        }
+    }
+    Ok(positions)
+}
+
+/// The scalar arguments as integers, or None when one is not an integer
+/// (its grid is then not cached).
+fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> PyResult<Option<Vec<i64>>> {
+    let mut values = Vec::with_capacity(positions.len());
+    for &i in positions {
+        let Ok(arg) = args.get_item(i) else {
+            return Ok(None);
+        };
+        match arg.extract::<i64>() {
+            Ok(v) if !arg.is_instance_of::<pyo3::types::PyBool>() => values.push(v),
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(values))
+}
+
+/// The calling thread's id as the OS knows it (`threading.get_native_id`).
+fn native_thread_id() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    (unsafe { libc_gettid() }) as u64
+}
+
+unsafe extern "C" {
+    #[link_name = "gettid"]
+    fn libc_gettid() -> i32;
+}

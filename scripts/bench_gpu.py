@@ -3,16 +3,19 @@
 1. tthash64-v1 on a 256 MB tensor, beside a device-to-device copy and
    DebugMode's L1-norm hash of the same tensor.
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
-   forward and backward: step time unrecorded, recorded with metadata only,
-   recorded with exact hashes before and after every launch, and under
-   DebugMode with and without tensor hashes.
+   forward and backward: step time unrecorded, recorded with metadata only
+   and recorded with exact hashes before and after every launch (taking
+   turns, medians of ROUNDS rounds), and under DebugMode with and without
+   tensor hashes.
 
     python scripts/bench_gpu.py
 """
 
 from __future__ import annotations
 
+import math
 import os
+import statistics
 import tempfile
 import time
 
@@ -20,6 +23,9 @@ import torch
 import torch.nn.functional as F
 import tritontui
 from tritontui import _native
+
+# Turns each recording mode takes in the transformer benchmark.
+ROUNDS = 7
 
 
 def cuda_time(fn, repeat: int) -> float:
@@ -65,6 +71,25 @@ def hash_throughput() -> None:
     assert tritontui.hash_tensor(t) == tritontui.hash_tensor(t.cpu())
 
 
+def hashed_bytes(records: list[dict]) -> int:
+    """Bytes the device reads to hash every argument and graph input of a
+    dumped trace."""
+
+    def nbytes(arg: dict) -> int:
+        itemsize = torch.empty(0, dtype=getattr(torch, arg["dtype"])).element_size()
+        return math.prod(arg["shape"]) * itemsize
+
+    total = 0
+    for record in records:
+        if record["type"] == "input" and record.get("hash") is not None:
+            total += nbytes(record)
+        for arg in record.get("args", []) if record["type"] == "launch" else []:
+            if "dtype" in arg:
+                hashes = (arg.get("pre") is not None) + (arg.get("post") is not None)
+                total += hashes * nbytes(arg)
+    return total
+
+
 class Block(torch.nn.Module):
     def __init__(self, d: int, heads: int) -> None:
         super().__init__()
@@ -105,13 +130,27 @@ def transformer() -> None:
         rows.append((label, seconds))
         return seconds
 
-    plain = measure("unrecorded")
+    # The step is bound by a shared host whose speed drifts from minute to
+    # minute: the three modes take turns, ROUNDS times, and each row is the
+    # median of its rounds.
+    modes = {
+        "unrecorded": None,
+        "tritontui, metadata only": "none",
+        "tritontui, exact hashes in+out": "both",
+    }
+    times: dict[str, list[float]] = {label: [] for label in modes}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
-        with tritontui.record(path, hash="none", aten=False):
-            measure("tritontui, metadata only")
-        with tritontui.record(path, hash="both", aten=False):
-            measure("tritontui, exact hashes in+out")
+        for _ in range(ROUNDS):
+            for label, hash_mode in modes.items():
+                if hash_mode is None:
+                    times[label].append(cuda_time(step, 10))
+                    continue
+                with tritontui.record(path, hash=hash_mode, aten=False):
+                    times[label].append(cuda_time(step, 10))
+        for label, seen in times.items():
+            rows.append((label, statistics.median(seen)))
+        plain = rows[0][1]
         with tritontui.record(path, hash="both", aten=False):
             step()
         torch.cuda.synchronize()
@@ -125,6 +164,7 @@ def transformer() -> None:
         kinds = [json.loads(line) for line in dumped.splitlines()]
         triton = sum(1 for r in kinds if r["type"] == "launch" and r["backend"] == "triton")
         total = sum(1 for r in kinds if r["type"] == "launch")
+        hashed = hashed_bytes(kinds)
     from torch.utils._debug_mode import DebugMode
 
     with DebugMode():
@@ -133,10 +173,18 @@ def transformer() -> None:
         measure("DebugMode, log_tensor_hashes(hash_inputs=True)", 3)
     print(
         f"\ntransformer step (4 layers, d=1024, 16 heads, 8x512 tokens, bf16, fwd+bwd): "
-        f"{triton} Triton launches and {total - triton} other recorded launches per step"
+        f"{triton} Triton launches and {total - triton} other recorded launches per step;"
+        f" exact hashes read {hashed / 1e9:.2f} GB per step"
     )
     for label, seconds in rows:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
+    spread = {
+        label: [t / p for t, p in zip(seen, times["unrecorded"], strict=True)]
+        for label, seen in times.items()
+        if label != "unrecorded"
+    }
+    for label, ratios in spread.items():
+        print(f"  ({label}: per round {', '.join(f'{r:.2f}x' for r in ratios)})")
 
 
 if __name__ == "__main__":

@@ -375,8 +375,17 @@ impl Described {
         .map(|s| s.map_or(Value::Missing, Value::Now))
     }
 
-    /// Whether a CUDA graph is being captured on the current stream.
+    /// Whether a CUDA graph is being captured on the launch's stream (asked
+    /// of the driver when the stream is known, else of torch).
     fn capturing(&mut self, py: Python<'_>) -> PyResult<bool> {
+        #[cfg(feature = "cuda")]
+        if self.work.capturing.is_none()
+            && self.work.enabled
+            && let Some(stream) = self.work.stream
+            && let Ok(capturing) = crate::gpu::stream_capturing(stream)
+        {
+            self.work.capturing = Some(capturing);
+        }
         if self.work.capturing.is_none() {
             let cuda = py.import(intern!(py, "torch.cuda"))?;
             self.work.capturing = Some(

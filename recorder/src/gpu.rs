@@ -36,6 +36,8 @@ pub const STATS_SLOTS: usize = 69;
 const RANGES: usize = 1024;
 /// Most dimensions a strided view may keep after merging.
 const MAX_DIMS: usize = 6;
+/// How long a thread waiting for a batch sleeps between polls.
+const POLL: std::time::Duration = std::time::Duration::from_micros(50);
 /// Hashes one `tthash_table` launch computes (`TABLE_ITEMS` in the source).
 const TABLE_ITEMS: usize = 16;
 
@@ -62,6 +64,19 @@ type Result<T> = std::result::Result<T, GpuError>;
 pub fn driver_present() -> bool {
     // SAFETY: only tries to dlopen libcuda.
     unsafe { sys::is_culib_present() }
+}
+
+/// Whether a CUDA graph is being captured on `stream` (a raw
+/// `cudaStream_t`): work enqueued there now would join the graph.
+pub fn stream_capturing(stream: u64) -> Result<bool> {
+    if !driver_present() {
+        return Err(GpuError("the CUDA driver library is not installed".into()));
+    }
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: a stream handle the recorded program is launching on, and a
+    // status to write.
+    unsafe { sys::cuStreamIsCapturing(stream as sys::CUstream, &mut status).result()? };
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }
 
 /// What the writer thread hands back: free ranges of the ring, and events
@@ -209,13 +224,9 @@ impl Device {
         if let Some(event) = self.returned.events.lock().map_err(poisoned)?.pop() {
             return Ok(event as sys::CUevent);
         }
-        let mut event = std::ptr::null_mut();
-        // The writer thread sleeps in the wait rather than spinning.
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
-            | sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
-        // SAFETY: writes one event handle.
-        unsafe { sys::cuEventCreate(&mut event, flags).result()? };
-        Ok(event)
+        Ok(result::event::create(
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+        )?)
     }
 }
 
@@ -596,10 +607,18 @@ impl Finished {
         delivered
     }
 
+    /// Waits for the event by polling it, so that the waiting thread never
+    /// sits inside the driver while the recorded program launches.
     fn synchronize(&self) -> Result<()> {
         unsafe { result::ctx::set_current(self.ctx)? };
-        unsafe { result::event::synchronize(self.event)? };
-        Ok(())
+        loop {
+            // SAFETY: an event of this batch, recorded in `finish`.
+            match unsafe { sys::cuEventQuery(self.event) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => std::thread::sleep(POLL),
+                error => return Err(result::DriverError(error).into()),
+            }
+        }
     }
 
     /// Hands the range back, and the event to the pool when it is known

@@ -512,24 +512,34 @@ impl TraceFile {
     }
 
     /// Queues the inputs of one call of a compiled graph, described (and
-    /// hashed) with `describe`, under their `names`.
+    /// hashed) with `describe`: the described values are the graph's
+    /// inputs from position `first` on, named by `names` (a list of the
+    /// graph's input names; past its end, `input{i}`). Inputs that are not
+    /// tensors are left out.
     fn inputs(
         &mut self,
         graph: &str,
         before: u64,
-        names: Vec<String>,
+        names: &Bound<'_, PyAny>,
+        first: usize,
         described: &mut Described,
     ) -> PyResult<()> {
         guard(|| {
             let device = described.device();
             let args = std::mem::take(&mut described.args);
             let mut fills = std::mem::take(&mut described.fills);
+            let known = names.len()?;
             let mut records = Vec::with_capacity(args.len());
             let mut tensor_index = 0;
-            for (name, tensor) in names.into_iter().zip(args) {
+            for (position, tensor) in (first..).zip(args) {
                 if !matches!(tensor, ArgValue::Tensor(_)) {
                     continue;
                 }
+                let name = if position < known {
+                    names.get_item(position)?.extract()?
+                } else {
+                    format!("input{position}")
+                };
                 // Each input record holds one tensor: its fills index 0.
                 let own: Vec<Fill> = fills
                     .iter()

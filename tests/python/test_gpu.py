@@ -61,6 +61,43 @@ def test_empty_zero_dim_and_odd_lengths() -> None:
         assert gpu == cpu, t.shape
 
 
+def test_one_batch_of_many_tensors_spans_several_table_launches() -> None:
+    """A batch gathers up to 16 hashes per kernel launch; 40 take three,
+    mixing sizes, views and an empty tensor."""
+    from tritontui import _native
+
+    base = torch.randn(64, 1000, device="cuda")
+    tensors = [base[i, : 17 * i + 1] for i in range(30)]
+    tensors += [base.t()[::7], base[::5, ::3], torch.empty(0, device="cuda")]
+    tensors += [(base[i] * 1e3).to(torch.int32) for i in range(7)]
+    batch = _native.GpuBatch(0, torch.cuda.current_stream().cuda_stream)
+    for t in tensors:
+        batch.hash(t.data_ptr(), t.element_size(), list(t.shape), list(t.stride()))
+    assert batch.wait() == [tritontui.hash_tensor(t.cpu()) for t in tensors]
+
+
+def test_cuda_arguments_are_read_from_the_tensor_impl(tmp_path: Path) -> None:
+    from tritontui import _native
+
+    path = tmp_path / "t.msgpack"
+    base = torch.randn(48, 40, device="cuda")
+    inputs = [base, base.t(), base[3:, ::2], base.to(torch.bfloat16)[1], base[None, :, None]]
+    inputs += [base.to(torch.int64)[::4].contiguous(), torch.tensor(2.0, device="cuda")]
+    with tritontui.record(path, hash="inputs"):
+        for _ in range(3):  # past the first reads, which are checked
+            for t in inputs:
+                t.clone()
+    assert _native.fast_tensor_reads()
+    recorded = [r for r in launches(path) if r["kernel"] == "aten::clone"]
+    assert len(recorded) == 3 * len(inputs)
+    for t, launch in zip(inputs * 3, recorded, strict=True):
+        arg = launch["args"][0]
+        assert launch["device"] == 0
+        assert arg["shape"] == list(t.shape) and arg["stride"] == list(t.stride())
+        assert int(arg["ptr"], 16) == t.data_ptr()
+        assert int(arg["pre"], 16) == tritontui.hash_tensor(t.cpu())
+
+
 def test_a_tensor_over_4_gib() -> None:
     t = torch.randint(0, 255, ((4 << 30) + 4099,), dtype=torch.uint8, device="cuda")
     gpu, cpu = both(t)

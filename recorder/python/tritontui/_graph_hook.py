@@ -38,12 +38,7 @@ def install() -> None:
                 if names is None:
                     names = _NAMES[id(self)] = input_names(getattr(self, "source_code", ""))
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
-                named = [
-                    (names[i] if i < len(names) else f"input{i}", value)
-                    for i, value in enumerate(inputs)
-                    if hasattr(value, "data_ptr")
-                ]
-                session.graph_inputs(graph, named)
+                session.graph_inputs(graph, names, list(inputs))
             except Exception as e:
                 session.fail(e)
         return _ORIGINAL(self, inputs)

@@ -293,18 +293,17 @@ class Session:
             self.gpu_failed(described.gpu_error)
         return seq
 
-    def graph_inputs(self, graph: str, named: list[tuple[str, Any]]) -> None:
-        """Records the tensors a compiled graph is called with, hashed now;
-        CUDA tensors of one call share one device batch per
-        ``INPUTS_PER_BATCH`` inputs."""
-        for start in range(0, len(named), INPUTS_PER_BATCH):
-            chunk = named[start : start + INPUTS_PER_BATCH]
-            described = self.describe(
-                [t for _, t in chunk],
-                b"i" * len(chunk),
-                hash_pre=self.hash_inputs or self.hash_outputs,
+    def graph_inputs(self, graph: str, names: list[str], inputs: list[Any]) -> None:
+        """Records the tensors a compiled graph is called with (named by
+        ``names``, the graph's input names), hashed now; CUDA tensors of one
+        call share one device batch per ``INPUTS_PER_BATCH`` inputs."""
+        hash_pre = self.hash_inputs or self.hash_outputs
+        for start in range(0, len(inputs), INPUTS_PER_BATCH):
+            chunk = inputs[start : start + INPUTS_PER_BATCH]
+            described = self.file.describe(
+                chunk, b"i" * len(chunk), hash_pre, self.device_hashing, None
             )
-            self.file.inputs(graph, self.seq, [n for n, _ in chunk], described)
+            self.file.inputs(graph, self.seq, names, start, described)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)
 

@@ -210,6 +210,20 @@ fn is_python(program: &str) -> bool {
         .is_some_and(|n| n.starts_with("python"))
 }
 
+/// Whether a debugger (any tracer) is attached to this process.
+pub fn traced() -> bool {
+    tracer_pid(&std::fs::read_to_string("/proc/self/status").unwrap_or_default()) != 0
+}
+
+/// The `TracerPid:` of a `/proc/PID/status` text (0: none).
+fn tracer_pid(status: &str) -> u32 {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("TracerPid:"))
+        .and_then(|pid| pid.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// The host name, as Python's `socket.gethostname()` gives it.
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -290,6 +304,17 @@ fn descendants(proc: &Path, root: u32) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_tracer_pid_is_read_from_the_status_text() {
+        assert_eq!(
+            super::tracer_pid("Name:\tpython\nTracerPid:\t4321\nUid:\t0\n"),
+            4321
+        );
+        assert_eq!(super::tracer_pid("TracerPid:\t0\n"), 0);
+        assert_eq!(super::tracer_pid("Name:\tpython\n"), 0);
+        assert!(!super::traced()); // nobody traces the test runner
+    }
+
     use super::*;
 
     #[test]

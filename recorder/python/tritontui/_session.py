@@ -300,9 +300,7 @@ class Session:
         hash_pre = self.hash_inputs or self.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
-            described = self.file.describe(
-                chunk, b"i" * len(chunk), hash_pre, self.device_hashing, None
-            )
+            described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre)
             self.file.inputs(graph, self.seq, names, start, described)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)

@@ -3,8 +3,9 @@ for the native describer, and the access codes it takes.
 
 Launch arguments themselves are read, interned and hashed by the native
 describer (``_native.TraceFile.describe``): CPU tensors straight from host
-memory with the GIL released, CUDA tensors on the device on the launch's
-own stream, collected by the writer thread, so the program never waits.
+memory, CUDA tensors on the device on the launch's own stream, collected
+by the writer thread, so the program never waits. This module also makes
+the probe tensors from which the describer learns torch's tensor layout.
 """
 
 from __future__ import annotations

@@ -103,9 +103,12 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         }))?;
     }
     for c in &trace.compiles {
-        line(
-            json!({"type": "compile", "event": c.event, "name": c.name, "pid": c.pid, "ts": c.ts}),
-        )?;
+        let info: serde_json::Map<String, Value> =
+            c.info.iter().map(|(k, v)| (k.clone(), scalar(v))).collect();
+        line(json!({
+            "type": "compile", "event": c.event, "name": c.name, "pid": c.pid, "ts": c.ts,
+            "dur_ns": c.dur_ns, "info": info,
+        }))?;
     }
     line(json!({
         "type": "end", "complete": trace.early_end.is_none(),

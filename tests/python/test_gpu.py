@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,22 @@ def test_a_compile_worker_pauses_before_compiling_a_matching_kernel(tmp_path: Pa
         assert states == [(paused.pid, "paused"), (paused.pid, "resumed")], states
     finally:
         paused.kill()
+
+
+def test_a_reduce_overhead_compile_is_recorded_launch_by_launch(tmp_path: Path) -> None:
+    """CUDA graph replays would hide every launch after the first calls:
+    while recording, the compile is made without them."""
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: (x * 2).sin() + 1, mode="reduce-overhead")
+    x = torch.randn(4096, device="cuda")
+    path = tmp_path / "t.msgpack"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tritontui.record(path, aten=False):
+            results = [f(x).clone() for _ in range(4)]
+    torch._dynamo.reset()
+    assert all(torch.allclose(r, (x * 2).sin() + 1) for r in results)
+    assert any("asked for CUDA graphs" in str(w.message) for w in caught)
+    triton = [r for r in launches(path) if r["backend"] == "triton"]
+    assert len(triton) == 4, [r["kernel"] for r in triton]
+    assert all(a["post"] is not None for r in triton for a in r["args"] if "dtype" in a)

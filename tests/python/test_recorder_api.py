@@ -192,3 +192,29 @@ def test_two_threads_record_into_one_trace(tmp_path: Path) -> None:
     records = dump(path)
     assert records[-1]["reason"] == "stopped", records[-1]
     assert len([r for r in records if r["type"] == "launch"]) == 40
+
+
+def test_a_compile_asking_for_cuda_graphs_gets_none_while_recording(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import torch._inductor.compile_fx as compile_fx
+
+    asked: list[dict] = []
+
+    def compiled(model, inputs, config_patches=None, **kwargs):
+        asked.append(dict(config_patches or {}))
+        return model
+
+    monkeypatch.setattr(compile_fx, "compile_fx", compiled)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: x * 2 + 1, mode="reduce-overhead")
+    path = tmp_path / "t.msgpack"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tritontui.record(path):
+            assert torch.equal(f(torch.ones(3)), torch.full((3,), 3.0))
+    torch._dynamo.reset()
+    assert [a["triton.cudagraphs"] for a in asked] == [False]
+    assert any("asked for CUDA graphs" in str(w.message) for w in caught)
+    said = [r for r in dump(path) if r["type"] == "compile" and r["event"] == "graph"]
+    assert said and said[0]["info"] == {"cuda_graphs_disabled": True}, said

@@ -6,7 +6,7 @@ import contextlib
 import warnings
 from typing import Any
 
-from . import _aten, _cpp_hook, _graph_hook, _triton_hook, _user_triton_hook
+from . import _aten, _compile_hook, _cpp_hook, _graph_hook, _triton_hook, _user_triton_hook
 
 _ATEN_MODE: _aten.AtenRecorder | None = None
 
@@ -17,6 +17,7 @@ def install(session: Any) -> None:
     _user_triton_hook.install()
     _cpp_hook.install()
     _graph_hook.install()
+    _compile_hook.install(session)
     if session.aten:
         _ATEN_MODE = _aten.AtenRecorder()
         _ATEN_MODE.__enter__()
@@ -34,6 +35,7 @@ def uninstall() -> None:
     _user_triton_hook.uninstall()
     _cpp_hook.uninstall()
     _graph_hook.uninstall()
+    _compile_hook.uninstall()
 
 
 def disable_cuda_graphs() -> bool:

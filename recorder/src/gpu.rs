@@ -88,6 +88,16 @@ struct Returned {
 }
 
 impl Returned {
+    /// An event to record, from the pool or new (in the current context).
+    fn event(&self) -> Result<sys::CUevent> {
+        if let Some(event) = self.events.lock().map_err(poisoned)?.pop() {
+            return Ok(event as sys::CUevent);
+        }
+        Ok(result::event::create(
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+        )?)
+    }
+
     fn release_range(&self, range: usize) {
         if let Ok(mut free) = self.ranges.lock() {
             free[range] = true;
@@ -105,12 +115,19 @@ struct Results {
     host: u64,
 }
 
-/// Per-device state: the primary context, the kernels and the result ring.
-struct Device {
+/// What a batch needs to enqueue work on its device, copied into it at
+/// [`Batch::begin`] so that enqueuing takes no lock.
+#[derive(Clone, Copy)]
+struct Kernels {
     ctx: sys::CUcontext,
     table: sys::CUfunction,
     stats: sys::CUfunction,
     max_blocks: u32,
+}
+
+/// Per-device state: the primary context, the kernels and the result ring.
+struct Device {
+    kernels: Kernels,
     /// Device accumulators (u64) and arrival counters (u32), one per slot.
     acc: sys::CUdeviceptr,
     arrived: sys::CUdeviceptr,
@@ -133,12 +150,6 @@ fn devices() -> Result<std::sync::MutexGuard<'static, HashMap<i32, Device>>> {
         .get_or_init(|| Mutex::new(HashMap::new()))
         .lock()
         .map_err(|_| GpuError("poisoned lock".into()))
-}
-
-/// The device a batch was begun on.
-fn opened(map: &HashMap<i32, Device>, ordinal: i32) -> Result<&Device> {
-    map.get(&ordinal)
-        .ok_or_else(|| GpuError(format!("device {ordinal} is not open")))
 }
 
 fn poisoned<T>(_: T) -> GpuError {
@@ -192,10 +203,12 @@ impl Device {
                 .result()?
         };
         Ok(Device {
-            ctx,
-            table: function("tthash_table")?,
-            stats: function("ttstats")?,
-            max_blocks: (sms.max(1) as u32) * 16,
+            kernels: Kernels {
+                ctx,
+                table: function("tthash_table")?,
+                stats: function("ttstats")?,
+                max_blocks: (sms.max(1) as u32) * 16,
+            },
             acc,
             arrived,
             host,
@@ -218,24 +231,16 @@ impl Device {
             host: self.host_on_device + (first * 8) as u64,
         }
     }
-
-    /// An event to record, from the pool or new.
-    fn event(&self) -> Result<sys::CUevent> {
-        if let Some(event) = self.returned.events.lock().map_err(poisoned)?.pop() {
-            return Ok(event as sys::CUevent);
-        }
-        Ok(result::event::create(
-            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
-        )?)
-    }
 }
 
 /// The hashes of one launch, being computed on the device.
 pub struct Batch {
-    ordinal: i32,
+    kernels: Kernels,
     /// The raw `CUstream`, kept as an integer.
     stream: u64,
     range: usize,
+    /// This batch's range of the host-mapped results.
+    host: *mut u64,
     returned: Arc<Returned>,
     /// Whether the range is handed on to a [`Finished`].
     finished: bool,
@@ -246,6 +251,11 @@ pub struct Batch {
     /// Slots of the range handed out so far.
     used: usize,
 }
+
+// SAFETY: see `Device`; the range of the ring belongs to this batch alone,
+// and a shared `&Batch` allows nothing but reading its handles.
+unsafe impl Send for Batch {}
+unsafe impl Sync for Batch {}
 
 /// What one request of a batch delivers, from which slots.
 #[derive(Debug, Clone, Copy)]
@@ -350,7 +360,7 @@ impl Batch {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => e.insert(Device::open(ordinal)?),
         };
-        unsafe { result::ctx::set_current(device.ctx)? };
+        unsafe { result::ctx::set_current(device.kernels.ctx)? };
         let range = device.next % RANGES;
         {
             let mut free = device.returned.ranges.lock().map_err(poisoned)?;
@@ -361,9 +371,11 @@ impl Batch {
         }
         device.next += 1;
         Ok(Batch {
-            ordinal,
+            kernels: device.kernels,
             stream,
             range,
+            // SAFETY: the range lies inside the mapped ring.
+            host: unsafe { device.host.add(range * BATCH) },
             returned: Arc::clone(&device.returned),
             finished: false,
             results: device.results(range),
@@ -425,7 +437,7 @@ impl Batch {
             ndim: ndim as u32,
             slot: slot as u32,
             first_block: 0,
-            blocks: self.blocks(work)?,
+            blocks: self.blocks(work),
             dims,
         });
         if self.table.len() == TABLE_ITEMS {
@@ -454,19 +466,15 @@ impl Batch {
             };
             first += item.blocks;
         }
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
         let params = [&mut table as *mut Table as *mut c_void];
         // SAFETY: every item was handed in under `hash`'s contract.
-        unsafe { self.launch(device.table, first, params) }
+        unsafe { self.launch(self.kernels.table, first, params) }
     }
 
     /// Blocks for `work` blocks' worth of data: at least one, at most the
     /// device's resident blocks.
-    fn blocks(&self, work: u64) -> Result<u32> {
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
-        Ok(work.clamp(1, u64::from(device.max_blocks)) as u32)
+    fn blocks(&self, work: u64) -> u32 {
+        work.clamp(1, u64::from(self.kernels.max_blocks)) as u32
     }
 
     /// Enqueues the summary statistics of a float view; returns its index
@@ -501,10 +509,8 @@ impl Batch {
         let work = (numel * kind.itemsize())
             .div_ceil(8)
             .div_ceil(u64::from(THREADS));
-        let blocks = self.blocks(work)?;
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
-        unsafe { self.launch(device.stats, blocks, params)? };
+        let blocks = self.blocks(work);
+        unsafe { self.launch(self.kernels.stats, blocks, params)? };
         self.entries.push(Entry::Stats { slot });
         Ok(Some(self.entries.len() - 1))
     }
@@ -534,17 +540,13 @@ impl Batch {
     /// Dispatches what is left and records the event the results wait for.
     pub fn finish(mut self) -> Result<Finished> {
         self.dispatch()?;
-        let map = devices()?;
-        let device = opened(&map, self.ordinal)?;
-        // SAFETY: the slice is this batch's range of the mapped ring.
-        let host = unsafe { device.host.add(self.range * BATCH) };
-        let event = device.event()?;
+        let event = self.returned.event()?;
         unsafe { result::event::record(event, self.stream as sys::CUstream)? };
         self.finished = true;
         Ok(Finished {
-            ctx: device.ctx,
+            ctx: self.kernels.ctx,
             event,
-            host,
+            host: self.host,
             entries: std::mem::take(&mut self.entries),
             returned: Arc::clone(&self.returned),
             range: self.range,

@@ -13,10 +13,10 @@ use crate::python::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyTuple};
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 thread_local! {
     /// Recorded launches running on this thread.
@@ -44,19 +44,25 @@ impl Drop for Inside {
     }
 }
 
-/// What never changes for an autotuner.
-struct Static {
-    /// Kept alive so that its address names it for the cache's lifetime.
-    _autotuner: Py<PyAny>,
+/// What never changes for an autotuner, fixed at its first launch.
+struct Fixed {
     name: String,
     codes: Vec<u8>,
     wanted: bool,
-    /// Positions of the non-tensor arguments, from the first launch.
-    scalars: Option<Vec<usize>>,
+    /// Positions of the non-tensor arguments.
+    scalars: Vec<usize>,
+}
+
+/// One autotuner's cache entry.
+struct Static {
+    /// Kept alive so that its address names it for the cache's lifetime.
+    _autotuner: Py<PyAny>,
+    /// Shared out of the lock, which is never held across a Python call.
+    fixed: Arc<Fixed>,
     /// Kernel ids by config (kept alive as well).
     kernels: HashMap<usize, (Py<PyAny>, u64)>,
-    /// Grids by config and integer scalar arguments.
-    grids: HashMap<(usize, Vec<i64>), Vec<u64>>,
+    /// Grids by config, then by the integer scalar arguments.
+    grids: HashMap<usize, HashMap<Vec<i64>, Vec<u64>>>,
 }
 
 /// The session's choices, fixed while it records.
@@ -78,7 +84,6 @@ pub struct TritonHook {
     /// `tritontui._triton_hook`: `prepare`, `define` and `grid`.
     helpers: Py<PyAny>,
     options: Options,
-    device_hashing: Mutex<bool>,
     statics: Mutex<HashMap<usize, Static>>,
 }
 
@@ -97,7 +102,7 @@ fn poisoned<T>(_: T) -> PyErr {
 impl TritonHook {
     /// `original` is the `run` being replaced; `session` the recording
     /// session, whose `file`, `hash_inputs`, `hash_outputs`, `stats`,
-    /// `breaks` and `device_hashing` are read now.
+    /// and `breaks` are read now (`device_hashing` at every launch).
     #[new]
     fn new(
         py: Python<'_>,
@@ -117,7 +122,6 @@ impl TritonHook {
                 stats: flag("stats")?,
                 pauses: !s.getattr("breaks")?.is_none(),
             },
-            device_hashing: Mutex::new(flag("device_hashing")?),
             statics: Mutex::new(HashMap::new()),
             session,
         })
@@ -157,12 +161,6 @@ impl TritonHook {
             autotuner,
         }
         .__call__(py, args, kwargs)
-    }
-
-    /// Device hashing failed: hash CUDA tensors on the host from now on.
-    fn stop_device_hashing(&self) -> PyResult<()> {
-        *self.device_hashing.lock().map_err(poisoned)? = false;
-        Ok(())
     }
 }
 
@@ -238,64 +236,63 @@ impl TritonHook {
         args: &Bound<'_, PyTuple>,
         stream: Option<u64>,
     ) -> PyResult<Option<Py<crate::describe::Described>>> {
-        let key = autotuner.as_ptr() as usize;
-        let (codes, name) = {
-            let mut statics = self.statics.lock().map_err(poisoned)?;
-            if !statics.contains_key(&key) {
-                drop(statics);
-                let prepared = self.prepare(py, autotuner)?;
-                statics = self.statics.lock().map_err(poisoned)?;
-                statics.entry(key).or_insert(prepared);
-            }
-            let Some(found) = statics.get_mut(&key) else {
-                return Ok(None);
-            };
-            if !found.wanted {
-                return Ok(None);
-            }
-            if found.scalars.is_none() {
-                found.scalars = Some(scalar_positions(py, args)?);
-            }
-            let name = if self.options.pauses {
-                Some(found.name.clone())
-            } else {
-                None
-            };
-            (found.codes.clone(), name)
-        };
-        let device_hashing = *self.device_hashing.lock().map_err(poisoned)?;
+        let fixed = self.fixed(py, autotuner, args)?;
+        if !fixed.wanted {
+            return Ok(None);
+        }
+        // The session turns it off when device hashing fails anywhere.
+        let device_hashing: bool = self
+            .session
+            .bind(py)
+            .getattr(intern!(py, "device_hashing"))?
+            .extract()?;
         let described = self.trace.bind(py).borrow_mut().describe(
             py,
             args.as_any(),
-            &codes,
+            &fixed.codes,
             self.options.hash_inputs,
             device_hashing,
             stream,
         )?;
-        if let Some(name) = name {
+        if self.options.pauses {
             self.session
                 .bind(py)
-                .call_method1(intern!(py, "before_launch"), (name,))?;
+                .call_method1(intern!(py, "before_launch"), (&fixed.name,))?;
         }
         Ok(Some(Py::new(py, described)?))
     }
 
-    /// Asks Python for what never changes for this autotuner.
-    fn prepare(&self, py: Python<'_>, autotuner: &Bound<'_, PyAny>) -> PyResult<Static> {
+    /// What never changes for this autotuner: cached, or asked of Python
+    /// at its first launch.
+    fn fixed(
+        &self,
+        py: Python<'_>,
+        autotuner: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+    ) -> PyResult<Arc<Fixed>> {
+        let key = autotuner.as_ptr() as usize;
+        if let Some(found) = self.statics.lock().map_err(poisoned)?.get(&key) {
+            return Ok(Arc::clone(&found.fixed));
+        }
         let (name, codes, wanted): (String, Vec<u8>, bool) = self
             .helpers
             .bind(py)
             .call_method1(intern!(py, "prepare"), (autotuner, self.session.bind(py)))?
             .extract()?;
-        Ok(Static {
-            _autotuner: autotuner.clone().unbind(),
+        let fixed = Arc::new(Fixed {
             name,
             codes,
             wanted,
-            scalars: None,
+            scalars: scalar_positions(py, args)?,
+        });
+        let mut statics = self.statics.lock().map_err(poisoned)?;
+        let entry = statics.entry(key).or_insert_with(|| Static {
+            _autotuner: autotuner.clone().unbind(),
+            fixed,
             kernels: HashMap::new(),
             grids: HashMap::new(),
-        })
+        });
+        Ok(Arc::clone(&entry.fixed))
     }
 
     /// Writes the launch record.
@@ -327,7 +324,6 @@ impl TritonHook {
             self.options.stats,
         )?;
         if let Some(error) = described.gpu_error() {
-            *self.device_hashing.lock().map_err(poisoned)? = false;
             self.session
                 .bind(py)
                 .call_method1(intern!(py, "gpu_failed"), (error,))?;
@@ -346,17 +342,17 @@ impl TritonHook {
     ) -> PyResult<(u64, Vec<u64>)> {
         let key = autotuner.as_ptr() as usize;
         let config_key = config.as_ptr() as usize;
-        let (kernel, sizes, grid) = {
+        let fixed = self.fixed(py, autotuner, args)?;
+        let sizes = integer_scalars(args, &fixed.scalars);
+        let (kernel, grid) = {
             let statics = self.statics.lock().map_err(poisoned)?;
-            let found = statics
-                .get(&key)
-                .ok_or_else(|| PyRuntimeError::new_err("autotuner not prepared"))?;
-            let sizes = integer_scalars(args, found.scalars.as_deref().unwrap_or(&[]))?;
-            let kernel = found.kernels.get(&config_key).map(|(_, id)| *id);
-            let grid = sizes
-                .as_ref()
-                .and_then(|s| found.grids.get(&(config_key, s.clone())).cloned());
-            (kernel, sizes, grid)
+            let found = statics.get(&key);
+            let kernel = found.and_then(|f| f.kernels.get(&config_key)).map(|k| k.1);
+            let grid = found
+                .and_then(|f| f.grids.get(&config_key))
+                .zip(sizes.as_deref())
+                .and_then(|(grids, sizes)| grids.get(sizes).cloned());
+            (kernel, grid)
         };
         let helpers = self.helpers.bind(py);
         let kernel = match kernel {
@@ -368,8 +364,7 @@ impl TritonHook {
                         (self.session.bind(py), autotuner, config),
                     )?
                     .extract()?;
-                let mut statics = self.statics.lock().map_err(poisoned)?;
-                if let Some(found) = statics.get_mut(&key) {
+                if let Some(found) = self.statics.lock().map_err(poisoned)?.get_mut(&key) {
                     found
                         .kernels
                         .insert(config_key, (config.clone().unbind(), kernel));
@@ -383,11 +378,14 @@ impl TritonHook {
                 let grid: Vec<u64> = helpers
                     .call_method1(intern!(py, "grid"), (autotuner, config, args))?
                     .extract()?;
-                if let Some(sizes) = sizes {
-                    let mut statics = self.statics.lock().map_err(poisoned)?;
-                    if let Some(found) = statics.get_mut(&key) {
-                        found.grids.insert((config_key, sizes), grid.clone());
-                    }
+                if let Some(sizes) = sizes
+                    && let Some(found) = self.statics.lock().map_err(poisoned)?.get_mut(&key)
+                {
+                    found
+                        .grids
+                        .entry(config_key)
+                        .or_default()
+                        .insert(sizes, grid.clone());
                 }
                 grid
             }
@@ -410,20 +408,16 @@ fn scalar_positions(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<u
     Ok(positions)
 }
 
-/// The scalar arguments as integers, or None when one is not an integer
-/// (its grid is then not cached).
-fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> PyResult<Option<Vec<i64>>> {
-    let mut values = Vec::with_capacity(positions.len());
-    for &i in positions {
-        let Ok(arg) = args.get_item(i) else {
-            return Ok(None);
-        };
-        match arg.extract::<i64>() {
-            Ok(v) if !arg.is_instance_of::<pyo3::types::PyBool>() => values.push(v),
-            _ => return Ok(None),
-        }
-    }
-    Ok(Some(values))
+/// The scalar arguments as integers, or None when one is not a plain
+/// `int` (its grid is then not cached). Reading them runs no Python code.
+fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> Option<Vec<i64>> {
+    positions
+        .iter()
+        .map(|&i| {
+            let arg = args.get_item(i).ok()?;
+            arg.cast_exact::<PyInt>().ok()?.extract::<i64>().ok()
+        })
+        .collect()
 }
 
 /// The calling thread's id as the OS knows it (`threading.get_native_id`).

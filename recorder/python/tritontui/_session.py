@@ -308,9 +308,6 @@ class Session:
     def gpu_failed(self, error: str) -> None:
         """Hashes CUDA tensors on the host from now on, saying why once."""
         self.device_hashing = False
-        from . import _triton_hook
-
-        _triton_hook.stop_device_hashing()
         _tensors.gpu_failed(error)
 
     def mark(self, label: str) -> None:

@@ -17,12 +17,11 @@ from typing import Any
 from . import _native, _tensors
 
 _ORIGINAL: Any = None
-_HOOK: Any = None
 
 
 def install(session: Any) -> None:
     """Hooks Inductor's Triton launches into ``session``."""
-    global _ORIGINAL, _HOOK
+    global _ORIGINAL
     if _ORIGINAL is not None:
         return
     try:
@@ -31,14 +30,7 @@ def install(session: Any) -> None:
         return  # torch without Triton: no Triton launches to record
 
     _ORIGINAL = CachingAutotuner.run
-    _HOOK = _native.TritonHook(_ORIGINAL, session, sys.modules[__name__])
-    CachingAutotuner.run = _HOOK
-
-
-def stop_device_hashing() -> None:
-    """Device hashing failed elsewhere: the hook hashes on the host too."""
-    if _HOOK is not None:
-        _HOOK.stop_device_hashing()
+    CachingAutotuner.run = _native.TritonHook(_ORIGINAL, session, sys.modules[__name__])
 
 
 def _kernel_name(autotuner: Any) -> str:
@@ -98,13 +90,13 @@ def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
 
 
 def uninstall() -> None:
-    global _ORIGINAL, _HOOK
+    global _ORIGINAL
     if _ORIGINAL is None:
         return
     from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
     CachingAutotuner.run = _ORIGINAL
-    _ORIGINAL = _HOOK = None
+    _ORIGINAL = None
 
 
 def prepare(autotuner: Any, session: Any) -> tuple[str, bytes, bool]:

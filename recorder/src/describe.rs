@@ -10,7 +10,7 @@
 use crate::background::{Fill, Slot};
 use crate::format::{ArgValue, Stats, TensorArg};
 use crate::hash::{View, hash_view};
-use crate::tensor_impl::{ELSEWHERE, HOST, Meta};
+use crate::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -66,8 +66,8 @@ struct TensorView {
     ptr: u64,
     itemsize: u64,
     dtype: &'static str,
-    shape: Vec<u64>,
-    stride: Vec<u64>,
+    shape: Dims,
+    stride: Dims,
     /// Storage offset, in elements.
     offset: u64,
 }
@@ -236,7 +236,8 @@ impl Described {
                     .push(ArgValue::Scalar(crate::python::scalar(&value)?));
                 continue;
             };
-            let stride: Vec<i64> = view.stride.iter().map(|&s| s as i64).collect();
+            let stride: smallvec::SmallVec<[i64; 6]> =
+                view.stride.iter().map(|&s| s as i64).collect();
             let offset = view.offset;
             let layout = tables
                 .writer
@@ -526,8 +527,8 @@ fn read_attributes(
         ptr: value.call_method0(intern!(py, "data_ptr"))?.extract()?,
         dtype,
         itemsize,
-        shape: value.getattr(intern!(py, "shape"))?.extract()?,
-        stride: value.call_method0(intern!(py, "stride"))?.extract()?,
+        shape: Dims::from_vec(value.getattr(intern!(py, "shape"))?.extract()?),
+        stride: Dims::from_vec(value.call_method0(intern!(py, "stride"))?.extract()?),
         offset: value
             .call_method0(intern!(py, "storage_offset"))?
             .extract()?,
@@ -559,7 +560,7 @@ fn on_host<T>(
         let stride: Vec<u64> = copy.call_method0(intern!(py, "stride"))?.extract()?;
         (ptr, shape, stride)
     } else {
-        (view.ptr, view.shape.clone(), view.stride.clone())
+        (view.ptr, view.shape.to_vec(), view.stride.to_vec())
     };
     let shape: Vec<usize> = shape.iter().map(|&n| n as usize).collect();
     let stride: Vec<usize> = stride.iter().map(|&n| n as usize).collect();

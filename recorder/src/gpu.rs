@@ -60,10 +60,13 @@ impl From<result::DriverError> for GpuError {
 type Result<T> = std::result::Result<T, GpuError>;
 
 /// Whether the CUDA driver library can be loaded (it is never called
-/// otherwise).
+/// otherwise). Asked once per process: cudarc's check opens the library
+/// under each of its candidate names every time, which costs more than a
+/// recorded launch may.
 pub fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen libcuda.
-    unsafe { sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
 }
 
 /// Whether a CUDA graph is being captured on `stream` (a raw

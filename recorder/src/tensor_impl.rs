@@ -41,6 +41,10 @@ pub const HOST: i32 = -1;
 /// [`Meta::device`] of a tensor neither on the host nor on a CUDA device.
 pub const ELSEWHERE: i32 = -2;
 
+/// A tensor's sizes or strides: most tensors have few dimensions, kept
+/// inline so that reading one allocates nothing.
+pub type Dims = smallvec::SmallVec<[u64; 6]>;
+
 /// A tensor's metadata, however it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta {
@@ -49,8 +53,8 @@ pub struct Meta {
     pub ptr: u64,
     pub dtype: &'static str,
     pub itemsize: u32,
-    pub shape: Vec<u64>,
-    pub stride: Vec<u64>,
+    pub shape: Dims,
+    pub stride: Dims,
     pub offset: u64,
 }
 
@@ -71,7 +75,7 @@ struct Offsets {
     device: usize,
     /// In the `StorageImpl`: the data pointer.
     data: usize,
-    dtypes: HashMap<u16, (&'static str, u32)>,
+    dtypes: rustc_hash::FxHashMap<u16, (&'static str, u32)>,
 }
 
 /// Device kinds as the device byte holds them.
@@ -230,8 +234,8 @@ impl Offsets {
             } else {
                 dims + 8 * ndim
             };
-            let shape: Vec<u64> = (0..ndim).map(|i| word(dims + 8 * i)).collect();
-            let stride: Vec<u64> = (0..ndim).map(|i| word(stride_base + 8 * i)).collect();
+            let shape: Dims = (0..ndim).map(|i| word(dims + 8 * i)).collect();
+            let stride: Dims = (0..ndim).map(|i| word(stride_base + 8 * i)).collect();
             let storage = word(imp + self.storage as u64);
             if storage == 0 {
                 return None;

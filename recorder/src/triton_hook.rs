@@ -9,18 +9,22 @@
 //! `run` and one launch record after it. Any error is handed to the
 //! session's `fail`, which stops recording; the launch itself always runs.
 
+use crate::describe::Described;
 use crate::python::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 thread_local! {
     /// Recorded launches running on this thread.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// This thread's id as the OS knows it, asked once.
+    static THREAD_ID: u64 = native_thread_id();
 }
 
 /// Whether this thread is inside a launch recorded by a [`TritonHook`].
@@ -59,11 +63,39 @@ struct Static {
     _autotuner: Py<PyAny>,
     /// Shared out of the lock, which is never held across a Python call.
     fixed: Arc<Fixed>,
+    /// The `launchers` list seen last, its one launcher and that
+    /// launcher's config (all kept alive, so that their addresses stay
+    /// theirs): while the autotuner keeps that list holding that launcher,
+    /// its config is known without asking.
+    last: Option<Last>,
     /// Kernel ids by config (kept alive as well).
-    kernels: HashMap<usize, (Py<PyAny>, u64)>,
+    kernels: FxHashMap<usize, (Py<PyAny>, u64)>,
     /// Grids by config, then by the integer scalar arguments.
-    grids: HashMap<usize, HashMap<Vec<i64>, Vec<u64>>>,
+    grids: FxHashMap<usize, FxHashMap<Sizes, Vec<u64>>>,
 }
+
+/// See [`Static::last`].
+struct Last {
+    launchers: Py<PyAny>,
+    launcher: Py<PyAny>,
+    config: Py<PyAny>,
+}
+
+impl Last {
+    /// Whether `launchers` is this list, still holding this one launcher.
+    fn holds(&self, py: Python<'_>, launchers: &Bound<'_, PyAny>) -> bool {
+        self.launchers.bind(py).is(launchers)
+            && launchers.cast::<PyList>().is_ok_and(|list| {
+                list.len() == 1
+                    && list
+                        .get_item(0)
+                        .is_ok_and(|first| first.is(self.launcher.bind(py)))
+            })
+    }
+}
+
+/// The integer scalar arguments of a launch, which its grid depends on.
+type Sizes = SmallVec<[i64; 4]>;
 
 /// The session's choices, fixed while it records.
 #[derive(Clone, Copy)]
@@ -84,7 +116,7 @@ pub struct TritonHook {
     /// `tritontui._triton_hook`: `prepare`, `define` and `grid`.
     helpers: Py<PyAny>,
     options: Options,
-    statics: Mutex<HashMap<usize, Static>>,
+    statics: Mutex<FxHashMap<usize, Static>>,
 }
 
 /// `run` bound to one autotuner, as `autotuner.run` gives it.
@@ -122,7 +154,7 @@ impl TritonHook {
                 stats: flag("stats")?,
                 pauses: !s.getattr("breaks")?.is_none(),
             },
-            statics: Mutex::new(HashMap::new()),
+            statics: Mutex::new(FxHashMap::default()),
             session,
         })
     }
@@ -184,8 +216,8 @@ impl BoundRun {
             .filter(|s| !s.is_none())
             .and_then(|s| s.extract().ok());
         let before = hook.before(py, autotuner, args, stream_handle);
-        let described = match before {
-            Ok(Some(described)) => described,
+        let (fixed, mut described) = match before {
+            Ok(Some(before)) => before,
             Ok(None) => return hook.call_original(py, autotuner, args, kwargs),
             Err(e) => {
                 hook.fail(py, e);
@@ -196,7 +228,7 @@ impl BoundRun {
             let _inside = Inside::enter();
             hook.call_original(py, autotuner, args, kwargs)?
         };
-        if let Err(e) = hook.after(py, autotuner, args, stream_handle, described) {
+        if let Err(e) = hook.after(py, autotuner, args, &fixed, stream_handle, &mut described) {
             hook.fail(py, e);
         }
         Ok(result)
@@ -227,15 +259,15 @@ impl TritonHook {
             .call_method1(intern!(py, "fail"), (error,));
     }
 
-    /// Describes the launch's arguments; None when the kernel is not
-    /// recorded.
+    /// What is fixed for the autotuner and the launch's arguments,
+    /// described; None when the kernel is not recorded.
     fn before(
         &self,
         py: Python<'_>,
         autotuner: &Bound<'_, PyAny>,
         args: &Bound<'_, PyTuple>,
         stream: Option<u64>,
-    ) -> PyResult<Option<Py<crate::describe::Described>>> {
+    ) -> PyResult<Option<(Arc<Fixed>, Described)>> {
         let fixed = self.fixed(py, autotuner, args)?;
         if !fixed.wanted {
             return Ok(None);
@@ -259,7 +291,7 @@ impl TritonHook {
                 .bind(py)
                 .call_method1(intern!(py, "before_launch"), (&fixed.name,))?;
         }
-        Ok(Some(Py::new(py, described)?))
+        Ok(Some((fixed, described)))
     }
 
     /// What never changes for this autotuner: cached, or asked of Python
@@ -289,8 +321,9 @@ impl TritonHook {
         let entry = statics.entry(key).or_insert_with(|| Static {
             _autotuner: autotuner.clone().unbind(),
             fixed,
-            kernels: HashMap::new(),
-            grids: HashMap::new(),
+            last: None,
+            kernels: FxHashMap::default(),
+            grids: FxHashMap::default(),
         });
         Ok(Arc::clone(&entry.fixed))
     }
@@ -301,25 +334,18 @@ impl TritonHook {
         py: Python<'_>,
         autotuner: &Bound<'_, PyAny>,
         args: &Bound<'_, PyTuple>,
+        fixed: &Fixed,
         stream: Option<u64>,
-        described: Py<crate::describe::Described>,
+        described: &mut Described,
     ) -> PyResult<()> {
-        let launchers = autotuner.getattr(intern!(py, "launchers"))?;
-        let config = if launchers.is_truthy()? {
-            launchers.get_item(0)?.getattr(intern!(py, "config"))?
-        } else {
-            autotuner.getattr(intern!(py, "configs"))?.get_item(0)?
-        };
-        let (kernel, grid) = self.kernel_and_grid(py, autotuner, &config, args)?;
-        let thread = native_thread_id();
-        let mut described = described.bind(py).borrow_mut();
+        let (kernel, grid) = self.kernel_and_grid(py, autotuner, fixed, args)?;
         self.trace.bind(py).borrow_mut().launch(
             py,
-            &mut described,
+            described,
             kernel,
             grid,
             stream.unwrap_or(0),
-            thread,
+            THREAD_ID.with(|id| *id),
             self.options.hash_outputs,
             self.options.stats,
         )?;
@@ -331,66 +357,101 @@ impl TritonHook {
         Ok(())
     }
 
-    /// The kernel id of this autotuner and config, and the launch's grid,
-    /// from the caches or (the first time) from Python.
+    /// The kernel id of the autotuner's config (its one launcher's, after
+    /// the launch) and the launch's grid, from the cache or (the first
+    /// time) from Python.
     fn kernel_and_grid(
         &self,
         py: Python<'_>,
         autotuner: &Bound<'_, PyAny>,
-        config: &Bound<'_, PyAny>,
+        fixed: &Fixed,
         args: &Bound<'_, PyTuple>,
     ) -> PyResult<(u64, Vec<u64>)> {
         let key = autotuner.as_ptr() as usize;
-        let config_key = config.as_ptr() as usize;
-        let fixed = self.fixed(py, autotuner, args)?;
+        let launchers = autotuner.getattr(intern!(py, "launchers"))?;
         let sizes = integer_scalars(args, &fixed.scalars);
-        let (kernel, grid) = {
+        let (config, kernel, grid) = {
             let statics = self.statics.lock().map_err(poisoned)?;
             let found = statics.get(&key);
-            let kernel = found.and_then(|f| f.kernels.get(&config_key)).map(|k| k.1);
-            let grid = found
-                .and_then(|f| f.grids.get(&config_key))
+            // The same list still holding the same launcher: the same config.
+            let config = found
+                .and_then(|f| f.last.as_ref())
+                .filter(|last| last.holds(py, &launchers))
+                .map(|last| last.config.clone_ref(py));
+            let config_key = config.as_ref().map(|c| c.as_ptr() as usize);
+            let kernel = config_key.and_then(|c| found?.kernels.get(&c)).map(|k| k.1);
+            let grid = config_key
+                .and_then(|c| found?.grids.get(&c))
                 .zip(sizes.as_deref())
                 .and_then(|(grids, sizes)| grids.get(sizes).cloned());
-            (kernel, grid)
+            (config, kernel, grid)
         };
+        let (kernel, grid) = match (kernel, grid) {
+            (Some(kernel), Some(grid)) => return Ok((kernel, grid)),
+            missing => missing,
+        };
+        let config = match config {
+            Some(config) => config.into_bound(py),
+            None => config_of(py, autotuner, &launchers)?,
+        };
+        let config_key = config.as_ptr() as usize;
         let helpers = self.helpers.bind(py);
         let kernel = match kernel {
             Some(kernel) => kernel,
-            None => {
-                let kernel: u64 = helpers
-                    .call_method1(
-                        intern!(py, "define"),
-                        (self.session.bind(py), autotuner, config),
-                    )?
-                    .extract()?;
-                if let Some(found) = self.statics.lock().map_err(poisoned)?.get_mut(&key) {
-                    found
-                        .kernels
-                        .insert(config_key, (config.clone().unbind(), kernel));
-                }
-                kernel
-            }
+            None => helpers
+                .call_method1(
+                    intern!(py, "define"),
+                    (self.session.bind(py), autotuner, &config),
+                )?
+                .extract()?,
         };
-        let grid = match grid {
+        let grid: Vec<u64> = match grid {
             Some(grid) => grid,
-            None => {
-                let grid: Vec<u64> = helpers
-                    .call_method1(intern!(py, "grid"), (autotuner, config, args))?
-                    .extract()?;
-                if let Some(sizes) = sizes
-                    && let Some(found) = self.statics.lock().map_err(poisoned)?.get_mut(&key)
-                {
-                    found
-                        .grids
-                        .entry(config_key)
-                        .or_default()
-                        .insert(sizes, grid.clone());
-                }
-                grid
-            }
+            None => helpers
+                .call_method1(intern!(py, "grid"), (autotuner, &config, args))?
+                .extract()?,
         };
+        let mut statics = self.statics.lock().map_err(poisoned)?;
+        if let Some(found) = statics.get_mut(&key) {
+            // A list of one launcher is what `run` launched with; an empty
+            // one (not compiled yet) says nothing lasting.
+            if let Ok(list) = launchers.cast::<PyList>()
+                && list.len() == 1
+                && let Ok(launcher) = list.get_item(0)
+            {
+                found.last = Some(Last {
+                    launchers: launchers.clone().unbind(),
+                    launcher: launcher.unbind(),
+                    config: config.clone().unbind(),
+                });
+            }
+            found
+                .kernels
+                .entry(config_key)
+                .or_insert_with(|| (config.clone().unbind(), kernel));
+            if let Some(sizes) = sizes {
+                found
+                    .grids
+                    .entry(config_key)
+                    .or_default()
+                    .insert(sizes, grid.clone());
+            }
+        }
         Ok((kernel, grid))
+    }
+}
+
+/// The config `run` launched with: its one launcher's, or before any is
+/// compiled the first of the autotuner's configs.
+fn config_of<'py>(
+    py: Python<'py>,
+    autotuner: &Bound<'py, PyAny>,
+    launchers: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if launchers.is_truthy()? {
+        launchers.get_item(0)?.getattr(intern!(py, "config"))
+    } else {
+        autotuner.getattr(intern!(py, "configs"))?.get_item(0)
     }
 }
 
@@ -410,7 +471,7 @@ fn scalar_positions(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<u
 
 /// The scalar arguments as integers, or None when one is not a plain
 /// `int` (its grid is then not cached). Reading them runs no Python code.
-fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> Option<Vec<i64>> {
+fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> Option<Sizes> {
     positions
         .iter()
         .map(|&i| {

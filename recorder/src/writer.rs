@@ -4,20 +4,48 @@
 use crate::format::{
     EndRecord, FORMAT_NAME, Header, KernelDef, LaunchRecord, LayoutDef, Record, SourceDef,
 };
+use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
 use std::io::{self, Write};
-
-/// What makes two layouts one entry: dtype, itemsize, shape, stride, offset.
-type LayoutKey = (String, u32, Vec<u64>, Vec<i64>, u64);
 
 /// Numbers the sources, kernels and tensor layouts of one trace, so that
 /// each is written once and launches refer to it by id. Both writers use
 /// it; it only makes records, writing them is the caller's.
 #[derive(Debug, Default)]
 pub struct Ids {
-    layouts: HashMap<LayoutKey, u64>,
+    layouts: Layouts,
     sources: u64,
     kernels: u64,
+}
+
+/// Layout ids by what makes two layouts one entry (dtype, itemsize, shape,
+/// stride, offset), spelled as words so that looking one up allocates
+/// nothing: this runs for every tensor of every recorded launch.
+#[derive(Debug, Default)]
+struct Layouts {
+    ids: HashMap<Box<[u64]>, u64, FxBuildHasher>,
+    /// Dtype names by their number in the words.
+    dtypes: HashMap<String, u64, FxBuildHasher>,
+    /// The words of the layout being looked up (kept for its capacity).
+    key: Vec<u64>,
+}
+
+impl Layouts {
+    /// The layout's words in `self.key`: dtype number, itemsize, rank,
+    /// shape, stride, offset.
+    fn spell(&mut self, dtype: &str, itemsize: u32, shape: &[u64], stride: &[i64], offset: u64) {
+        let next = self.dtypes.len() as u64;
+        let dtype = match self.dtypes.get(dtype) {
+            Some(&n) => n,
+            None => *self.dtypes.entry(dtype.to_owned()).or_insert(next),
+        };
+        self.key.clear();
+        self.key
+            .extend([dtype, u64::from(itemsize), shape.len() as u64]);
+        self.key.extend_from_slice(shape);
+        self.key.extend(stride.iter().map(|&s| s as u64));
+        self.key.push(offset);
+    }
 }
 
 impl Ids {
@@ -50,18 +78,14 @@ impl Ids {
         stride: &[i64],
         offset: u64,
     ) -> (u64, Option<Record>) {
-        let key = (
-            dtype.to_owned(),
-            itemsize,
-            shape.to_vec(),
-            stride.to_vec(),
-            offset,
-        );
-        if let Some(&id) = self.layouts.get(&key) {
+        self.layouts.spell(dtype, itemsize, shape, stride, offset);
+        if let Some(&id) = self.layouts.ids.get(self.layouts.key.as_slice()) {
             return (id, None);
         }
-        let id = self.layouts.len() as u64;
-        self.layouts.insert(key, id);
+        let id = self.layouts.ids.len() as u64;
+        self.layouts
+            .ids
+            .insert(self.layouts.key.as_slice().into(), id);
         let def = LayoutDef {
             id,
             dtype: dtype.to_owned(),
@@ -183,5 +207,52 @@ impl serde::Serialize for LaunchRef<'_> {
             Launch(&'a LaunchRecord),
         }
         Tagged::Launch(self.0).serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layout_gets_one_id_and_one_record() {
+        let mut ids = Ids::default();
+        let (first, record) = ids.layout("float32", 4, &[2, 3], &[3, 1], 0);
+        assert!(
+            matches!(record, Some(Record::Layout(ref l)) if l.id == first && l.shape == [2, 3])
+        );
+        assert_eq!(ids.layout("float32", 4, &[2, 3], &[3, 1], 0), (first, None));
+    }
+
+    #[test]
+    fn layouts_differing_in_any_field_get_their_own_ids() {
+        let mut ids = Ids::default();
+        let layouts: [(&str, u32, &[u64], &[i64], u64); 8] = [
+            ("float32", 4, &[2, 3], &[3, 1], 0),
+            ("int32", 4, &[2, 3], &[3, 1], 0),
+            ("float32", 2, &[2, 3], &[3, 1], 0),
+            ("float32", 4, &[3, 2], &[3, 1], 0),
+            ("float32", 4, &[2, 3], &[1, 2], 0),
+            ("float32", 4, &[2, 3], &[3, 1], 5),
+            // The same words, split differently between shape and stride.
+            ("float32", 4, &[2], &[3], 0),
+            ("float32", 4, &[2, 3, 3], &[1, 0, 0], 0),
+        ];
+        let mut seen = Vec::new();
+        for (dtype, itemsize, shape, stride, offset) in layouts {
+            let (id, record) = ids.layout(dtype, itemsize, shape, stride, offset);
+            assert!(
+                record.is_some(),
+                "{dtype} {shape:?} {stride:?} {offset} is new"
+            );
+            assert!(!seen.contains(&id));
+            seen.push(id);
+        }
+        for (i, (dtype, itemsize, shape, stride, offset)) in layouts.into_iter().enumerate() {
+            assert_eq!(
+                ids.layout(dtype, itemsize, shape, stride, offset),
+                (seen[i], None)
+            );
+        }
     }
 }

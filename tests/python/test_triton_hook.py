@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 import torch
 import tritontui
-from conftest import launches
+from conftest import dump, launches
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 
 
@@ -24,6 +24,21 @@ class _Config:
 
 class _Launcher:
     config = _Config()
+
+
+class _Blocks:
+    """A config of ``XBLOCK`` elements per program."""
+
+    num_warps = 4
+    num_stages = 1
+
+    def __init__(self, block: int) -> None:
+        self.kwargs = {"XBLOCK": block}
+
+
+class _LauncherOf:
+    def __init__(self, block: int) -> None:
+        self.config = _Blocks(block)
 
 
 class StandIn(CachingAutotuner):
@@ -108,3 +123,38 @@ def test_an_error_stops_recording_but_not_the_launch(
     stopped = [w for w in caught if "recording stopped" in str(w.message)]
     assert len(stopped) == 1 and "grid expression failed" in str(stopped[0].message)
     assert launches(path) == []
+
+
+def test_grids_follow_the_sizes_and_the_config_autotuning_leaves(
+    tmp_path: Path, original_run: list[Any]
+) -> None:
+    # The hook caches each config's kernel and each size's grid; a new
+    # launchers list (as autotuning leaves) or a launcher replaced in the
+    # same list must be seen.
+    path = tmp_path / "t.msgpack"
+
+    class Sized(StandIn):
+        def _interpret_args_grid(self, args: Any, config: Any) -> Any:
+            return args, (-(-args[3] // config.kwargs["XBLOCK"]), 1, 1)
+
+    tuner = Sized()
+    tuner.launchers = [_LauncherOf(1024)]
+    x, acc, out = torch.randn(8), torch.zeros(8), torch.empty(8)
+    with tritontui.record(path, hash="none"):
+        for size in (64, 4096, 64):
+            tuner.run(x, acc, out, size, stream=0)
+        tuner.launchers = [_LauncherOf(256)]
+        tuner.run(x, acc, out, 4096, stream=0)
+        tuner.launchers[0] = _LauncherOf(128)
+        tuner.run(x, acc, out, 4096, stream=0)
+        tuner.run(x, acc, out, 64, stream=0)
+    assert [r["grid"] for r in launches(path)] == [
+        [1, 1, 1],
+        [4, 1, 1],
+        [1, 1, 1],
+        [16, 1, 1],
+        [32, 1, 1],
+        [1, 1, 1],
+    ]
+    blocks = [r["config"]["XBLOCK"] for r in dump(path) if r["type"] == "kernel"]
+    assert blocks == [1024, 256, 128]

@@ -227,7 +227,8 @@ mod tests {
     #[test]
     fn layouts_differing_in_any_field_get_their_own_ids() {
         let mut ids = Ids::default();
-        let layouts: [(&str, u32, &[u64], &[i64], u64); 8] = [
+        type Layout<'a> = (&'a str, u32, &'a [u64], &'a [i64], u64);
+        let layouts: [Layout<'_>; 8] = [
             ("float32", 4, &[2, 3], &[3, 1], 0),
             ("int32", 4, &[2, 3], &[3, 1], 0),
             ("float32", 2, &[2, 3], &[3, 1], 0),

@@ -116,16 +116,53 @@ struct Dims {
     uint64_t stride[MAX_DIMS];  // in elements
 };
 
-// Byte offset of logical element e.
+// Byte offset of logical element e. `narrow` says every index fits in 32
+// bits (fewer than 2^32 elements), where division is several times cheaper.
 __device__ __forceinline__ uint64_t element_offset(uint64_t e, const Dims &d, int ndim,
-                                                   uint64_t itemsize) {
+                                                   uint64_t itemsize, bool narrow) {
     uint64_t offset = 0;
-    for (int i = ndim - 1; i >= 0; i--) {
-        uint64_t n = d.shape[i];
-        offset += (e % n) * d.stride[i];
-        e /= n;
+    if (narrow) {
+        uint32_t e32 = (uint32_t)e;
+        for (int i = ndim - 1; i >= 0; i--) {
+            uint32_t n = (uint32_t)d.shape[i];
+            offset += (uint64_t)(e32 % n) * d.stride[i];
+            e32 /= n;
+        }
+    } else {
+        for (int i = ndim - 1; i >= 0; i--) {
+            uint64_t n = d.shape[i];
+            offset += (e % n) * d.stride[i];
+            e /= n;
+        }
     }
     return offset * itemsize;
+}
+
+// A view whose rows (the last dimension, stride 1) are runs of whole,
+// 8-byte aligned words, as permuted dense tensors and slices of them are:
+// each word is one load, found from its row's offset. `dims` holds the
+// outer dimensions (`ndim` of them), whose elements are the rows.
+__device__ __forceinline__ uint64_t hash_rows(const uint8_t *data, uint64_t nwords,
+                                              uint32_t row_words, int ndim, const Dims &dims,
+                                              uint64_t itemsize, uint64_t block,
+                                              uint64_t blocks) {
+    bool narrow = nwords <= 0xffffffffull;
+    uint64_t stride = blocks * blockDim.x;
+    uint64_t sum = 0;
+    for (uint64_t w = block * blockDim.x + threadIdx.x; w < nwords; w += stride) {
+        uint64_t row, col;
+        if (narrow) {
+            row = (uint32_t)w / row_words;
+            col = (uint32_t)w - (uint32_t)row * row_words;
+        } else {
+            row = w / row_words;
+            col = w - row * row_words;
+        }
+        const uint8_t *p = data + element_offset(row, dims, ndim, itemsize, narrow) + col * 8;
+        sum += mix_word(__ldg(reinterpret_cast<const unsigned long long *>(p)),
+                        SEED + (w + 1) * STEP);
+    }
+    return sum;
 }
 
 // Any strided view: each thread assembles whole words from elements read in
@@ -136,6 +173,7 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
     uint64_t nbytes = numel * itemsize;
     uint64_t nwords = (nbytes + 7) / 8;
     uint64_t stride = blocks * blockDim.x;
+    bool narrow = numel <= 0xffffffffull;
     uint64_t sum = 0;
     for (uint64_t w = block * blockDim.x + threadIdx.x; w < nwords; w += stride) {
         uint64_t word = 0;
@@ -143,7 +181,7 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
             uint64_t per_word = 8 / itemsize;
             uint64_t e0 = w * per_word;
             for (uint64_t k = 0; k < per_word && e0 + k < numel; k++) {
-                const uint8_t *p = data + element_offset(e0 + k, dims, ndim, itemsize);
+                const uint8_t *p = data + element_offset(e0 + k, dims, ndim, itemsize, narrow);
                 uint64_t v;
                 switch (itemsize) {
                     case 1: v = *p; break;
@@ -157,7 +195,8 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
             for (int b = 0; b < 8; b++) {
                 uint64_t at = w * 8 + b;
                 if (at >= nbytes) break;
-                const uint8_t *p = data + element_offset(at / itemsize, dims, ndim, itemsize);
+                const uint8_t *p =
+                    data + element_offset(at / itemsize, dims, ndim, itemsize, narrow);
                 word |= (uint64_t)p[at % itemsize] << (8 * b);
             }
         }
@@ -167,6 +206,7 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
 }
 
 // One tensor of a hash table; ndim 0 means contiguous and 16-byte aligned.
+// row_words > 0: read by rows of that many words (see hash_rows).
 struct Item {
     const uint8_t *data;
     uint64_t numel;
@@ -175,6 +215,8 @@ struct Item {
     uint32_t slot;
     uint32_t first_block;
     uint32_t blocks;
+    uint32_t row_words;
+    uint32_t reserved;
     Dims dims;
 };
 
@@ -193,11 +235,16 @@ extern "C" __global__ void tthash_table(const __grid_constant__ Table table) {
     while (i + 1 < table.count && table.items[i + 1].first_block <= blockIdx.x) i++;
     const Item &item = table.items[i];
     uint64_t block = blockIdx.x - item.first_block;
-    uint64_t sum =
-        item.ndim == 0
-            ? hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks)
-            : hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
+    uint64_t sum;
+    if (item.ndim == 0) {
+        sum = hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks);
+    } else if (item.row_words > 0) {
+        sum = hash_rows(item.data, item.numel * item.itemsize / 8, item.row_words, item.ndim - 1,
+                        item.dims, item.itemsize, block, item.blocks);
+    } else {
+        sum = hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
                            item.blocks);
+    }
     add_sum(sum, table.results, item.slot, item.blocks);
 }
 
@@ -248,8 +295,9 @@ extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind
     uint64_t finite = 0, nan = 0, inf = 0;
     uint32_t max_key = 0, min_key_c = 0;
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    bool narrow = numel <= 0xffffffffull;
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < numel; e += stride) {
-        const uint8_t *p = data + element_offset(e, dims, ndim, itemsize);
+        const uint8_t *p = data + element_offset(e, dims, ndim, itemsize, narrow);
         uint32_t bits;
         if (kind == KIND_F32) {
             bits = *reinterpret_cast<const uint32_t *>(p);

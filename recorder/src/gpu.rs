@@ -326,8 +326,15 @@ struct Item {
     slot: u32,
     first_block: u32,
     blocks: u32,
+    /// More than 0: read by rows of this many 8-byte words (see
+    /// [`row_words`]).
+    row_words: u32,
+    reserved: u32,
     dims: Dims,
 }
+
+// The kernels read `Item` with the same layout.
+const _: () = assert!(std::mem::size_of::<Item>() == 144);
 
 /// `Table` in the PTX source, passed by value.
 #[repr(C)]
@@ -441,6 +448,12 @@ impl Batch {
             slot: slot as u32,
             first_block: 0,
             blocks: self.blocks(work),
+            row_words: if contiguous {
+                0
+            } else {
+                row_words(ptr, itemsize, &shape, &stride)
+            },
+            reserved: 0,
             dims,
         });
         if self.table.len() == TABLE_ITEMS {
@@ -566,6 +579,26 @@ impl Drop for Batch {
     }
 }
 
+/// The words per row of a coalesced view the kernel can read a word at a
+/// time (`hash_rows`): its last dimension has stride 1 and spans whole
+/// words, and every row starts 8-byte aligned. 0 when it cannot.
+fn row_words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> u32 {
+    let (Some(&last), Some(&1)) = (shape.last(), stride.last()) else {
+        return 0;
+    };
+    let row_bytes = last * itemsize;
+    let aligned = ptr.is_multiple_of(8)
+        && row_bytes.is_multiple_of(8)
+        && stride[..stride.len() - 1]
+            .iter()
+            .all(|&s| (s * itemsize).is_multiple_of(8));
+    if aligned {
+        u32::try_from(row_bytes / 8).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
 /// Threads per block of every kernel.
 const THREADS: u32 = 256;
 
@@ -662,6 +695,22 @@ impl Drop for Finished {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_of_whole_aligned_words_are_read_by_rows() {
+        // A permuted bf16 tensor: rows of 64 elements, 16 words.
+        assert_eq!(
+            row_words(0x1000, 2, &[8, 16, 512, 64], &[524288, 64, 1024, 1]),
+            16
+        );
+        // A transpose gathers elements; so do rows of 3 bytes, rows whose
+        // starts are not 8-byte aligned, and a misaligned base.
+        assert_eq!(row_words(0x1000, 4, &[32, 1024], &[1, 32]), 0);
+        assert_eq!(row_words(0x1000, 1, &[4, 3], &[8, 1]), 0);
+        assert_eq!(row_words(0x1000, 2, &[4, 4], &[6, 1]), 0);
+        assert_eq!(row_words(0x1002, 2, &[4, 4], &[8, 1]), 0);
+        assert_eq!(row_words(0x1008, 4, &[100], &[1]), 50);
+    }
 
     #[test]
     fn contiguous_dimensions_merge() {

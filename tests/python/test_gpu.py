@@ -51,6 +51,31 @@ def test_device_hashes_equal_host_hashes(dtype: torch.dtype) -> None:
         assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_views_read_row_by_row_hash_as_on_the_host(dtype: torch.dtype) -> None:
+    # Permuted dense tensors and slices of them (attention's q, k, v) are
+    # read a word at a time when their rows are whole aligned words, else
+    # element by element.
+    base = torch.randn(2, 6, 5, 4, 16, device="cuda") * 3
+    t = base > 0 if dtype == torch.bool else base.to(dtype)
+    views = [
+        t.permute(0, 2, 1, 3, 4),
+        t[:, 2:5],
+        t.select(2, 1),
+        t.permute(1, 0, 2, 3, 4)[..., 8:],
+        t[..., 1:9],
+        t[..., 3:6],
+        t.reshape(-1)[8:],
+        t.reshape(-1)[1:],
+    ]
+    if dtype in (torch.float32, torch.bfloat16):
+        big = torch.randn(8, 512, 16, 64, device="cuda").to(dtype)
+        views += [big.permute(0, 2, 1, 3), big[:, :, 3:11]]
+    for v in views:
+        gpu, cpu = both(v)
+        assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
+
+
 def test_empty_zero_dim_and_odd_lengths() -> None:
     for t in [
         torch.empty(0, 5, device="cuda"),

@@ -5,8 +5,9 @@
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
    forward and backward: step time unrecorded, recorded with metadata only
    and recorded with exact hashes before and after every launch (taking
-   turns, medians of ROUNDS rounds), and under DebugMode with and without
-   tensor hashes.
+   turns for ROUNDS rounds; each recorded mode's ratio is the median of its
+   per-round ratios to the unrecorded step measured beside it), and under
+   DebugMode with and without tensor hashes.
 
     python scripts/bench_gpu.py
 """
@@ -25,7 +26,7 @@ import tritontui
 from tritontui import _native
 
 # Turns each recording mode takes in the transformer benchmark.
-ROUNDS = 7
+ROUNDS = 15
 
 
 def cuda_time(fn, repeat: int) -> float:
@@ -131,8 +132,10 @@ def transformer() -> None:
         return seconds
 
     # The step is bound by a shared host whose speed drifts from minute to
-    # minute: the three modes take turns, ROUNDS times, and each row is the
-    # median of its rounds.
+    # minute: the three modes take turns, ROUNDS times (in reverse order
+    # every other round, so that a steady drift favours none), and each
+    # recorded mode's ratio is the median of its ratios to the unrecorded
+    # step of the same round.
     modes = {
         "unrecorded": None,
         "tritontui, metadata only": "none",
@@ -141,8 +144,9 @@ def transformer() -> None:
     times: dict[str, list[float]] = {label: [] for label in modes}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
-        for _ in range(ROUNDS):
-            for label, hash_mode in modes.items():
+        for round_ in range(ROUNDS):
+            order = list(modes.items())
+            for label, hash_mode in order if round_ % 2 == 0 else order[::-1]:
                 if hash_mode is None:
                     times[label].append(cuda_time(step, 10))
                     continue
@@ -176,15 +180,22 @@ def transformer() -> None:
         f"{triton} Triton launches and {total - triton} other recorded launches per step;"
         f" exact hashes read {hashed / 1e9:.2f} GB per step"
     )
-    for label, seconds in rows:
-        print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
-    spread = {
+    paired = {
         label: [t / p for t, p in zip(seen, times["unrecorded"], strict=True)]
         for label, seen in times.items()
-        if label != "unrecorded"
     }
-    for label, ratios in spread.items():
-        print(f"  ({label}: per round {', '.join(f'{r:.2f}x' for r in ratios)})")
+    for label, seconds in rows:
+        ratio = statistics.median(paired[label]) if label in paired else seconds / plain
+        print(f"  {label:48} {seconds * 1e3:8.2f} ms  {ratio:6.2f}x")
+    print(f"  (recorded rows: the median of {ROUNDS} per-round ratios to the unrecorded step)")
+    for label, ratios in paired.items():
+        if label == "unrecorded":
+            continue
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        print(
+            f"  ({label}: per round {min(ratios):.2f}x-{max(ratios):.2f}x,"
+            f" middle half {q1:.2f}x-{q3:.2f}x)"
+        )
 
 
 if __name__ == "__main__":

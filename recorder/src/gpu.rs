@@ -20,8 +20,9 @@ use crate::background::Delivered;
 use crate::hash::{LEN_MUL, fmix64};
 use cudarc::driver::result;
 use cudarc::driver::sys;
-use std::collections::HashMap;
+use smallvec::SmallVec;
 use std::ffi::{CString, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// The kernels, compiled from `assets/cuda/tthash.cu` for compute_80.
@@ -138,21 +139,51 @@ struct Device {
     host: *mut u64,
     host_on_device: sys::CUdeviceptr,
     returned: Arc<Returned>,
-    next: usize,
+    /// Batches begun so far: the next one takes the range after.
+    next: AtomicUsize,
 }
 
-// SAFETY: the raw handles are process-wide driver objects; the mapped ring
-// is only written by the device and read by the writer thread after the
-// event that orders it, for ranges handed out one at a time.
+// SAFETY: the raw handles are process-wide driver objects and never change
+// after `open`; the mapped ring is only written by the device and read by
+// the writer thread after the event that orders it, for ranges handed out
+// one at a time (`next` is atomic, the free list behind a lock).
 unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
 
-static DEVICES: OnceLock<Mutex<HashMap<i32, Device>>> = OnceLock::new();
+/// Devices a process hashes on, by ordinal.
+const MAX_DEVICES: usize = 64;
 
-fn devices() -> Result<std::sync::MutexGuard<'static, HashMap<i32, Device>>> {
-    DEVICES
-        .get_or_init(|| Mutex::new(HashMap::new()))
-        .lock()
-        .map_err(|_| GpuError("poisoned lock".into()))
+/// The devices opened so far: found without a lock at every launch.
+static DEVICES: [OnceLock<Device>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+
+/// The device `ordinal`, opened the first time.
+fn device(ordinal: i32) -> Result<&'static Device> {
+    static OPENING: Mutex<()> = Mutex::new(());
+    let slot = usize::try_from(ordinal)
+        .ok()
+        .and_then(|i| DEVICES.get(i))
+        .ok_or_else(|| GpuError(format!("no CUDA device {ordinal} to hash on")))?;
+    if let Some(device) = slot.get() {
+        return Ok(device);
+    }
+    let _opening = OPENING.lock().map_err(poisoned)?;
+    if let Some(device) = slot.get() {
+        return Ok(device);
+    }
+    let device = Device::open(ordinal)?;
+    Ok(slot.get_or_init(|| device))
+}
+
+/// Makes `ctx` current on this thread unless it already is (torch's
+/// launching threads have it current).
+fn make_current(ctx: sys::CUcontext) -> Result<()> {
+    let mut current: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes the calling thread's current context.
+    unsafe { sys::cuCtxGetCurrent(&mut current).result()? };
+    if current != ctx {
+        unsafe { result::ctx::set_current(ctx)? };
+    }
+    Ok(())
 }
 
 fn poisoned<T>(_: T) -> GpuError {
@@ -221,7 +252,7 @@ impl Device {
                 released: Condvar::new(),
                 events: Mutex::new(Vec::new()),
             }),
-            next: 0,
+            next: AtomicUsize::new(0),
         })
     }
 
@@ -248,9 +279,9 @@ pub struct Batch {
     /// Whether the range is handed on to a [`Finished`].
     finished: bool,
     results: Results,
-    entries: Vec<Entry>,
+    entries: SmallVec<[Entry; TABLE_ITEMS]>,
     /// Hashes gathered for the next [`Batch::dispatch`].
-    table: Vec<Item>,
+    table: SmallVec<[Item; TABLE_ITEMS]>,
     /// Slots of the range handed out so far.
     used: usize,
 }
@@ -298,7 +329,7 @@ pub struct Finished {
     ctx: sys::CUcontext,
     event: sys::CUevent,
     host: *const u64,
-    entries: Vec<Entry>,
+    entries: SmallVec<[Entry; TABLE_ITEMS]>,
     returned: Arc<Returned>,
     range: usize,
 }
@@ -344,10 +375,13 @@ struct Table {
     items: [Item; TABLE_ITEMS],
 }
 
+/// Sizes or strides of a coalesced view.
+pub type Extents = SmallVec<[u64; MAX_DIMS]>;
+
 /// Drops size-1 dimensions and merges dimensions that are contiguous with
 /// each other, so most views keep one to three.
-pub fn coalesce(shape: &[u64], stride: &[u64]) -> (Vec<u64>, Vec<u64>) {
-    let mut dims: Vec<(u64, u64)> = Vec::new();
+pub fn coalesce(shape: &[u64], stride: &[u64]) -> (Extents, Extents) {
+    let mut dims: SmallVec<[(u64, u64); MAX_DIMS]> = SmallVec::new();
     for (&n, &s) in shape.iter().zip(stride) {
         if n == 1 {
             continue;
@@ -365,13 +399,9 @@ impl Batch {
     /// `cudaStream_t`, 0 for the legacy default stream). Waits only if
     /// every range is still in use.
     pub fn begin(ordinal: i32, stream: u64) -> Result<Batch> {
-        let mut map = devices()?;
-        let device = match map.entry(ordinal) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(Device::open(ordinal)?),
-        };
-        unsafe { result::ctx::set_current(device.kernels.ctx)? };
-        let range = device.next % RANGES;
+        let device = device(ordinal)?;
+        make_current(device.kernels.ctx)?;
+        let range = device.next.fetch_add(1, Ordering::Relaxed) % RANGES;
         {
             let mut free = device.returned.ranges.lock().map_err(poisoned)?;
             while !free[range] {
@@ -379,7 +409,6 @@ impl Batch {
             }
             free[range] = false;
         }
-        device.next += 1;
         Ok(Batch {
             kernels: device.kernels,
             stream,
@@ -389,8 +418,8 @@ impl Batch {
             returned: Arc::clone(&device.returned),
             finished: false,
             results: device.results(range),
-            entries: Vec::new(),
-            table: Vec::new(),
+            entries: SmallVec::new(),
+            table: SmallVec::new(),
             used: 0,
         })
     }
@@ -714,13 +743,14 @@ mod tests {
 
     #[test]
     fn contiguous_dimensions_merge() {
-        assert_eq!(coalesce(&[4, 1, 8], &[8, 8, 1]), (vec![32], vec![1]));
+        let merged = |shape: &[u64], stride: &[u64]| {
+            let (shape, stride) = coalesce(shape, stride);
+            (shape.to_vec(), stride.to_vec())
+        };
+        assert_eq!(merged(&[4, 1, 8], &[8, 8, 1]), (vec![32], vec![1]));
         // A transpose stays two-dimensional.
-        assert_eq!(coalesce(&[8, 4], &[1, 8]), (vec![8, 4], vec![1, 8]));
-        assert_eq!(coalesce(&[], &[]), (vec![], vec![]));
-        assert_eq!(
-            coalesce(&[2, 3, 4], &[24, 4, 1]),
-            (vec![2, 12], vec![24, 1])
-        );
+        assert_eq!(merged(&[8, 4], &[1, 8]), (vec![8, 4], vec![1, 8]));
+        assert_eq!(merged(&[], &[]), (vec![], vec![]));
+        assert_eq!(merged(&[2, 3, 4], &[24, 4, 1]), (vec![2, 12], vec![24, 1]));
     }
 }

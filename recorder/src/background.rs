@@ -19,6 +19,8 @@ use std::time::Duration;
 
 enum Command {
     Record(Box<Record>),
+    /// Several records queued at once (a graph call's inputs).
+    Records(Vec<Record>),
     /// A record some of whose hashes are still being computed elsewhere.
     Pending(Vec<(Record, Vec<Fill>)>, Pending),
     /// Flush everything queued before, then say so.
@@ -191,6 +193,11 @@ impl BackgroundWriter {
         self.send(Command::Record(Box::new(record)))
     }
 
+    /// Queues several records with one message to the writer thread.
+    pub fn records(&self, records: Vec<Record>) -> io::Result<()> {
+        self.send(Command::Records(records))
+    }
+
     /// Queues a launch.
     pub fn launch(&self, launch: LaunchRecord) -> io::Result<()> {
         self.record(Record::Launch(launch))
@@ -294,6 +301,11 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
     loop {
         match rx.try_recv() {
             Ok(Command::Record(record)) => write(&mut writer, *record)?,
+            Ok(Command::Records(records)) => {
+                for record in records {
+                    write(&mut writer, record)?;
+                }
+            }
             Ok(Command::Pending(records, pending)) => {
                 let results = pending().map_err(io::Error::other)?;
                 for (mut record, fills) in records {
@@ -398,7 +410,13 @@ mod tests {
             layout
         );
         for seq in 0..1000 {
-            w.launch(launch(seq, kernel, vec![])).expect("launch");
+            if seq % 100 == 50 {
+                // Records queued together keep their place among the rest.
+                let group = (seq..seq + 10).map(|s| Record::Launch(launch(s, kernel, vec![])));
+                w.records(group.collect()).expect("records");
+            } else if seq % 100 < 50 || seq % 100 >= 60 {
+                w.launch(launch(seq, kernel, vec![])).expect("launch");
+            }
         }
         w.finish(5, "exit").expect("finish");
         let trace = Trace::open(&path).expect("load");

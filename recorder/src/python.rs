@@ -19,6 +19,13 @@ use std::time::Instant;
 /// `(min, max, mean_abs, nan, inf)` as Python sees it.
 type StatsTuple = (f64, f64, f64, u64, u64);
 
+/// The extension's own allocations (records, tables) come from mimalloc:
+/// they are made on the recorded program's threads and freed on the writer
+/// thread, and glibc's malloc serialises such frees on the allocating
+/// arena's lock, which the program's next allocation then waits for.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Runs `f`, turning a panic into a `RuntimeError`.
 fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f))
@@ -155,10 +162,12 @@ impl TraceFile {
             Some(pending) if waits => self.writer()?.pending(records, pending).map_err(io_error),
             _ => {
                 let writer = self.writer()?;
-                for (record, _) in records {
-                    writer.record(record).map_err(io_error)?;
+                if let [_] = records.as_slice() {
+                    let (record, _) = records.swap_remove(0);
+                    return writer.record(record).map_err(io_error);
                 }
-                Ok(())
+                let records = records.into_iter().map(|(record, _)| record).collect();
+                writer.records(records).map_err(io_error)
             }
         }
     }

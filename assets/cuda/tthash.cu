@@ -22,8 +22,8 @@ __device__ __forceinline__ uint64_t mix_word(uint64_t w, uint64_t key) {
 // Results leave the device without a memset or a copy: blocks add into a
 // device accumulator and count themselves in; the last block of a result
 // moves the total (which also zeroes the accumulator for its next use) into
-// host-mapped memory, which the host reads once an event recorded after the
-// kernel has completed.
+// host-mapped memory, where the host sees it arrive (slots hold all ones
+// until written; an event recorded after the kernel settles any doubt).
 struct Results {
     unsigned long long *acc;  // device accumulators, zero between uses
     unsigned int *arrived;    // blocks done per result, zero between uses

@@ -8,8 +8,9 @@
 //! device accumulator and the last one writes the total into host-mapped
 //! memory, resetting the accumulator, so no memset or copy is needed. After
 //! the launch one pooled event is recorded: three driver calls per launch
-//! with hashes before and after. The writer thread waits for the event
-//! ([`Finished::wait`]) and finalises the sums.
+//! with hashes before and after. The writer thread polls the mapped slots
+//! until every result has arrived ([`Finished::wait`], asking the event now
+//! and then) and finalises the sums.
 //!
 //! The kernels are PTX kept in `assets/cuda/` (compiled by the driver for
 //! the GPU at hand), so no CUDA toolkit is needed. Every entry point checks
@@ -39,6 +40,15 @@ const RANGES: usize = 1024;
 const MAX_DIMS: usize = 6;
 /// How long a thread waiting for a batch sleeps between polls.
 const POLL: std::time::Duration = std::time::Duration::from_micros(50);
+/// How often a waiting thread asks the driver about the batch's event
+/// while its results have not all arrived.
+const ASK_DRIVER: std::time::Duration = std::time::Duration::from_millis(2);
+/// What a host-mapped result slot holds until a kernel writes it (no raw
+/// hash sum or summary word is expected to equal it; if one does, the
+/// event still says when the batch is done).
+const UNWRITTEN: u64 = u64::MAX;
+/// The longest a batch waits for its range of the ring to come free.
+const RANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Hashes one `tthash_table` launch computes (`TABLE_ITEMS` in the source).
 const TABLE_ITEMS: usize = 16;
 
@@ -228,6 +238,7 @@ impl Device {
                 slots * 8,
                 sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
             )? as *mut u64;
+            std::slice::from_raw_parts_mut(host, slots).fill(UNWRITTEN);
             (acc, arrived, host)
         };
         let mut host_on_device: sys::CUdeviceptr = 0;
@@ -278,6 +289,8 @@ pub struct Batch {
     returned: Arc<Returned>,
     /// Whether the range is handed on to a [`Finished`].
     finished: bool,
+    /// Whether a kernel was enqueued (it writes into the range).
+    dispatched: bool,
     results: Results,
     entries: SmallVec<[Entry; TABLE_ITEMS]>,
     /// Hashes gathered for the next [`Batch::dispatch`].
@@ -403,9 +416,16 @@ impl Batch {
         make_current(device.kernels.ctx)?;
         let range = device.next.fetch_add(1, Ordering::Relaxed) % RANGES;
         {
-            let mut free = device.returned.ranges.lock().map_err(poisoned)?;
-            while !free[range] {
-                free = device.returned.released.wait(free).map_err(poisoned)?;
+            let free = device.returned.ranges.lock().map_err(poisoned)?;
+            let (mut free, waited) = device
+                .returned
+                .released
+                .wait_timeout_while(free, RANGE_WAIT, |free| !free[range])
+                .map_err(poisoned)?;
+            if waited.timed_out() {
+                return Err(GpuError(
+                    "no result range came free (earlier batches never completed)".into(),
+                ));
             }
             free[range] = false;
         }
@@ -417,6 +437,7 @@ impl Batch {
             host: unsafe { device.host.add(range * BATCH) },
             returned: Arc::clone(&device.returned),
             finished: false,
+            dispatched: false,
             results: device.results(range),
             entries: SmallVec::new(),
             table: SmallVec::new(),
@@ -562,11 +583,12 @@ impl Batch {
 
     /// Launches `function` on the batch's stream.
     unsafe fn launch<const N: usize>(
-        &self,
+        &mut self,
         function: sys::CUfunction,
         blocks: u32,
         mut params: [*mut c_void; N],
     ) -> Result<()> {
+        self.dispatched = true;
         // SAFETY: the parameters point at locals of the caller, which the
         // driver copies before this returns.
         unsafe {
@@ -600,9 +622,11 @@ impl Batch {
 }
 
 impl Drop for Batch {
-    /// A batch that never finished (its launch failed) gives its range back.
+    /// A batch that never finished (its launch failed) gives its range
+    /// back if no kernel of it was enqueued; one that was may still write
+    /// into the range, which is then never reused.
     fn drop(&mut self) {
-        if !self.finished {
+        if !self.finished && !self.dispatched {
             self.returned.release_range(self.range);
         }
     }
@@ -653,8 +677,8 @@ impl Finished {
     pub fn wait(mut self) -> Result<Vec<Delivered>> {
         let waited = self.synchronize();
         let ok = waited.is_ok();
-        // SAFETY: the event orders the kernels' writes into these slots
-        // before here.
+        // SAFETY: every slot was seen written, or the event that follows
+        // the kernels completed.
         let slot = |i: usize| unsafe { self.host.add(i).read_volatile() };
         let delivered = waited.map(|()| {
             self.entries
@@ -674,18 +698,43 @@ impl Finished {
         delivered
     }
 
-    /// Waits for the event by polling it, so that the waiting thread never
-    /// sits inside the driver while the recorded program launches.
+    /// Waits until every result of the batch has arrived in host memory,
+    /// polling it; the event is asked every [`ASK_DRIVER`] (for a device
+    /// error, or a result that happens to equal [`UNWRITTEN`]). The waiting
+    /// thread never sits in the driver, whose locks the recorded program's
+    /// launches take too.
     fn synchronize(&self) -> Result<()> {
         unsafe { result::ctx::set_current(self.ctx)? };
+        let mut asked = std::time::Instant::now();
         loop {
-            // SAFETY: an event of this batch, recorded in `finish`.
-            match unsafe { sys::cuEventQuery(self.event) } {
-                sys::CUresult::CUDA_SUCCESS => return Ok(()),
-                sys::CUresult::CUDA_ERROR_NOT_READY => std::thread::sleep(POLL),
-                error => return Err(result::DriverError(error).into()),
+            if self.arrived() {
+                return Ok(());
             }
+            if asked.elapsed() >= ASK_DRIVER {
+                // SAFETY: an event of this batch, recorded in `finish`.
+                match unsafe { sys::cuEventQuery(self.event) } {
+                    sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                    sys::CUresult::CUDA_ERROR_NOT_READY => asked = std::time::Instant::now(),
+                    error => return Err(result::DriverError(error).into()),
+                }
+            }
+            std::thread::sleep(POLL);
         }
+    }
+
+    /// The slots of each result, in order.
+    fn slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.entries.iter().flat_map(|entry| match *entry {
+            Entry::Hash { slot, .. } => slot..slot + 1,
+            Entry::Stats { slot } => slot..slot + STATS_SLOTS,
+        })
+    }
+
+    /// Whether every slot of the batch has been written.
+    fn arrived(&self) -> bool {
+        // SAFETY: slots of this batch's range of the mapped ring.
+        self.slots()
+            .all(|i| unsafe { self.host.add(i).read_volatile() } != UNWRITTEN)
     }
 
     /// Hands the range back, and the event to the pool when it is known
@@ -704,6 +753,16 @@ impl Finished {
                 .is_ok();
         if !pooled {
             let _ = unsafe { result::event::destroy(event) };
+        }
+        if !event_ok {
+            // The device failed: its kernels' writes may yet land in the
+            // range, which is therefore never reused.
+            return;
+        }
+        for i in self.slots() {
+            // SAFETY: slots of this batch's range, which its kernels are
+            // done with (all its results arrived, or its event completed).
+            unsafe { (self.host.add(i) as *mut u64).write_volatile(UNWRITTEN) };
         }
         self.returned.release_range(self.range);
     }

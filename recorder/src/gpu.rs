@@ -154,9 +154,10 @@ struct Device {
 }
 
 // SAFETY: the raw handles are process-wide driver objects and never change
-// after `open`; the mapped ring is only written by the device and read by
-// the writer thread after the event that orders it, for ranges handed out
-// one at a time (`next` is atomic, the free list behind a lock).
+// after `open`; a range of the mapped ring is written by the device and
+// read by the writer thread once every slot of it has arrived (or its
+// event completed), and ranges are handed out one at a time (`next` is
+// atomic, the free list behind a lock).
 unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 

@@ -3,7 +3,9 @@ compiled programs recorded on the GPU. Skipped without CUDA."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -246,6 +248,38 @@ def test_a_compile_worker_pauses_before_compiling_a_matching_kernel(tmp_path: Pa
         assert "done" in paused.finish()
         states = [(p["pid"], p["state"]) for p in paused.pauses()]
         assert states == [(paused.pid, "paused"), (paused.pid, "resumed")], states
+    finally:
+        paused.kill()
+
+
+@pytest.mark.skipif(shutil.which("cuda-gdb") is None, reason="no cuda-gdb")
+def test_attach_hands_a_paused_gpu_launch_to_cuda_gdb(tmp_path: Path, inductor_cache: Path) -> None:
+    """`tritontui attach` on a process paused before a Triton launch runs
+    cuda-gdb on it: it says where it is and, once continued, stops in the
+    kernel on the device; the program then runs to its end."""
+    paused = Paused(tmp_path, inductor_cache, spec="1", program="gpu_pausable.py")
+    try:
+        kernel = re.search(r"paused before #1 (\S+)", paused.line)
+        assert kernel, paused.line
+        env = {k: v for k, v in os.environ.items() if k != "TRITONTUI_DEBUGGER"}
+        session = subprocess.run(
+            [binary(), "attach", str(paused.trace)],
+            input="continue\ninfo cuda kernels\ndelete\ncontinue\n",
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            check=False,
+        )
+        out = session.stdout + session.stderr
+        # (Its first backtrace is wherever cuda-gdb's attach stopped the
+        # thread, often inside the CUDA debugger library, so it is not
+        # checked here; gdb's is, in test_attach.)
+        assert f"paused before launch #1 {kernel.group(1)}" in out, out
+        # The pending breakpoint on the kernel stopped it on the device.
+        assert f"CUDA thread hit Breakpoint 1, {kernel.group(1)}" in out, out
+        assert "Switching focus to CUDA kernel" in out, out
+        assert "done" in paused.finish(), out
     finally:
         paused.kill()
 

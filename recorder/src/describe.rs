@@ -131,7 +131,9 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
 }
 
 /// Where the hashes of one launch's CUDA tensors are computed: a batch on
-/// the launch's stream, opened by the first CUDA tensor.
+/// the launch's stream, opened by the first CUDA tensor. (Built without
+/// CUDA support, only `capturing` and `error` are read.)
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 struct DeviceWork {
     enabled: bool,
     stream: Option<u64>,

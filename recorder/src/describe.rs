@@ -146,6 +146,7 @@ struct DeviceWork {
 
 /// A hash or summary on its way: here now, a ticket of the device batch,
 /// or none.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 enum Value<T> {
     Now(T),
     Ticket(usize),

@@ -25,8 +25,21 @@ import torch.nn.functional as F
 import tritontui
 from tritontui import _native
 
-# Turns each recording mode takes in the transformer benchmark.
-ROUNDS = 15
+# Turns each recording mode takes in the transformer benchmark: enough
+# that the median of the per-round ratios is known to a few hundredths on
+# a host whose speed halves and doubles from one second to the next.
+ROUNDS = 40
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A 95% confidence interval for the median of ``values``, from their
+    order statistics (no assumption about their distribution)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    half_width = 0.98 * math.sqrt(n)
+    low = max(0, math.floor(n / 2 - half_width) - 1)
+    high = min(n - 1, math.ceil(n / 2 + 1 + half_width) - 1)
+    return ordered[low], ordered[high]
 
 
 def cuda_time(fn, repeat: int) -> float:
@@ -192,8 +205,10 @@ def transformer() -> None:
         if label == "unrecorded":
             continue
         q1, _, q3 = statistics.quantiles(ratios, n=4)
+        low, high = median_interval(ratios)
         print(
-            f"  ({label}: per round {min(ratios):.2f}x-{max(ratios):.2f}x,"
+            f"  ({label}: median {statistics.median(ratios):.2f}x, 95% interval of the median"
+            f" {low:.2f}x-{high:.2f}x; per round {min(ratios):.2f}x-{max(ratios):.2f}x,"
             f" middle half {q1:.2f}x-{q3:.2f}x)"
         )
 

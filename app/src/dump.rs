@@ -63,7 +63,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
     for input in &trace.inputs {
         let layout = &trace.layouts[input.layout as usize];
         line(json!({
-            "type": "input", "name": input.name, "graph": input.graph, "before": input.before, "device": input.device,
+            "type": "input", "name": &*input.name, "graph": &*input.graph, "before": input.before, "device": input.device,
             "dtype": layout.dtype, "shape": layout.shape, "stride": layout.stride, "ptr": hex(input.ptr),
             "hash": input.hash.map(hex),
         }))?;

@@ -11,8 +11,8 @@ use crate::analysis::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use tritontui_recorder::{
-    Access, ArgDef, ArgValue, Header, InputRecord, KernelDef, LaunchRecord, Record, Scalar,
-    TensorArg, TraceWriter, format::RecordOptions,
+    Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
+    Scalar, TensorArg, TraceWriter, format::RecordOptions,
 };
 
 /// A fault to put into run B.
@@ -329,15 +329,15 @@ impl<'s, W: Write> Simulator<'s, W> {
     }
 
     fn graph_inputs(&mut self) -> io::Result<()> {
-        let mut inputs = vec![(Buffer::Input, "primals_1".to_owned(), ACTIVATION.to_vec())];
-        for j in 0..KERNELS.len() {
-            inputs.push((
-                Buffer::Weight(j),
-                format!("primals_{}", j + 2),
-                WEIGHT.to_vec(),
-            ));
-        }
-        for (buffer, name, shape) in inputs {
+        let mut inputs = vec![(Buffer::Input, ACTIVATION.to_vec())];
+        inputs.extend((0..KERNELS.len()).map(|j| (Buffer::Weight(j), WEIGHT.to_vec())));
+        self.writer.write(&Record::Graph(GraphDef {
+            id: 0,
+            key: "graph_0".into(),
+            inputs: (1..=inputs.len()).map(|i| format!("primals_{i}")).collect(),
+        }))?;
+        let mut args = Vec::with_capacity(inputs.len());
+        for (buffer, shape) in inputs {
             let mut value = mix(buffer.address());
             if let Buffer::Weight(j) = buffer
                 && self.is_b
@@ -350,14 +350,21 @@ impl<'s, W: Write> Simulator<'s, W> {
             }
             self.content.insert(buffer, value);
             let layout = self.layout(&shape)?;
-            self.writer.write(&Record::Input(InputRecord {
-                name,
-                graph: "graph_0".into(),
-                before: 0,
-                device: 0,
-                tensor: tensor(layout, buffer.address(), 0, Some(value), Some(value)),
-            }))?;
+            args.push(tensor(
+                layout,
+                buffer.address(),
+                0,
+                Some(value),
+                Some(value),
+            ));
         }
+        self.writer.write(&Record::Call(CallRecord {
+            graph: 0,
+            before: 0,
+            device: 0,
+            first: 0,
+            args,
+        }))?;
         // Each run leaves different garbage in memory nobody initialised.
         self.content
             .insert(Buffer::Garbage, if self.is_b { 2 } else { 1 });

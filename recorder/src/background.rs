@@ -19,10 +19,8 @@ use std::time::Duration;
 
 enum Command {
     Record(Box<Record>),
-    /// Several records queued at once (a graph call's inputs).
-    Records(Vec<Record>),
     /// A record some of whose hashes are still being computed elsewhere.
-    Pending(Vec<(Record, Vec<Fill>)>, Pending),
+    Pending(Box<Record>, Vec<Fill>, Pending),
     /// Flush everything queued before, then say so.
     Flush(Sender<()>),
     Finish(EndRecord),
@@ -60,24 +58,21 @@ pub struct Fill {
     pub index: usize,
 }
 
-/// Puts delivered hashes into a record (a launch or an input).
+/// Puts delivered hashes into a record (a launch or a graph call).
 fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Result<()> {
     use crate::format::{ArgValue, TensorArg};
-    let mut tensors: Vec<&mut TensorArg> = match record {
-        Record::Launch(launch) => launch
-            .args
-            .iter_mut()
-            .filter_map(|a| match a {
-                ArgValue::Tensor(t) => Some(t),
-                ArgValue::Scalar(_) => None,
-            })
-            .collect(),
-        Record::Input(input) => match &mut input.tensor {
-            ArgValue::Tensor(t) => vec![t],
-            ArgValue::Scalar(_) => vec![],
-        },
-        _ => vec![],
+    let args: &mut [ArgValue] = match record {
+        Record::Launch(launch) => &mut launch.args,
+        Record::Call(call) => &mut call.args,
+        _ => &mut [],
     };
+    let mut tensors: Vec<&mut TensorArg> = args
+        .iter_mut()
+        .filter_map(|a| match a {
+            ArgValue::Tensor(t) => Some(t),
+            ArgValue::Scalar(_) => None,
+        })
+        .collect();
     for f in fills {
         let result = results
             .get(f.index)
@@ -193,21 +188,16 @@ impl BackgroundWriter {
         self.send(Command::Record(Box::new(record)))
     }
 
-    /// Queues several records with one message to the writer thread.
-    pub fn records(&self, records: Vec<Record>) -> io::Result<()> {
-        self.send(Command::Records(records))
-    }
-
     /// Queues a launch.
     pub fn launch(&self, launch: LaunchRecord) -> io::Result<()> {
         self.record(Record::Launch(launch))
     }
 
-    /// Queues records (launches or inputs) to be completed with results
-    /// that `pending` delivers; each record's fills index its tensor
-    /// arguments in order and the results all records share.
-    pub fn pending(&self, records: Vec<(Record, Vec<Fill>)>, pending: Pending) -> io::Result<()> {
-        self.send(Command::Pending(records, pending))
+    /// Queues a record (a launch or a graph call) to be completed with
+    /// results that `pending` delivers; `fills` index its tensor arguments
+    /// in order and the delivered results.
+    pub fn pending(&self, record: Record, fills: Vec<Fill>, pending: Pending) -> io::Result<()> {
+        self.send(Command::Pending(Box::new(record), fills, pending))
     }
 
     /// Waits until every record queued so far is in the file (its device
@@ -231,6 +221,20 @@ impl BackgroundWriter {
     pub fn kernel(&mut self, kernel: KernelDef) -> io::Result<u64> {
         let (id, record) = self.ids.kernel(kernel);
         self.record(record)?;
+        Ok(id)
+    }
+
+    /// The id of the graph `key`, queuing its record (with the input names
+    /// `inputs` gives) the first time.
+    pub fn graph(
+        &mut self,
+        key: &str,
+        inputs: impl FnOnce() -> io::Result<Vec<String>>,
+    ) -> io::Result<u64> {
+        let (id, new) = self.ids.graph(key, inputs)?;
+        if let Some(record) = new {
+            self.record(record)?;
+        }
         Ok(id)
     }
 
@@ -301,17 +305,10 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
     loop {
         match rx.try_recv() {
             Ok(Command::Record(record)) => write(&mut writer, *record)?,
-            Ok(Command::Records(records)) => {
-                for record in records {
-                    write(&mut writer, record)?;
-                }
-            }
-            Ok(Command::Pending(records, pending)) => {
+            Ok(Command::Pending(mut record, fills, pending)) => {
                 let results = pending().map_err(io::Error::other)?;
-                for (mut record, fills) in records {
-                    fill(&mut record, &fills, &results)?;
-                    write(&mut writer, record)?;
-                }
+                fill(&mut record, &fills, &results)?;
+                write(&mut writer, *record)?;
             }
             Ok(Command::Flush(done)) => {
                 writer.flush()?;
@@ -410,13 +407,7 @@ mod tests {
             layout
         );
         for seq in 0..1000 {
-            if seq % 100 == 50 {
-                // Records queued together keep their place among the rest.
-                let group = (seq..seq + 10).map(|s| Record::Launch(launch(s, kernel, vec![])));
-                w.records(group.collect()).expect("records");
-            } else if seq % 100 < 50 || seq % 100 >= 60 {
-                w.launch(launch(seq, kernel, vec![])).expect("launch");
-            }
+            w.launch(launch(seq, kernel, vec![])).expect("launch");
         }
         w.finish(5, "exit").expect("finish");
         let trace = Trace::open(&path).expect("load");
@@ -482,11 +473,8 @@ mod tests {
         let results = [5, 5, 6, 9].map(Delivered::Hash).into_iter();
         let results: Vec<_> = results.chain([Delivered::Stats(summary)]).collect();
         let delivered: Pending = Box::new(move || Ok(results));
-        w.pending(
-            vec![(Record::Launch(launch(0, kernel, args)), fills)],
-            delivered,
-        )
-        .expect("pending");
+        w.pending(Record::Launch(launch(0, kernel, args)), fills, delivered)
+            .expect("pending");
         w.finish(1, "exit").expect("finish");
         let (a, b) = first_and_third(&path);
         assert_eq!(a, (Some(5), Some(5), false));
@@ -501,6 +489,44 @@ mod tests {
     }
 
     #[test]
+    fn pending_hashes_of_a_graph_call_reach_its_tensors() {
+        let (_dir, path, mut w, _, layout) = writer();
+        let graph = w
+            .graph("g", || Ok(vec!["a".into(), "n".into(), "b".into()]))
+            .expect("graph");
+        assert_eq!(w.graph("g", || unreachable!()).expect("again"), graph);
+        let call = Record::Call(crate::format::CallRecord {
+            graph,
+            before: 0,
+            device: 0,
+            first: 0,
+            args: vec![
+                tensor(layout, 16, None, None),
+                ArgValue::Scalar(Scalar::Int(4)),
+                tensor(layout, 32, None, None),
+            ],
+        });
+        let fills = vec![
+            Fill {
+                arg: 0,
+                slot: Slot::Pre,
+                index: 1,
+            },
+            Fill {
+                arg: 1,
+                slot: Slot::Pre,
+                index: 0,
+            },
+        ];
+        let delivered: Pending = Box::new(|| Ok(vec![Delivered::Hash(7), Delivered::Hash(8)]));
+        w.pending(call, fills, delivered).expect("pending");
+        w.finish(1, "exit").expect("finish");
+        let trace = Trace::open(&path).expect("load");
+        let seen: Vec<_> = trace.inputs.iter().map(|i| (&*i.name, i.hash)).collect();
+        assert_eq!(seen, vec![("a", Some(8)), ("b", Some(7))]);
+    }
+
+    #[test]
     fn a_result_of_the_wrong_kind_is_an_error_not_a_panic() {
         let (_dir, _path, mut w, kernel, layout) = writer();
         let args = vec![tensor(layout, 16, None, None)];
@@ -510,11 +536,8 @@ mod tests {
             index: 0,
         }];
         let delivered: Pending = Box::new(|| Ok(vec![Delivered::Hash(1)]));
-        w.pending(
-            vec![(Record::Launch(launch(0, kernel, args)), fills)],
-            delivered,
-        )
-        .expect("pending");
+        w.pending(Record::Launch(launch(0, kernel, args)), fills, delivered)
+            .expect("pending");
         assert!(w.finish(1, "exit").is_err());
     }
 }

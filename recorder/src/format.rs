@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 1;
+pub const SCHEMA_MINOR: u32 = 2;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,8 +39,12 @@ pub enum Record {
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
-    /// compiled graph's input.
+    /// compiled graph's input (1.0; writers since 1.2 write calls).
     Input(InputRecord),
+    /// Interned compiled graph, referenced by calls (1.2).
+    Graph(GraphDef),
+    /// One call of a compiled graph, with its inputs (1.2).
+    Call(CallRecord),
     /// A recorded process stopped at a pause point, or went on (1.1).
     Pause(PauseRecord),
     /// Written on clean exit; its absence means the trace ended early.
@@ -63,6 +67,8 @@ impl Record {
             Record::Marker(_) => "marker",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
+            Record::Graph(_) => "graph",
+            Record::Call(_) => "call",
             Record::Pause(_) => "pause",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
@@ -106,6 +112,8 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
+            "graph" => Record::Graph(GraphDef::deserialize(rest)?),
+            "call" => Record::Call(CallRecord::deserialize(rest)?),
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
@@ -700,6 +708,41 @@ pub struct InputRecord {
     /// The tensor, encoded like a launch's tensor argument.
     #[serde(rename = "t")]
     pub tensor: ArgValue,
+}
+
+/// A compiled graph whose calls are recorded (1.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphDef {
+    /// Unique among graphs in the file.
+    pub id: u64,
+    /// The graph's cache key, if known.
+    #[serde(default)]
+    pub key: String,
+    /// Its input names by position, e.g. `primals_1` or `arg0_1`.
+    #[serde(default)]
+    pub inputs: Vec<String>,
+}
+
+/// One call of a compiled graph: the values it was called with, from
+/// position `first` on (1.2). Its tensors entered the recorded region from
+/// outside (parameters, buffers, user inputs, saved activations).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The graph's id.
+    #[serde(rename = "g")]
+    pub graph: u64,
+    /// Sequence number of the first launch recorded after it.
+    #[serde(default)]
+    pub before: u64,
+    /// Device ordinal of its first CUDA tensor, -1 for none.
+    #[serde(rename = "d", default)]
+    pub device: i32,
+    /// Input position of the first element of `args`.
+    #[serde(default)]
+    pub first: u64,
+    /// The inputs, encoded like a launch's arguments.
+    #[serde(rename = "a", default)]
+    pub args: Vec<ArgValue>,
 }
 
 /// The last record of a trace whose recorder stopped cleanly.

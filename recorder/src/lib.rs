@@ -25,8 +25,8 @@ mod triton_hook;
 pub mod writer;
 
 pub use format::{
-    Access, ArgDef, ArgValue, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, Record,
-    Scalar, Stats, TensorArg,
+    Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord,
+    LayoutDef, Record, Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
 pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, TensorRef, Trace};

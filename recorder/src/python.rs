@@ -3,9 +3,9 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
-use crate::background::{BackgroundWriter, Delivered, Fill};
+use crate::background::{BackgroundWriter, Delivered};
 use crate::describe::{Described, Dtypes, Tables};
-use crate::format::{ArgValue, Header, KernelDef, LaunchRecord, Record, Scalar};
+use crate::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, Scalar};
 use crate::hash::{View, hash_view};
 use crate::procs::Watcher;
 use pyo3::IntoPyObjectExt;
@@ -143,33 +143,17 @@ impl TraceFile {
             .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
     }
 
-    /// Queues records now, or once the device results of `described`
-    /// are in. A record given no fills of its own takes the described
-    /// launch's fills (a launch record).
-    fn queue(
-        &mut self,
-        mut records: Vec<(Record, Vec<Fill>)>,
-        described: &mut Described,
-    ) -> PyResult<()> {
-        if let [(_, fills)] = records.as_mut_slice()
-            && fills.is_empty()
-        {
-            *fills = std::mem::take(&mut described.fills);
-        }
+    /// Queues a record (a launch or a graph call, whose arguments
+    /// `described` read) now, or once its device results are in.
+    fn queue(&mut self, record: Record, described: &mut Described) -> PyResult<()> {
+        let fills = std::mem::take(&mut described.fills);
         let pending = described.take_pending();
-        let waits = records.iter().any(|(_, fills)| !fills.is_empty());
+        let writer = self.writer()?;
         match pending {
-            Some(pending) if waits => self.writer()?.pending(records, pending).map_err(io_error),
-            _ => {
-                let writer = self.writer()?;
-                if let [_] = records.as_slice() {
-                    let (record, _) = records.swap_remove(0);
-                    return writer.record(record).map_err(io_error);
-                }
-                let records = records.into_iter().map(|(record, _)| record).collect();
-                writer.records(records).map_err(io_error)
-            }
+            Some(pending) if !fills.is_empty() => writer.pending(record, fills, pending),
+            _ => writer.record(record),
         }
+        .map_err(io_error)
     }
 
     /// The writer and the dtype table, borrowed together.
@@ -496,7 +480,7 @@ impl TraceFile {
                 autotune: false,
                 args: std::mem::take(&mut described.args),
             };
-            self.queue(vec![(Record::Launch(launch), Vec::new())], described)?;
+            self.queue(Record::Launch(launch), described)?;
             Ok(seq)
         })
     }
@@ -520,56 +504,35 @@ impl TraceFile {
         })
     }
 
-    /// Queues the inputs of one call of a compiled graph, described (and
-    /// hashed) with `describe`: the described values are the graph's
-    /// inputs from position `first` on, named by `names` (a list of the
-    /// graph's input names; past its end, `input{i}`). Inputs that are not
-    /// tensors are left out.
-    fn inputs(
+    /// Queues one call of the compiled graph `graph` (its cache key) with
+    /// its inputs described (and hashed) by `describe`: the described
+    /// values are the graph's inputs from position `first` on. `names`, a
+    /// list of the graph's input names, is read the first time the graph
+    /// is called.
+    fn graph_call(
         &mut self,
         graph: &str,
-        before: u64,
         names: &Bound<'_, PyAny>,
-        first: usize,
+        first: u64,
         described: &mut Described,
     ) -> PyResult<()> {
         guard(|| {
-            let device = described.device();
-            let args = std::mem::take(&mut described.args);
-            let mut fills = std::mem::take(&mut described.fills);
-            let known = names.len()?;
-            let mut records = Vec::with_capacity(args.len());
-            let mut tensor_index = 0;
-            for (position, tensor) in (first..).zip(args) {
-                if !matches!(tensor, ArgValue::Tensor(_)) {
-                    continue;
-                }
-                let name = if position < known {
-                    names.get_item(position)?.extract()?
-                } else {
-                    format!("input{position}")
-                };
-                // Each input record holds one tensor: its fills index 0.
-                let own: Vec<Fill> = fills
-                    .iter()
-                    .filter(|f| f.arg == tensor_index)
-                    .map(|f| Fill { arg: 0, ..*f })
-                    .collect();
-                records.push((
-                    Record::Input(crate::format::InputRecord {
-                        name,
-                        graph: graph.to_owned(),
-                        before,
-                        device,
-                        tensor,
-                    }),
-                    own,
-                ));
-                tensor_index += 1;
-            }
-            fills.clear();
-            described.fills = fills;
-            self.queue(records, described)
+            let graph = self
+                .writer()?
+                .graph(graph, || {
+                    names
+                        .extract()
+                        .map_err(|e: PyErr| std::io::Error::other(e.to_string()))
+                })
+                .map_err(io_error)?;
+            let call = CallRecord {
+                graph,
+                before: self.next_seq,
+                device: described.device(),
+                first,
+                args: std::mem::take(&mut described.args),
+            };
+            self.queue(Record::Call(call), described)
         })
     }
 

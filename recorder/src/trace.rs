@@ -1,12 +1,14 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CompileRecord, EndRecord, Header, InputRecord, KernelDef, LaunchRecord,
-    LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record, Scalar, SourceDef, Stats,
+    ArgDef, ArgValue, CallRecord, CompileRecord, EndRecord, GraphDef, Header, InputRecord,
+    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record, Scalar,
+    SourceDef, Stats, TensorArg,
 };
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A source text; kernels refer to it by index.
 #[derive(Debug, Clone)]
@@ -133,9 +135,9 @@ impl TensorRef<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphInput {
     /// Name in the graph, e.g. `primals_1`.
-    pub name: String,
+    pub name: Arc<str>,
     /// The compiled graph, if known.
-    pub graph: String,
+    pub graph: Arc<str>,
     /// Sequence number of the first launch recorded after it.
     pub before: u64,
     /// Device ordinal, -1 for CPU.
@@ -366,6 +368,8 @@ impl Trace {
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,
+            Record::Graph(graph) => ids.add_graph(graph)?,
+            Record::Call(call) => self.add_call(call, ids)?,
             Record::End(end) => self.end = Some(end),
             Record::Header(_) => return Err("a second header record".into()),
             Record::Unknown(_) => self.unknown_records += 1,
@@ -399,20 +403,69 @@ impl Trace {
         let ArgValue::Tensor(t) = input.tensor else {
             return Err(format!("graph input {:?} is not a tensor", input.name));
         };
-        let layout = ids.layouts.get(t.layout).ok_or_else(|| {
+        self.add_graph_input(
+            input.name.into(),
+            input.graph.into(),
+            input.before,
+            input.device,
+            &t,
+            ids,
+        )
+    }
+
+    /// The tensors of a graph call, as graph inputs named by the graph.
+    fn add_call(&mut self, call: CallRecord, ids: &Ids) -> Result<(), String> {
+        let graph = ids
+            .graphs
+            .get(call.graph)
+            .map(|i| &ids.graph_table[i as usize])
+            .ok_or_else(|| {
+                format!(
+                    "a call refers to graph {}, which is not defined before it",
+                    call.graph
+                )
+            })?;
+        for (position, arg) in (call.first..).zip(&call.args) {
+            let ArgValue::Tensor(t) = arg else { continue };
+            let name = usize::try_from(position)
+                .ok()
+                .and_then(|p| graph.inputs.get(p))
+                .map_or_else(|| format!("input{position}").into(), Arc::clone);
+            self.add_graph_input(
+                name,
+                Arc::clone(&graph.key),
+                call.before,
+                call.device,
+                t,
+                ids,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn add_graph_input(
+        &mut self,
+        name: Arc<str>,
+        graph: Arc<str>,
+        before: u64,
+        device: i32,
+        tensor: &TensorArg,
+        ids: &Ids,
+    ) -> Result<(), String> {
+        let layout = ids.layouts.get(tensor.layout).ok_or_else(|| {
             format!(
-                "graph input {:?} refers to layout {}, which is not defined before it",
-                input.name, t.layout
+                "graph input {name:?} refers to layout {}, which is not defined before it",
+                tensor.layout
             )
         })?;
         self.inputs.push(GraphInput {
-            name: input.name,
-            graph: input.graph,
-            before: input.before,
-            device: input.device,
+            name,
+            graph,
+            before,
+            device,
             layout,
-            ptr: t.ptr,
-            hash: t.pre,
+            ptr: tensor.ptr,
+            hash: tensor.pre,
         });
         Ok(())
     }
@@ -557,6 +610,26 @@ struct Ids {
     kernels: IdMap,
     layouts: IdMap,
     sources: IdMap,
+    graphs: IdMap,
+    /// The graphs defined so far; calls name their inputs from here.
+    graph_table: Vec<LoadedGraph>,
+}
+
+/// A graph definition as calls use it.
+struct LoadedGraph {
+    key: Arc<str>,
+    inputs: Vec<Arc<str>>,
+}
+
+impl Ids {
+    fn add_graph(&mut self, graph: GraphDef) -> Result<(), String> {
+        self.graphs.insert(graph.id, index(self.graph_table.len())?);
+        self.graph_table.push(LoadedGraph {
+            key: graph.key.into(),
+            inputs: graph.inputs.into_iter().map(Arc::from).collect(),
+        });
+        Ok(())
+    }
 }
 
 /// Bytes between two progress reports.

@@ -2,7 +2,7 @@
 //! layouts so that each launch record stays small.
 
 use crate::format::{
-    EndRecord, FORMAT_NAME, Header, KernelDef, LaunchRecord, LayoutDef, Record, SourceDef,
+    EndRecord, FORMAT_NAME, GraphDef, Header, KernelDef, LaunchRecord, LayoutDef, Record, SourceDef,
 };
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
@@ -16,6 +16,8 @@ pub struct Ids {
     layouts: Layouts,
     sources: u64,
     kernels: u64,
+    /// Graph ids by key.
+    graphs: HashMap<String, u64, FxBuildHasher>,
 }
 
 /// Layout ids by what makes two layouts one entry (dtype, itemsize, shape,
@@ -67,6 +69,25 @@ impl Ids {
         kernel.id = self.kernels;
         self.kernels += 1;
         (kernel.id, Record::Kernel(kernel))
+    }
+
+    /// The id of the graph `key`, with the record to write if it is new
+    /// (whose input names `inputs` then gives).
+    pub fn graph<E>(
+        &mut self,
+        key: &str,
+        inputs: impl FnOnce() -> Result<Vec<String>, E>,
+    ) -> Result<(u64, Option<Record>), E> {
+        if let Some(&id) = self.graphs.get(key) {
+            return Ok((id, None));
+        }
+        let def = GraphDef {
+            id: self.graphs.len() as u64,
+            key: key.to_owned(),
+            inputs: inputs()?,
+        };
+        self.graphs.insert(def.key.clone(), def.id);
+        Ok((def.id, Some(Record::Graph(def))))
     }
 
     /// The id of this layout, with the record to write if it is new.

@@ -7,8 +7,9 @@ use tritontui_recorder::format::{
     CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
 };
 use tritontui_recorder::{
-    Access, ArgDef, ArgValue, EarlyEnd, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef,
-    Next, Record, RecordReader, Scalar, Stats, TensorArg, Trace, TraceError, TraceWriter,
+    Access, ArgDef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord, KernelDef,
+    LaunchRecord, LayoutDef, Next, Record, RecordReader, Scalar, Stats, TensorArg, Trace,
+    TraceError, TraceWriter,
 };
 
 fn scalar() -> impl Strategy<Value = Scalar> {
@@ -168,6 +169,28 @@ fn record() -> impl Strategy<Value = Record> {
             device: 0,
             tensor,
         })),
+        (
+            any::<u64>(),
+            ".{0,20}",
+            prop::collection::vec("[a-z_0-9]{1,10}", 0..4)
+        )
+            .prop_map(|(id, key, inputs)| Record::Graph(GraphDef { id, key, inputs })),
+        (
+            any::<u64>(),
+            any::<i32>(),
+            any::<u64>(),
+            prop::collection::vec(
+                prop_oneof![tensor_arg(), scalar().prop_map(ArgValue::Scalar)],
+                0..4
+            ),
+        )
+            .prop_map(|(graph, device, first, args)| Record::Call(CallRecord {
+                graph,
+                before: 3,
+                device,
+                first,
+                args,
+            })),
         scalar_map().prop_map(|info| Record::Compile(CompileRecord {
             event: "autotune".into(),
             name: "k".into(),
@@ -426,6 +449,83 @@ fn a_launch_of_an_undefined_kernel_is_reported_with_its_offset() {
         }
         other => panic!("unexpected {other}"),
     }
+}
+
+/// A tensor argument of `layout` at `ptr` hashed `pre` on entry.
+fn entered(layout: u64, ptr: u64, pre: u64) -> ArgValue {
+    ArgValue::Tensor(TensorArg {
+        layout,
+        ptr,
+        flags: 0,
+        pre: Some(pre),
+        post: None,
+        stats: None,
+    })
+}
+
+#[test]
+fn graph_calls_load_as_inputs_named_by_their_graph() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let layout = w.layout("float32", 4, &[8], &[1], 0).expect("layout");
+    w.write(&Record::Graph(GraphDef {
+        id: 5,
+        key: "fabc".into(),
+        inputs: vec!["primals_1".into(), "primals_2".into(), "primals_3".into()],
+    }))
+    .expect("graph");
+    let call = |first, args| {
+        Record::Call(CallRecord {
+            graph: 5,
+            before: 7,
+            device: 0,
+            first,
+            args,
+        })
+    };
+    // A symbolic size between two tensors keeps its position.
+    w.write(&call(
+        0,
+        vec![
+            entered(layout, 0x1000, 1),
+            ArgValue::Scalar(Scalar::Int(8)),
+            entered(layout, 0x2000, 2),
+        ],
+    ))
+    .expect("call");
+    // A later chunk of a call, past the names the graph has.
+    w.write(&call(3, vec![entered(layout, 0x3000, 3)]))
+        .expect("call");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    let seen: Vec<_> = trace
+        .inputs
+        .iter()
+        .map(|i| (&*i.name, &*i.graph, i.before, i.ptr, i.hash))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("primals_1", "fabc", 7, 0x1000, Some(1)),
+            ("primals_3", "fabc", 7, 0x2000, Some(2)),
+            ("input3", "fabc", 7, 0x3000, Some(3)),
+        ]
+    );
+}
+
+#[test]
+fn a_call_of_an_undefined_graph_is_reported() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    w.write(&Record::Call(CallRecord {
+        graph: 2,
+        before: 0,
+        device: 0,
+        first: 0,
+        args: vec![],
+    }))
+    .expect("call");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let err = Trace::from_bytes(Path::new("t.msgpack"), &bytes).expect_err("undefined graph");
+    assert!(err.to_string().contains("graph 2"), "{err}");
 }
 
 #[test]

@@ -301,7 +301,7 @@ class Session:
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
             described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre)
-            self.file.inputs(graph, self.seq, names, start, described)
+            self.file.graph_call(graph, names, start, described)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)
 

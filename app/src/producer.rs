@@ -88,6 +88,39 @@ impl WriteMap {
                 .is_some_and(|seg| seg.end == end && seg.hash == hash)
     }
 
+    /// Whether recorded launches wrote every byte of `[start, end)` (none
+    /// of it only allocated, none of it a graph input's).
+    fn covered(&self, device: i32, start: u64, end: u64) -> bool {
+        let by_launch = |seg: &Segment| matches!(seg.origin, Origin::Launch(..));
+        let mut reached = start;
+        if let Some((key, seg)) = self.segments.range(..(device, start)).next_back()
+            && key.0 == device
+            && seg.end > start
+        {
+            if !by_launch(seg) {
+                return false;
+            }
+            reached = seg.end;
+        }
+        for (&(_, at), seg) in self.segments.range((device, start)..(device, end)) {
+            if at > reached || !by_launch(seg) {
+                return false;
+            }
+            reached = reached.max(seg.end);
+        }
+        reached >= end
+    }
+
+    /// Whether exactly `[start, end)` was last written, whole, with a known
+    /// hash other than `hash`: something outside changed it since.
+    fn changed_since(&self, device: i32, start: u64, end: u64, hash: Option<u64>) -> bool {
+        hash.is_some()
+            && self
+                .segments
+                .get(&(device, start))
+                .is_some_and(|seg| seg.end == end && seg.hash.is_some() && seg.hash != hash)
+    }
+
     fn last_writer(&self, device: i32, start: u64, end: u64) -> Option<Origin> {
         let before = self
             .segments
@@ -131,14 +164,20 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
             // A graph input that holds exactly what a recorded launch wrote
             // there (a saved activation, say) came from that launch, and
             // one over memory just allocated is that uninitialized memory.
+            // Bytes that recorded launches wrote all of (a weight they
+            // initialised and then changed in place, say) came from them,
+            // unless a hash shows that something outside changed them.
+            let (device, start) = (input.device, input.ptr);
             let allocated = matches!(
-                map.last_writer(input.device, input.ptr, end),
+                map.last_writer(device, start, end),
                 Some(Origin::Allocated(_))
             );
-            if !allocated && !map.holds(input.device, input.ptr, end, input.hash) {
+            let from_launches = map.covered(device, start, end)
+                && !map.changed_since(device, start, end, input.hash);
+            if !allocated && !from_launches && !map.holds(device, start, end, input.hash) {
                 time += 1;
                 let origin = Origin::GraphInput(i as u32);
-                map.write(input.device, input.ptr, end, time, origin, input.hash);
+                map.write(device, start, end, time, origin, input.hash);
             }
         }
         let args: Vec<ArgRef<'_>> = trace.args_of(launch).collect();
@@ -207,5 +246,32 @@ mod tests {
         assert!(map.holds(0, 90, 210, Some(9)));
         assert!(!map.holds(0, 90, 210, Some(8)));
         assert!(!map.holds(0, 90, 200, Some(9)));
+    }
+
+    #[test]
+    fn coverage_needs_every_byte_written_by_launches() {
+        let mut map = WriteMap::default();
+        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7));
+        map.write(0, 150, 154, 2, Origin::Launch(2, 0), Some(8));
+        assert!(map.covered(0, 100, 200));
+        assert!(map.covered(0, 120, 160), "from inside a segment");
+        assert!(!map.covered(0, 90, 200), "bytes before any write");
+        assert!(!map.covered(0, 100, 210), "bytes after");
+        assert!(!map.covered(1, 100, 200), "another device");
+        map.write(0, 300, 400, 3, Origin::Launch(3, 0), None);
+        assert!(!map.covered(0, 100, 400), "a gap");
+        map.write(0, 200, 300, 4, Origin::Allocated(4), None);
+        assert!(!map.covered(0, 100, 400), "allocated, never written");
+        map.write(0, 200, 300, 5, Origin::GraphInput(0), Some(1));
+        assert!(!map.covered(0, 250, 260), "a graph input's bytes");
+        assert!(!map.changed_since(0, 300, 400, Some(1)), "no hash written");
+        map.write(0, 500, 600, 6, Origin::Launch(6, 0), Some(5));
+        assert!(map.changed_since(0, 500, 600, Some(6)));
+        assert!(!map.changed_since(0, 500, 600, Some(5)));
+        assert!(!map.changed_since(0, 500, 600, None));
+        assert!(
+            !map.changed_since(0, 500, 590, Some(6)),
+            "not the whole write"
+        );
     }
 }

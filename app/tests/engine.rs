@@ -433,3 +433,136 @@ fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
     let analysis = Analysis::run(&a, &b, Options::default());
     assert_eq!(analysis.divergences[0].kind, Kind::DivergentInput);
 }
+
+/// A weight `init` writes whole (hash 1), which run B's `poke` changes one
+/// element of when `poke` is set; then a graph is called with the weight
+/// (hash `entered` in run B, 1 in run A) and `reader` reads it.
+fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
+    use std::collections::BTreeMap;
+    use tritontui_recorder::{
+        Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
+        TensorArg, TraceWriter,
+    };
+    const WEIGHT: u64 = 4096;
+    let one = |poke: bool, entered: u64| {
+        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+        let whole = w.layout("float32", 4, &[128], &[1], 0).expect("layout");
+        let element = w.layout("float32", 4, &[], &[], 0).expect("layout");
+        let tensor = |layout, ptr, pre, post| {
+            ArgValue::Tensor(TensorArg {
+                layout,
+                ptr,
+                flags: 0,
+                pre: Some(pre),
+                post: Some(post),
+                stats: None,
+            })
+        };
+        let launch = |w: &mut TraceWriter<Vec<u8>>, seq: u64, name: &str, access, args| {
+            let kernel = w
+                .add_kernel(KernelDef {
+                    id: 0,
+                    name: name.into(),
+                    backend: "aten".into(),
+                    args: vec![ArgDef {
+                        name: "self".into(),
+                        ty: "Tensor".into(),
+                        access,
+                    }],
+                    source: None,
+                    meta: BTreeMap::new(),
+                    config: BTreeMap::new(),
+                })
+                .expect("kernel");
+            w.launch(&LaunchRecord {
+                seq,
+                kernel,
+                grid: vec![],
+                stream: 0,
+                device: -1,
+                thread: 1,
+                ts: 0,
+                autotune: false,
+                args,
+            })
+            .expect("launch");
+        };
+        let reader = 1 + u64::from(poke);
+        launch(
+            &mut w,
+            0,
+            "init",
+            Access::Out,
+            vec![tensor(whole, WEIGHT, 0, 1)],
+        );
+        if poke {
+            launch(
+                &mut w,
+                1,
+                "poke",
+                Access::Inout,
+                vec![tensor(element, WEIGHT + 8, 5, 6)],
+            );
+        }
+        w.write(&Record::Graph(GraphDef {
+            id: 0,
+            key: "g".into(),
+            inputs: vec!["primals_1".into()],
+        }))
+        .expect("graph");
+        w.write(&Record::Call(CallRecord {
+            graph: 0,
+            before: reader,
+            device: -1,
+            first: 0,
+            args: vec![tensor(whole, WEIGHT, entered, entered)],
+        }))
+        .expect("call");
+        launch(
+            &mut w,
+            reader,
+            "reader",
+            Access::In,
+            vec![tensor(whole, WEIGHT, entered, entered)],
+        );
+        let bytes = w.finish(reader + 1, "exit").expect("finish");
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    };
+    (one(false, 1), one(poke, entered))
+}
+
+#[test]
+fn a_weight_changed_in_place_by_a_recorded_launch_leads_back_to_it() {
+    let (a, b) = weight_pair(true, 2);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots: Vec<_> = analysis
+        .divergences
+        .iter()
+        .filter(|d| d.is_root_cause())
+        .collect();
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!((roots[0].kind, roots[0].b), (Kind::Structural, Some(1)));
+    let reader = analysis
+        .divergences
+        .iter()
+        .find(|d| d.kind == Kind::DivergentInput)
+        .expect("the reader diverges");
+    let origin = reader.primary_origin().expect("its input's origin");
+    assert_eq!(
+        (origin.a, origin.b),
+        (Origin::Launch(0, 0), Origin::Launch(1, 0))
+    );
+}
+
+#[test]
+fn a_weight_changed_outside_is_named_by_its_graph_input() {
+    let (a, b) = weight_pair(false, 2);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let reader = &analysis.divergences[0];
+    assert!(reader.is_root_cause(), "{:?}", analysis.divergences);
+    let origin = reader.primary_origin().expect("its input's origin");
+    assert_eq!(
+        (origin.a, origin.b),
+        (Origin::Launch(0, 0), Origin::GraphInput(0))
+    );
+}

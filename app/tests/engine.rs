@@ -304,62 +304,88 @@ proptest! {
 /// hash before and hash after.
 type HandArg = (&'static str, tritontui_recorder::Access, u64, u64, u64);
 
+/// Writes a kernel named `name` whose arguments are named and accessed as
+/// `defs` say, and one launch of it with `args`.
+fn write_launch(
+    w: &mut tritontui_recorder::TraceWriter<Vec<u8>>,
+    seq: u64,
+    name: &str,
+    defs: &[(&str, tritontui_recorder::Access)],
+    args: Vec<tritontui_recorder::ArgValue>,
+) {
+    use tritontui_recorder::{ArgDef, KernelDef, LaunchRecord};
+    let kernel = w
+        .add_kernel(KernelDef {
+            id: 0,
+            name: name.into(),
+            backend: "cpp".into(),
+            args: defs
+                .iter()
+                .map(|&(name, access)| ArgDef {
+                    name: name.into(),
+                    ty: "float*".into(),
+                    access,
+                })
+                .collect(),
+            source: None,
+            meta: Default::default(),
+            config: Default::default(),
+        })
+        .expect("kernel");
+    w.launch(&LaunchRecord {
+        seq,
+        kernel,
+        grid: vec![],
+        stream: 0,
+        device: -1,
+        thread: 1,
+        ts: 0,
+        autotune: false,
+        args,
+    })
+    .expect("launch");
+}
+
+/// A tensor argument hashed `pre` before its launch and `post` after.
+fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_recorder::ArgValue {
+    tritontui_recorder::ArgValue::Tensor(tritontui_recorder::TensorArg {
+        layout,
+        ptr,
+        flags: 1,
+        pre: Some(pre),
+        post: Some(post),
+        stats: None,
+    })
+}
+
 /// A trace of C++ launches, one kernel each, built by hand.
 fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
-    use std::collections::BTreeMap;
-    use tritontui_recorder::{
-        ArgDef, ArgValue, Header, KernelDef, LaunchRecord, TensorArg, TraceWriter,
-    };
+    use tritontui_recorder::{Header, TraceWriter};
     let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
         .expect("layout");
     for (seq, (name, args)) in launches.iter().enumerate() {
-        let kernel = w
-            .add_kernel(KernelDef {
-                id: 0,
-                name: (*name).into(),
-                backend: "cpp".into(),
-                args: args
-                    .iter()
-                    .map(|&(name, access, ..)| ArgDef {
-                        name: name.into(),
-                        ty: "float*".into(),
-                        access,
-                    })
-                    .collect(),
-                source: None,
-                meta: BTreeMap::new(),
-                config: BTreeMap::new(),
-            })
-            .expect("kernel");
-        w.launch(&LaunchRecord {
-            seq: seq as u64,
-            kernel,
-            grid: vec![],
-            stream: 0,
-            device: -1,
-            thread: 1,
-            ts: 0,
-            autotune: false,
-            args: args
-                .iter()
-                .map(|&(_, _, ptr, pre, post)| {
-                    ArgValue::Tensor(TensorArg {
-                        layout,
-                        ptr,
-                        flags: 1,
-                        pre: Some(pre),
-                        post: Some(post),
-                        stats: None,
-                    })
-                })
-                .collect(),
-        })
-        .expect("launch");
+        let defs: Vec<_> = args
+            .iter()
+            .map(|&(name, access, ..)| (name, access))
+            .collect();
+        let values = args
+            .iter()
+            .map(|&(_, _, ptr, pre, post)| hashed(layout, ptr, pre, post))
+            .collect();
+        write_launch(&mut w, seq as u64, name, &defs, values);
     }
     let bytes = w.finish(launches.len() as u64, "exit").expect("finish");
     Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+}
+
+fn root_causes(analysis: &Analysis) -> Vec<&tritontui::analysis::Divergence> {
+    analysis
+        .divergences
+        .iter()
+        .filter(|d| d.is_root_cause())
+        .collect()
 }
 
 fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
@@ -396,11 +422,7 @@ fn scratch_pair(x: (u64, u64)) -> (Trace, Trace) {
 fn stale_scratch_does_not_make_a_second_root_cause() {
     let (a, b) = scratch_pair((1, 2));
     let analysis = Analysis::run(&a, &b, Options::default());
-    let roots: Vec<_> = analysis
-        .divergences
-        .iter()
-        .filter(|d| d.is_root_cause())
-        .collect();
+    let roots = root_causes(&analysis);
     assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
     assert_eq!(roots[0].a, Some(0));
     let consumer = &analysis.divergences[1];
@@ -412,11 +434,7 @@ fn stale_scratch_does_not_make_a_second_root_cause() {
 fn stale_scratch_alone_still_makes_a_root_cause() {
     let (a, b) = scratch_pair((1, 1));
     let analysis = Analysis::run(&a, &b, Options::default());
-    let roots: Vec<_> = analysis
-        .divergences
-        .iter()
-        .filter(|d| d.is_root_cause())
-        .collect();
+    let roots = root_causes(&analysis);
     assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
     assert_eq!(roots[0].kind, Kind::DivergentInput);
 }
@@ -438,71 +456,19 @@ fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
 /// element of when `poke` is set; then a graph is called with the weight
 /// (hash `entered` in run B, 1 in run A) and `reader` reads it.
 fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
-    use std::collections::BTreeMap;
-    use tritontui_recorder::{
-        Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
-        TensorArg, TraceWriter,
-    };
+    use tritontui_recorder::Access::{In, Inout, Out};
+    use tritontui_recorder::{CallRecord, GraphDef, Header, Record, TraceWriter};
     const WEIGHT: u64 = 4096;
     let one = |poke: bool, entered: u64| {
         let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
         let whole = w.layout("float32", 4, &[128], &[1], 0).expect("layout");
         let element = w.layout("float32", 4, &[], &[], 0).expect("layout");
-        let tensor = |layout, ptr, pre, post| {
-            ArgValue::Tensor(TensorArg {
-                layout,
-                ptr,
-                flags: 0,
-                pre: Some(pre),
-                post: Some(post),
-                stats: None,
-            })
-        };
-        let launch = |w: &mut TraceWriter<Vec<u8>>, seq: u64, name: &str, access, args| {
-            let kernel = w
-                .add_kernel(KernelDef {
-                    id: 0,
-                    name: name.into(),
-                    backend: "aten".into(),
-                    args: vec![ArgDef {
-                        name: "self".into(),
-                        ty: "Tensor".into(),
-                        access,
-                    }],
-                    source: None,
-                    meta: BTreeMap::new(),
-                    config: BTreeMap::new(),
-                })
-                .expect("kernel");
-            w.launch(&LaunchRecord {
-                seq,
-                kernel,
-                grid: vec![],
-                stream: 0,
-                device: -1,
-                thread: 1,
-                ts: 0,
-                autotune: false,
-                args,
-            })
-            .expect("launch");
-        };
         let reader = 1 + u64::from(poke);
-        launch(
-            &mut w,
-            0,
-            "init",
-            Access::Out,
-            vec![tensor(whole, WEIGHT, 0, 1)],
-        );
+        let init = vec![hashed(whole, WEIGHT, 0, 1)];
+        write_launch(&mut w, 0, "init", &[("self", Out)], init);
         if poke {
-            launch(
-                &mut w,
-                1,
-                "poke",
-                Access::Inout,
-                vec![tensor(element, WEIGHT + 8, 5, 6)],
-            );
+            let element = vec![hashed(element, WEIGHT + 8, 5, 6)];
+            write_launch(&mut w, 1, "poke", &[("self", Inout)], element);
         }
         w.write(&Record::Graph(GraphDef {
             id: 0,
@@ -515,16 +481,11 @@ fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
             before: reader,
             device: -1,
             first: 0,
-            args: vec![tensor(whole, WEIGHT, entered, entered)],
+            args: vec![hashed(whole, WEIGHT, entered, entered)],
         }))
         .expect("call");
-        launch(
-            &mut w,
-            reader,
-            "reader",
-            Access::In,
-            vec![tensor(whole, WEIGHT, entered, entered)],
-        );
+        let read = vec![hashed(whole, WEIGHT, entered, entered)];
+        write_launch(&mut w, reader, "reader", &[("self", In)], read);
         let bytes = w.finish(reader + 1, "exit").expect("finish");
         Trace::from_bytes(Path::new("t"), &bytes).expect("load")
     };
@@ -535,11 +496,7 @@ fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
 fn a_weight_changed_in_place_by_a_recorded_launch_leads_back_to_it() {
     let (a, b) = weight_pair(true, 2);
     let analysis = Analysis::run(&a, &b, Options::default());
-    let roots: Vec<_> = analysis
-        .divergences
-        .iter()
-        .filter(|d| d.is_root_cause())
-        .collect();
+    let roots = root_causes(&analysis);
     assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
     assert_eq!((roots[0].kind, roots[0].b), (Kind::Structural, Some(1)));
     let reader = analysis

@@ -169,6 +169,17 @@ impl TraceFile {
     }
 }
 
+impl Drop for TraceFile {
+    /// Without [`TraceFile::close`] (a session never stopped), the trace
+    /// keeps what was sent and has no end record. The watcher goes first:
+    /// it holds a sink into the writer's queue, which the writer thread
+    /// drains until every sender is gone.
+    fn drop(&mut self) {
+        drop(self.watcher.take());
+        drop(self.writer.take());
+    }
+}
+
 /// A non-tensor argument as a trace scalar.
 pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if item.is_none() {

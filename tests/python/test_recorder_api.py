@@ -143,6 +143,42 @@ def test_a_killed_recording_keeps_every_record(tmp_path: Path, inductor_cache: P
     assert proc.returncode == 0 and "ended early" in proc.stderr
 
 
+def test_a_recording_never_stopped_ends_with_the_program(tmp_path: Path) -> None:
+    path = tmp_path / "unstopped.msgpack"
+    program = (
+        "import sys, torch, tritontui\n"
+        "tritontui.start(sys.argv[1])\n"
+        "torch.ones(3).add_(1)\n"
+        "print('done')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr
+    records = dump(path)
+    assert records[-1]["reason"] == "exit" and records[-1]["complete"], records[-1]
+    assert any(r["type"] == "launch" and r["kernel"] == "aten::add_.Tensor" for r in records)
+
+
+def test_a_trace_file_dropped_unclosed_lets_the_program_exit(tmp_path: Path) -> None:
+    # What a session left unstopped leaves behind if nothing stops it.
+    program = (
+        "import json, sys, tempfile\n"
+        "from tritontui import _native\n"
+        "header = {'format': 'tritontui-trace', 'version': [1, 2], 'created_ns': 0}\n"
+        "f = _native.TraceFile(sys.argv[1], json.dumps(header), tempfile.gettempdir())\n"
+        "del f\n"
+        "print('done')\n"
+    )
+    path = tmp_path / "dropped.msgpack"
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr
+    records = dump(path)
+    assert records[-1]["ended_early"], records[-1]
+
+
 def test_recording_twice_at_once_is_refused(tmp_path: Path) -> None:
     with (
         tritontui.record(tmp_path / "a.msgpack"),

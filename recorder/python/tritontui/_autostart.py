@@ -10,7 +10,6 @@ children do not record into the same file."""
 
 from __future__ import annotations
 
-import atexit
 import importlib.abc
 import os
 import sys
@@ -34,7 +33,6 @@ def _start() -> None:
             f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1
         )
         return
-    atexit.register(lambda: tritontui.stop())
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

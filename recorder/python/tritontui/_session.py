@@ -8,6 +8,7 @@ trace; the program goes on with its own results untouched.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import platform
@@ -24,6 +25,9 @@ from . import _native, _pause, _tensors
 
 # The session recording now.
 _ACTIVE: Session | None = None
+# Whether a session still recording when the interpreter exits is stopped
+# then (registered with the first session).
+_STOPS_AT_EXIT = False
 _LOCK = threading.RLock()
 # Per thread: how many recorded launches are running. Whatever torch does
 # inside one (the Triton interpreter's copies, say) belongs to it.
@@ -343,10 +347,13 @@ def _version() -> str:
 
 def start(path: str | os.PathLike[str], **options: Any) -> Session:
     """Starts recording to ``path`` until :func:`stop` (or exit)."""
-    global _ACTIVE
+    global _ACTIVE, _STOPS_AT_EXIT
     with _LOCK:
         if _ACTIVE is not None:
             raise RuntimeError(f"tritontui is already recording to {_ACTIVE.path}")
+        if not _STOPS_AT_EXIT:
+            atexit.register(stop, "exit")
+            _STOPS_AT_EXIT = True
         session = Session(path, **options)
         from . import _hooks
 

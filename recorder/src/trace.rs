@@ -425,8 +425,10 @@ impl Trace {
                     call.graph
                 )
             })?;
-        for (position, arg) in (call.first..).zip(&call.args) {
+        for (j, arg) in call.args.iter().enumerate() {
             let ArgValue::Tensor(t) = arg else { continue };
+            // Saturating: a corrupt `first` names inputs oddly, never panics.
+            let position = call.first.saturating_add(j as u64);
             let name = usize::try_from(position)
                 .ok()
                 .and_then(|p| graph.inputs.get(p))

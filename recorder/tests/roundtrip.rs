@@ -513,6 +513,29 @@ fn graph_calls_load_as_inputs_named_by_their_graph() {
 }
 
 #[test]
+fn a_call_whose_positions_run_past_the_largest_number_loads() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let layout = w.layout("float32", 4, &[8], &[1], 0).expect("layout");
+    w.write(&Record::Graph(GraphDef {
+        id: 0,
+        key: "g".into(),
+        inputs: vec![],
+    }))
+    .expect("graph");
+    w.write(&Record::Call(CallRecord {
+        graph: 0,
+        before: 0,
+        device: 0,
+        first: u64::MAX,
+        args: vec![entered(layout, 0x10, 1), entered(layout, 0x20, 2)],
+    }))
+    .expect("call");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert_eq!(trace.inputs.len(), 2);
+}
+
+#[test]
 fn a_call_of_an_undefined_graph_is_reported() {
     let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
     w.write(&Record::Call(CallRecord {

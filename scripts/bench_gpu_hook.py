@@ -44,18 +44,7 @@ def native_hook(tmp: str) -> _native.TritonHook:
 
 
 def main() -> None:
-    torch.manual_seed(0)
-    blocks = [bench_gpu.Block(1024, 16) for _ in range(4)]
-    model = torch.nn.Sequential(*blocks).cuda().to(torch.bfloat16)
-    x = torch.randn(8, 512, 1024, device="cuda", dtype=torch.bfloat16)
-    compiled = torch.compile(model)
-
-    def step() -> None:
-        compiled(x).float().pow(2).mean().backward()
-
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
+    step = bench_gpu.compiled_step()
 
     def timed(variant: str, tmp: str) -> float:
         if variant == "unrecorded":

@@ -463,6 +463,18 @@ fn entered(layout: u64, ptr: u64, pre: u64) -> ArgValue {
     })
 }
 
+/// A call of graph `graph` with `args` from input position `first` on,
+/// just before launch 7.
+fn call(graph: u64, first: u64, args: Vec<ArgValue>) -> Record {
+    Record::Call(CallRecord {
+        graph,
+        before: 7,
+        device: 0,
+        first,
+        args,
+    })
+}
+
 #[test]
 fn graph_calls_load_as_inputs_named_by_their_graph() {
     let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
@@ -473,17 +485,9 @@ fn graph_calls_load_as_inputs_named_by_their_graph() {
         inputs: vec!["primals_1".into(), "primals_2".into(), "primals_3".into()],
     }))
     .expect("graph");
-    let call = |first, args| {
-        Record::Call(CallRecord {
-            graph: 5,
-            before: 7,
-            device: 0,
-            first,
-            args,
-        })
-    };
     // A symbolic size between two tensors keeps its position.
     w.write(&call(
+        5,
         0,
         vec![
             entered(layout, 0x1000, 1),
@@ -493,7 +497,7 @@ fn graph_calls_load_as_inputs_named_by_their_graph() {
     ))
     .expect("call");
     // A later chunk of a call, past the names the graph has.
-    w.write(&call(3, vec![entered(layout, 0x3000, 3)]))
+    w.write(&call(5, 3, vec![entered(layout, 0x3000, 3)]))
         .expect("call");
     let bytes = w.finish(0, "exit").expect("finish");
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
@@ -522,14 +526,8 @@ fn a_call_whose_positions_run_past_the_largest_number_loads() {
         inputs: vec![],
     }))
     .expect("graph");
-    w.write(&Record::Call(CallRecord {
-        graph: 0,
-        before: 0,
-        device: 0,
-        first: u64::MAX,
-        args: vec![entered(layout, 0x10, 1), entered(layout, 0x20, 2)],
-    }))
-    .expect("call");
+    let args = vec![entered(layout, 0x10, 1), entered(layout, 0x20, 2)];
+    w.write(&call(0, u64::MAX, args)).expect("call");
     let bytes = w.finish(0, "exit").expect("finish");
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
     assert_eq!(trace.inputs.len(), 2);
@@ -538,14 +536,7 @@ fn a_call_whose_positions_run_past_the_largest_number_loads() {
 #[test]
 fn a_call_of_an_undefined_graph_is_reported() {
     let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
-    w.write(&Record::Call(CallRecord {
-        graph: 2,
-        before: 0,
-        device: 0,
-        first: 0,
-        args: vec![],
-    }))
-    .expect("call");
+    w.write(&call(2, 0, vec![])).expect("call");
     let bytes = w.finish(0, "exit").expect("finish");
     let err = Trace::from_bytes(Path::new("t.msgpack"), &bytes).expect_err("undefined graph");
     assert!(err.to_string().contains("graph 2"), "{err}");

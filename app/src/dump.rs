@@ -110,6 +110,13 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "dur_ns": c.dur_ns, "info": info,
         }))?;
     }
+    for live in trace.results.iter().flatten() {
+        let layout = &trace.layouts[live.layout as usize];
+        line(json!({
+            "type": "result", "device": live.device, "dtype": layout.dtype, "shape": layout.shape,
+            "stride": layout.stride, "ptr": hex(live.ptr), "hash": live.hash.map(hex),
+        }))?;
+    }
     line(json!({
         "type": "end", "complete": trace.early_end.is_none(),
         "ended_early": trace.early_end.map(|e| crate::report::early_end_words(&e)),

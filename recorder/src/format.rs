@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 2;
+pub const SCHEMA_MINOR: u32 = 3;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,6 +45,9 @@ pub enum Record {
     Graph(GraphDef),
     /// One call of a compiled graph, with its inputs (1.2).
     Call(CallRecord),
+    /// The tensors still alive when recording stopped: the program's
+    /// results (1.3).
+    Results(ResultsRecord),
     /// A recorded process stopped at a pause point, or went on (1.1).
     Pause(PauseRecord),
     /// Written on clean exit; its absence means the trace ended early.
@@ -69,6 +72,7 @@ impl Record {
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
             Record::Call(_) => "call",
+            Record::Results(_) => "results",
             Record::Pause(_) => "pause",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
@@ -114,6 +118,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),
             "call" => Record::Call(CallRecord::deserialize(rest)?),
+            "results" => Record::Results(ResultsRecord::deserialize(rest)?),
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
@@ -741,6 +746,23 @@ pub struct CallRecord {
     #[serde(default)]
     pub first: u64,
     /// The inputs, encoded like a launch's arguments.
+    #[serde(rename = "a", default)]
+    pub args: Vec<ArgValue>,
+}
+
+/// The tensors of one device still alive when recording stopped (1.3):
+/// parameters, gradients, optimizer state, outputs the program holds. What
+/// recorded launches last wrote into them is the program's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsRecord {
+    /// Sequence number the next launch would have had.
+    #[serde(default)]
+    pub before: u64,
+    /// Device ordinal of every tensor in `args`, -1 for CPU.
+    #[serde(rename = "d", default)]
+    pub device: i32,
+    /// The tensors, encoded like a launch's arguments; each hash *before*
+    /// is its final value.
     #[serde(rename = "a", default)]
     pub args: Vec<ArgValue>,
 }

@@ -26,8 +26,8 @@ pub mod writer;
 
 pub use format::{
     Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord,
-    LayoutDef, Record, Scalar, Stats, TensorArg,
+    LayoutDef, Record, ResultsRecord, Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
-pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, TensorRef, Trace};
+pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace};
 pub use writer::TraceWriter;

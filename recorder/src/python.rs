@@ -5,7 +5,7 @@
 
 use crate::background::{BackgroundWriter, Delivered};
 use crate::describe::{Described, Dtypes, Tables};
-use crate::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, Scalar};
+use crate::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord, Scalar};
 use crate::hash::{View, hash_view};
 use crate::procs::Watcher;
 use pyo3::IntoPyObjectExt;
@@ -199,18 +199,19 @@ pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     } else if let Ok(s) = item.cast::<PyString>() {
         Ok(Scalar::Str(s.to_str()?.to_owned()))
     } else {
-        let text = item.repr()?.to_str()?.to_owned();
-        if text.chars().count() <= MAX_REPR {
-            Ok(Scalar::Str(text))
-        } else {
-            Ok(Scalar::Str(format!("<{}>", item.get_type().name()?)))
-        }
+        // Any other host object is recorded by what determines results,
+        // never by its identity (docs/trace-format.md, host objects).
+        let value = HOST_VALUE
+            .import(item.py(), "tritontui._host", "host_value")?
+            .call1((item,))?;
+        Ok(Scalar::Str(
+            value.cast_into::<PyString>()?.to_str()?.to_owned(),
+        ))
     }
 }
 
-/// The longest repr kept for a non-tensor argument; longer ones become the
-/// type's name.
-const MAX_REPR: usize = 120;
+/// `tritontui._host.host_value`, looked up once.
+static HOST_VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
 /// The hashes of one launch's CUDA tensors, enqueued on its stream.
 #[pyclass(module = "tritontui._native")]
@@ -544,6 +545,19 @@ impl TraceFile {
                 args: std::mem::take(&mut described.args),
             };
             self.queue(Record::Call(call), described)
+        })
+    }
+
+    /// Queues the tensors of one device still alive as recording stops
+    /// (the program's results), described (and hashed) by `describe`.
+    fn results(&mut self, described: &mut Described) -> PyResult<()> {
+        guard(|| {
+            let results = ResultsRecord {
+                before: self.next_seq,
+                device: described.device(),
+                args: std::mem::take(&mut described.args),
+            };
+            self.queue(Record::Results(results), described)
         })
     }
 

@@ -2,8 +2,8 @@
 
 use crate::format::{
     ArgDef, ArgValue, CallRecord, CompileRecord, EndRecord, GraphDef, Header, InputRecord,
-    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record, Scalar,
-    SourceDef, Stats, TensorArg,
+    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record,
+    ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
 };
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
@@ -150,6 +150,19 @@ pub struct GraphInput {
     pub hash: Option<u64>,
 }
 
+/// A tensor alive when recording stopped: part of the program's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveTensor {
+    /// Device ordinal, -1 for CPU.
+    pub device: i32,
+    /// Index into [`Trace::layouts`].
+    pub layout: u32,
+    /// Address of the first element.
+    pub ptr: u64,
+    /// Hash of its bytes at the end, if hashed.
+    pub hash: Option<u64>,
+}
+
 /// How a trace ended, when it did not end with an end record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EarlyEnd {
@@ -189,6 +202,9 @@ pub struct Trace {
     pub compiles: Vec<CompileRecord>,
     /// Graph inputs, in file order.
     pub inputs: Vec<GraphInput>,
+    /// The tensors alive when recording stopped (the program's results),
+    /// or `None` when the trace does not say (before 1.3, or cut short).
+    pub results: Option<Vec<LiveTensor>>,
     /// The end record, if the recorder stopped cleanly.
     pub end: Option<EndRecord>,
     /// Set when the trace ended early.
@@ -309,6 +325,7 @@ impl Trace {
             pauses: Vec::new(),
             compiles: Vec::new(),
             inputs: Vec::new(),
+            results: None,
             end: None,
             early_end: None,
             unknown_records: 0,
@@ -370,6 +387,7 @@ impl Trace {
             Record::Input(input) => self.add_input(input, ids)?,
             Record::Graph(graph) => ids.add_graph(graph)?,
             Record::Call(call) => self.add_call(call, ids)?,
+            Record::Results(results) => self.add_results(results, ids)?,
             Record::End(end) => self.end = Some(end),
             Record::Header(_) => return Err("a second header record".into()),
             Record::Unknown(_) => self.unknown_records += 1,
@@ -441,6 +459,26 @@ impl Trace {
                 t,
                 ids,
             )?;
+        }
+        Ok(())
+    }
+
+    fn add_results(&mut self, record: ResultsRecord, ids: &Ids) -> Result<(), String> {
+        let results = self.results.get_or_insert_with(Vec::new);
+        for arg in &record.args {
+            let ArgValue::Tensor(t) = arg else { continue };
+            let layout = ids.layouts.get(t.layout).ok_or_else(|| {
+                format!(
+                    "a result refers to layout {}, which is not defined before it",
+                    t.layout
+                )
+            })?;
+            results.push(LiveTensor {
+                device: record.device,
+                layout,
+                ptr: t.ptr,
+                hash: t.pre,
+            });
         }
         Ok(())
     }

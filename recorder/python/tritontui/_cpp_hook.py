@@ -1,4 +1,4 @@
-"""Inductor's C++ kernels on CPU.
+"""Inductor's C++ kernels on CPU, and the buffers its wrappers allocate.
 
 The generated wrapper module calls each ``cpp_fused_*`` kernel through a
 module global (a builtin compiled by ``async_compile.cpp_pybinding``).
@@ -13,7 +13,8 @@ import re
 import types
 from typing import Any
 
-from . import _session, _tensors
+from . import _access as _outputs
+from . import _alloc, _session, _tensors
 
 _ORIGINAL_LOAD: Any = None
 # (module, global name, original builtin) for every proxy installed.
@@ -86,10 +87,12 @@ class CppKernel:
 
 def parse_signature(source: str) -> list[tuple[str, str, str]]:
     """Parameters of ``extern "C" void kernel(...)``: non-const pointers are
-    written (``in_out_ptr*`` read too), everything else is read."""
+    written, and read too when the body reads them before writing them
+    (see the _access module); everything else is read."""
     match = _SIGNATURE.search(source)
     if not match:
         return []
+    body = source[match.end() :]
     params = []
     for raw in match.group(1).split(","):
         raw = " ".join(raw.split())
@@ -99,10 +102,7 @@ def parse_signature(source: str) -> list[tuple[str, str, str]]:
         ctype = raw[: len(raw) - len(name)].strip()
         pointer = "*" in ctype
         const = ctype.startswith("const ") or " const" in ctype
-        if pointer and not const:
-            access = "inout" if name.startswith("in_out_ptr") else "out"
-        else:
-            access = "in"
+        access = _outputs.cpp_output_access(body, name) if pointer and not const else "in"
         params.append((name, ctype, access))
     return params
 
@@ -135,11 +135,17 @@ def _is_cpp_kernel(value: Any) -> bool:
 
 
 def wrap_module(module: types.ModuleType) -> None:
-    """Replaces the module's C++ kernel globals with recording proxies."""
+    """Replaces the module's C++ kernel globals and the wrapper's own
+    buffer allocators with recording proxies."""
     for name, value in list(vars(module).items()):
         if _is_cpp_kernel(value):
-            setattr(module, name, CppKernel(name, value, getattr(module, "__file__", "")))
-            _PATCHED.append((module, name, value))
+            proxy: Any = CppKernel(name, value, getattr(module, "__file__", ""))
+        elif name in _alloc.NAMES and callable(value) and not isinstance(value, _alloc.Allocation):
+            proxy = _alloc.Allocation(name, value)
+        else:
+            continue
+        setattr(module, name, proxy)
+        _PATCHED.append((module, name, value))
 
 
 def install() -> None:
@@ -176,5 +182,5 @@ def uninstall() -> None:
     _ORIGINAL_LOAD = None
     while _PATCHED:
         module, name, original = _PATCHED.pop()
-        if isinstance(getattr(module, name, None), CppKernel):
+        if isinstance(getattr(module, name, None), (CppKernel, _alloc.Allocation)):
             setattr(module, name, original)

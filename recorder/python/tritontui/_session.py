@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _native, _pause, _tensors
+from . import _native, _pause, _results, _tensors
 
 # The session recording now.
 _ACTIVE: Session | None = None
@@ -125,7 +125,7 @@ class Session:
         versions = _versions()
         header = {
             "format": "tritontui-trace",
-            "version": [1, 0],
+            "version": [1, 3],
             "tool": "tritontui-recorder " + _version(),
             "created_ns": time.time_ns(),
             "host": socket.gethostname(),
@@ -156,15 +156,36 @@ class Session:
             os.environ["TRITONTUI_BREAK_ID"] = f"{os.getpid()}-{time.time_ns()}"
 
     def close(self, reason: str = "exit") -> None:
-        """Records any new child processes, writes the end record, flushes."""
+        """Records the program's results (unless an internal error stopped
+        recording) and any new child processes, writes the end record,
+        flushes."""
         if self.breaks is not None:
             _pause.release_claims()
+        if self.file is not None and not self.failed:
+            self._record_results()
         if self.file is not None:
             self._last_seq = self.file.next_seq
         now = self.now()
         file, self.file = self.file, None
         if file is not None:
             file.close(now, reason)
+
+    def _record_results(self) -> None:
+        """The tensors alive now, hashed, one ``results`` record per device
+        batch; on any error the trace simply has none."""
+        try:
+            groups = _results.by_device(_results.live_tensors())
+            for tensors in groups.values():
+                for start in range(0, len(tensors), INPUTS_PER_BATCH):
+                    chunk = tensors[start : start + INPUTS_PER_BATCH]
+                    described = self.describe(chunk, b"i" * len(chunk), hash_pre=True)
+                    self.file.results(described)
+        except Exception as e:
+            warnings.warn(
+                f"tritontui: the program's results were not recorded ({e!r})",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""

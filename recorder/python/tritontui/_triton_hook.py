@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from . import _access as _outputs
 from . import _native, _tensors
 
 _ORIGINAL: Any = None
@@ -37,12 +38,21 @@ def _kernel_name(autotuner: Any) -> str:
     return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
 
 
-def _access(name: str, mutated: set[str]) -> str:
-    if name.startswith("in_out_ptr") or name in mutated:
-        return "inout"
-    if name.startswith("out_ptr"):
-        return "out"
-    return "in"
+def _access(name: str, mutated: set[str], source: str | None) -> str:
+    """How the kernel uses argument ``name``: outputs are those Inductor
+    names or lists as mutated; whether one is also read is decided from
+    the kernel's source when it is known (see the _access module)."""
+    if not (name.startswith(("in_out_ptr", "out_ptr")) or name in mutated):
+        return "in"
+    if source is not None:
+        return _outputs.triton_output_access(source, name)
+    return "inout" if name.startswith("in_out_ptr") or name in mutated else "out"
+
+
+def _source(autotuner: Any) -> str | None:
+    """The Triton function's source (kept by Inductor even after pickling)."""
+    source = getattr(autotuner.fn, "src", None)
+    return source if isinstance(source, str) else None
 
 
 def _meta_scalar(value: Any) -> Any:
@@ -57,7 +67,8 @@ def _arguments(autotuner: Any) -> tuple[list[str], list[str]]:
     names = [n for n, t in signature.items() if t != "constexpr"]
     names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
     mutated = set(autotuner.mutated_arg_names)
-    return names, [_access(n, mutated) for n in names]
+    source = _source(autotuner)
+    return names, [_access(n, mutated, source) for n in names]
 
 
 def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:

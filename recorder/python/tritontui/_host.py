@@ -1,0 +1,49 @@
+"""Host arguments (anything passed to a launch that is neither a tensor
+nor a number, bool, None or str) as the trace records them: by what
+determines the launch's results, never by identity.
+
+A ``torch.Generator`` is its device, seed and a hash of its state; a
+value whose repr is data (a dtype, a device, a list of sizes) is that
+repr; anything else (profiler handles, streams, events, process groups,
+objects whose repr shows an address) is its type alone, written
+``<object TYPE>`` so readers know it says nothing about the value. See
+docs/trace-format.md, "Host objects"."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+
+from ._native import hash_bytes
+
+# The longest repr kept for a host argument; longer ones become the type.
+MAX_REPR = 120
+# An address or an identity in a repr: it differs between runs.
+_IDENTITY = re.compile(r"0x[0-9a-fA-F]{4,}|\bobject at\b|\bid=\d+")
+
+
+def host_value(value: Any) -> str:
+    """The trace's text for host argument ``value``."""
+    if isinstance(value, torch.Generator):
+        return generator_value(value)
+    text = repr(value)
+    if len(text) > MAX_REPR or _IDENTITY.search(text):
+        return opaque(value)
+    return text
+
+
+def opaque(value: Any) -> str:
+    """``<object torch.ScriptObject>``: the type, and nothing about the value."""
+    kind = type(value)
+    return f"<object {kind.__module__}.{kind.__qualname__}>"
+
+
+def generator_value(generator: torch.Generator) -> str:
+    """``<torch.Generator device=cpu seed=S state=H>``: what it will draw next."""
+    state = generator.get_state().numpy().tobytes()
+    return (
+        f"<torch.Generator device={generator.device} seed={generator.initial_seed()} "
+        f"state={hash_bytes(state):016x}>"
+    )

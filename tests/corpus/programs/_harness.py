@@ -1,0 +1,62 @@
+"""What every corpus program shares: its command line, the recorded
+region, and a bitwise fingerprint of its results printed outside it.
+
+A program runs ``main(args)`` inside ``tritontui.record(--out)`` and
+returns the tensors that are its results (loss, parameters, gradients,
+optimizer state, outputs). The fingerprint (one tthash64 per result, by
+name) is written to ``--fingerprint`` after recording stops, so the
+expected verdict of a pair can be established without the engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+import torch
+import tritontui
+
+
+def parse(description: str, variant: str | None = None) -> argparse.Namespace:
+    """``--out TRACE --fingerprint JSON [--variant]`` (the variant flag is
+    what run B of a pair passes, when the pair differs on purpose)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", required=True, help="trace to record")
+    parser.add_argument("--fingerprint", required=True, help="JSON of the results' hashes")
+    if variant:
+        parser.add_argument("--variant", action="store_true", help=variant)
+    return parser.parse_args()
+
+
+def run(
+    args: argparse.Namespace,
+    main: Callable[[], dict[str, torch.Tensor]],
+    threads: int = 2,
+) -> None:
+    """Records ``main()`` and writes the fingerprint of what it returns."""
+    torch.set_num_threads(threads)
+    with tritontui.record(args.out):
+        results = main()
+    fingerprint = {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
+    with open(args.fingerprint, "w") as f:
+        json.dump(fingerprint, f, indent=1, sort_keys=True)
+
+
+def state(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None
+) -> dict[str, torch.Tensor]:
+    """Parameters, gradients and optimizer state by name."""
+    out: dict[str, torch.Tensor] = {}
+    for name, p in model.named_parameters():
+        out[name] = p
+        if p.grad is not None:
+            out[f"{name}.grad"] = p.grad
+    for name, b in model.named_buffers():
+        out[name] = b
+    if optimizer is not None:
+        names = {id(p): n for n, p in model.named_parameters()}
+        for p, s in optimizer.state.items():
+            for key, value in s.items():
+                if isinstance(value, torch.Tensor):
+                    out[f"{names.get(id(p), '?')}.{key}"] = value
+    return out

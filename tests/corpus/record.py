@@ -1,0 +1,68 @@
+"""Records the corpus: each program twice, in two processes, into
+``tests/corpus/NAME/{a,b}.msgpack`` with the fingerprints of both runs'
+results in ``fingerprints.json``. Run B passes ``--variant`` to programs
+whose pair differs on purpose (see PAIRS). ``expected.json`` is written
+by hand from the fingerprints and what the program does.
+
+    python tests/corpus/record.py [NAME ...] [--until differ|equal --tries N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+# Programs whose run B is given --variant.
+VARIANTS = {"weight_bump"}
+
+
+def record_run(name: str, trace: Path, variant: bool) -> dict[str, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        fingerprint = Path(tmp) / "fingerprint.json"
+        command = [sys.executable, str(PROGRAMS / f"{name}.py"), "--out", str(trace)]
+        command += ["--fingerprint", str(fingerprint)] + (["--variant"] if variant else [])
+        subprocess.run(command, check=True, cwd=PROGRAMS)
+        return json.loads(fingerprint.read_text())
+
+
+def record_pair(name: str) -> bool:
+    """Records NAME's pair; returns whether the results differ."""
+    out = HERE / name
+    out.mkdir(exist_ok=True)
+    a = record_run(name, out / "a.msgpack", variant=False)
+    b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
+    differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    (out / "fingerprints.json").write_text(
+        json.dumps({"a": a, "b": b, "differ": differ}, indent=1, sort_keys=True) + "\n"
+    )
+    sizes = sum(p.stat().st_size for p in out.glob("*.msgpack"))
+    print(
+        f"{name}: results {'differ: ' + ', '.join(differ) if differ else 'equal'} ({sizes} bytes)"
+    )
+    return bool(differ)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="programs (default: all)")
+    parser.add_argument(
+        "--until", choices=("differ", "equal"), help="re-record until the results do"
+    )
+    parser.add_argument("--tries", type=int, default=5)
+    args = parser.parse_args()
+    names = args.names or sorted(p.stem for p in PROGRAMS.glob("[!_]*.py"))
+    for name in names:
+        for _ in range(args.tries if args.until else 1):
+            differ = record_pair(name)
+            if args.until is None or differ == (args.until == "differ"):
+                break
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,7 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Origin, find_origins};
+use crate::producer::{Flow, Origin, trace_flow};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -85,12 +85,67 @@ pub struct Divergence {
     pub root: usize,
     /// The comparison of the pair, for matched rows.
     pub diff: Option<PairDiff>,
+    /// Its inputs differ but every output it wrote agrees bit for bit: it
+    /// absorbs the difference, and is never a root cause.
+    pub absorbed: bool,
+    /// Whether its difference reaches the program's results.
+    pub impact: Impact,
+}
+
+/// Whether a divergence's difference reaches the program's results: the
+/// last value of every buffer written in the recorded region that is still
+/// live at the end (parameters, gradients, optimizer state, outputs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Impact {
+    /// It, or a divergence downstream of it, wrote differing bytes that
+    /// are part of the results.
+    Reaches,
+    /// Every difference it leads to is absorbed before the results: by
+    /// these divergences, whose outputs agree (none: overwritten, or no
+    /// longer live at the end).
+    Absorbed(Vec<usize>),
+}
+
+impl Impact {
+    /// Whether the difference reaches the results.
+    pub fn reaches(&self) -> bool {
+        *self == Impact::Reaches
+    }
+}
+
+/// The verdict on a pair of runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every launch wrote the same bits.
+    Identical,
+    /// Some launches differ, but every difference is absorbed before the
+    /// results, which are bitwise equal.
+    Benign,
+    /// Some difference reaches the results.
+    Divergent,
+}
+
+impl Verdict {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Identical => "identical",
+            Verdict::Benign => "benign",
+            Verdict::Divergent => "divergent",
+        }
+    }
+
+    /// Whether the runs' results agree (exit status 0 of `diff`).
+    pub fn results_agree(self) -> bool {
+        self != Verdict::Divergent
+    }
 }
 
 impl Divergence {
-    /// Not explained by an upstream divergence.
+    /// A divergence of the results not explained by an upstream one.
     pub fn is_root_cause(&self) -> bool {
-        self.reached_from.is_none()
+        self.reached_from.is_none() && !self.absorbed
     }
 
     /// The input origin to show first: for a root cause, its first
@@ -144,6 +199,11 @@ pub struct Analysis {
     pub divergences: Vec<Divergence>,
     /// Program launches (autotuning excluded) in A and B.
     pub launches: (usize, usize),
+    /// What the differences amount to.
+    pub verdict: Verdict,
+    /// Whether each trace recorded its results (else every last write
+    /// counts as one).
+    pub results_recorded: (bool, bool),
 }
 
 impl Analysis {
@@ -161,27 +221,62 @@ impl Analysis {
         );
         drop((a_keys, b_keys));
         let (statuses, mut divergences) = classify_rows(a, b, &alignment);
-        explain_inputs(a, b, &alignment, &statuses, &mut divergences);
+        let flows = explain_inputs(a, b, &alignment, &statuses, &mut divergences);
         find_roots(&mut divergences);
+        assess_impact(&alignment, &flows, &mut divergences);
+        let verdict = if divergences.is_empty() {
+            Verdict::Identical
+        } else if divergences.iter().any(|d| d.impact.reaches()) {
+            Verdict::Divergent
+        } else {
+            Verdict::Benign
+        };
         Analysis {
             alignment,
             statuses,
             divergences,
             launches: (a_launches.len(), b_launches.len()),
+            verdict,
+            results_recorded: (a.results.is_some(), b.results.is_some()),
         }
     }
 
-    /// The first divergence in execution order.
+    /// The divergence to open on: the earliest root cause whose difference
+    /// reaches the results; else the earliest absorbed root cause; else
+    /// the earliest divergence.
     pub fn first(&self) -> Option<&Divergence> {
-        self.divergences.first()
+        self.first_index().map(|i| &self.divergences[i])
     }
 
-    /// Divergences not explained by an upstream one.
+    /// The index of [`Analysis::first`].
+    pub fn first_index(&self) -> Option<usize> {
+        let roots = || self.root_causes().map(|(i, _)| i);
+        roots()
+            .find(|&i| self.divergences[i].impact.reaches())
+            .or_else(|| roots().next())
+            .or((!self.divergences.is_empty()).then_some(0))
+    }
+
+    /// Divergences of the results not explained by an upstream one, in
+    /// execution order.
     pub fn root_causes(&self) -> impl Iterator<Item = (usize, &Divergence)> {
         self.divergences
             .iter()
             .enumerate()
             .filter(|(_, d)| d.is_root_cause())
+    }
+
+    /// Root causes whose difference reaches the results first, then the
+    /// absorbed ones, each in execution order.
+    pub fn root_causes_by_impact(&self) -> Vec<usize> {
+        let mut roots: Vec<usize> = self.root_causes().map(|(i, _)| i).collect();
+        roots.sort_by_key(|&i| (!self.divergences[i].impact.reaches(), i));
+        roots
+    }
+
+    /// Launches whose inputs differ while their outputs agree.
+    pub fn absorbed_count(&self) -> usize {
+        self.divergences.iter().filter(|d| d.absorbed).count()
     }
 }
 
@@ -232,6 +327,8 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
                         origins: Vec::new(),
                         reached_from: None,
                         root: 0, // set by find_roots
+                        absorbed: kind == Kind::DivergentInput && diff.outputs_agree(),
+                        impact: Impact::Reaches, // set by assess_impact
                         diff: Some(diff),
                     });
                 }
@@ -319,6 +416,8 @@ fn structural_run(a: &Trace, b: &Trace, rows: &[Row], start: usize, end: usize) 
         reached_from: None,
         root: 0, // set by find_roots
         diff: None,
+        absorbed: false,
+        impact: Impact::Reaches, // set by assess_impact
     }
 }
 
@@ -334,14 +433,15 @@ fn find_roots(divergences: &mut [Divergence]) {
 }
 
 /// Finds the producers of every differing input and marks divergences
-/// explained by a divergent producer as reached from it.
+/// explained by a divergent producer as reached from it; returns both
+/// traces' data flow (`None` when nothing diverges).
 fn explain_inputs(
     a: &Trace,
     b: &Trace,
     alignment: &Alignment,
     statuses: &[RowStatus],
     divergences: &mut [Divergence],
-) {
+) -> Option<(Flow, Flow)> {
     let mut queries_a = Vec::new();
     let mut queries_b = Vec::new();
     for d in divergences
@@ -355,14 +455,18 @@ fn explain_inputs(
             }
         }
     }
-    if queries_a.is_empty() {
-        return;
+    if divergences.is_empty() {
+        return None;
     }
-    let (origins_a, origins_b) = std::thread::scope(|s| {
-        let from_a = s.spawn(|| find_origins(a, &queries_a));
-        let from_b = find_origins(b, &queries_b);
+    let (mut flow_a, mut flow_b) = std::thread::scope(|s| {
+        let from_a = s.spawn(|| trace_flow(a, &queries_a));
+        let from_b = trace_flow(b, &queries_b);
         (join(from_a), from_b)
     });
+    let (origins_a, origins_b) = (
+        std::mem::take(&mut flow_a.origins),
+        std::mem::take(&mut flow_b.origins),
+    );
     let row_of = |launches: usize, side: fn(Row) -> Option<u32>| {
         let mut rows = vec![u32::MAX; launches];
         for (r, row) in alignment.rows.iter().enumerate() {
@@ -393,10 +497,20 @@ fn explain_inputs(
             };
             let by_producer = explanation(oa, &rows_a, statuses, divergences)
                 .or_else(|| explanation(ob, &rows_b, statuses, divergences));
+            // A launch that absorbs an outside value does not stand for
+            // it: a later reader whose outputs differ does.
+            let absorbed = divergences[index].absorbed;
             let by_first_reader = by_producer.is_none().then(|| {
                 let key = External::of(a, launch, arg, oa)?;
-                let first = *first_reader.entry(key).or_insert(index);
-                (first != index).then_some(first)
+                match first_reader.get(&key) {
+                    Some(&first) => Some(first),
+                    None => {
+                        if !absorbed {
+                            first_reader.insert(key, index);
+                        }
+                        None
+                    }
+                }
             });
             origins.push(InputOrigin {
                 arg,
@@ -423,6 +537,82 @@ fn explain_inputs(
         d.reached_from = first_explained
             .filter(|_| origins.iter().all(|o| o.explained_by.is_some() || stale(o)));
         d.origins = origins;
+    }
+    Some((flow_a, flow_b))
+}
+
+/// Follows every divergence forward through the data flow to the results:
+/// a divergence reaches them when it wrote differing bytes that are part
+/// of them at the end, or when a divergence it explains does.
+fn assess_impact(
+    alignment: &Alignment,
+    flows: &Option<(Flow, Flow)>,
+    divergences: &mut [Divergence],
+) {
+    let Some((flow_a, flow_b)) = flows else {
+        return;
+    };
+    let direct: Vec<bool> = divergences
+        .iter()
+        .map(|d| reaches_directly(alignment, flow_a, flow_b, d))
+        .collect();
+    // Every upstream divergence explains a later one, so one backward pass
+    // sees each divergence's downstream complete.
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); divergences.len()];
+    for (index, d) in divergences.iter().enumerate() {
+        for up in d.origins.iter().filter_map(|o| o.explained_by) {
+            if up < index && !children[up].contains(&index) {
+                children[up].push(index);
+            }
+        }
+    }
+    let mut reaches = direct;
+    let mut absorbers: Vec<Vec<usize>> = vec![Vec::new(); divergences.len()];
+    for index in (0..divergences.len()).rev() {
+        if divergences[index].absorbed {
+            reaches[index] = false;
+            absorbers[index] = vec![index];
+            continue;
+        }
+        let mut by = Vec::new();
+        for &child in &children[index] {
+            reaches[index] |= reaches[child];
+            by.extend_from_slice(&absorbers[child]);
+        }
+        by.sort_unstable();
+        by.dedup();
+        absorbers[index] = by;
+    }
+    for (index, d) in divergences.iter_mut().enumerate() {
+        d.impact = if reaches[index] {
+            Impact::Reaches
+        } else {
+            Impact::Absorbed(std::mem::take(&mut absorbers[index]))
+        };
+    }
+}
+
+/// Whether a divergence itself wrote differing bytes that are part of the
+/// results (in either run).
+fn reaches_directly(alignment: &Alignment, flow_a: &Flow, flow_b: &Flow, d: &Divergence) -> bool {
+    if d.absorbed {
+        return false;
+    }
+    match (&d.diff, d.a, d.b) {
+        (Some(diff), Some(x), Some(y)) => {
+            let differing = |arg: &ArgIndex| flow_a.survives(x, *arg) || flow_b.survives(y, *arg);
+            // Outputs not hashed may differ: any surviving write counts.
+            diff.outputs.iter().any(differing)
+                || (diff.outputs_unhashed && (flow_a.any_survives(x) || flow_b.any_survives(y)))
+                || (d.kind == Kind::DivergentInput
+                    && diff.outputs.is_empty()
+                    && diff.outputs_unhashed)
+        }
+        // Launches in one run only: whatever of theirs survives differs.
+        _ => alignment.rows[d.row..d.row + d.rows].iter().any(|row| {
+            row.a().is_some_and(|x| flow_a.any_survives(x))
+                || row.b().is_some_and(|y| flow_b.any_survives(y))
+        }),
     }
 }
 

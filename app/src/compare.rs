@@ -2,7 +2,7 @@
 //! grid, layouts) and the hashes of every argument before and after.
 
 use rustc_hash::FxHashMap;
-use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Trace};
+use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// Index of an argument within its launch.
 pub type ArgIndex = u16;
@@ -39,6 +39,11 @@ impl PairDiff {
         *self == PairDiff::default()
     }
 
+    /// Every output the launch wrote was hashed and agrees bit for bit.
+    pub fn outputs_agree(&self) -> bool {
+        self.outputs.is_empty() && !self.outputs_unhashed
+    }
+
     /// Something about the launch itself differs (not its data).
     pub fn static_difference(&self) -> bool {
         self.source || self.config || self.grid || !self.layout.is_empty()
@@ -61,6 +66,53 @@ pub fn was_written(kernel: &Kernel, i: usize, arg: &ArgRef<'_>) -> bool {
                 || matches!((t.pre, t.post), (Some(x), Some(y)) if x != y)
         }
     }
+}
+
+/// Whether two host (non-tensor) arguments are the same value. Identities
+/// are not values: traces recorded before host objects were recorded by
+/// value (format 1.2) hold reprs such as `<torch._C.Generator object at
+/// 0x7f3f...>`, which are compared with their addresses left out.
+pub fn same_host_value(x: &Scalar, y: &Scalar) -> bool {
+    match (x, y) {
+        (Scalar::Str(x), Scalar::Str(y)) => without_addresses(x).eq(without_addresses(y)),
+        _ => x.same_bits(y),
+    }
+}
+
+/// The text with every hexadecimal address (`0x` and four or more digits)
+/// left out.
+fn without_addresses(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let bytes = rest.as_bytes();
+        let address = |at: usize| {
+            bytes[at..].starts_with(b"0x")
+                && bytes[at + 2..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_hexdigit())
+                    .count()
+                    >= 4
+        };
+        match (0..bytes.len()).find(|&at| address(at)) {
+            Some(0) => {
+                let digits = bytes[2..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_hexdigit())
+                    .count();
+                rest = &rest[2 + digits..];
+                Some("0x")
+            }
+            Some(at) => {
+                let (head, tail) = rest.split_at(at);
+                rest = tail;
+                Some(head)
+            }
+            None => Some(std::mem::take(&mut rest)),
+        }
+    })
 }
 
 /// Compares aligned launches; caches comparisons of kernel definitions.
@@ -116,7 +168,7 @@ impl<'t> Comparer<'t> {
             let reads = access_of(kernel, i).reads();
             match (x, y) {
                 (ArgRef::Scalar(x), ArgRef::Scalar(y)) => {
-                    if !x.same_bits(y) {
+                    if !same_host_value(x, y) {
                         diff.inputs.push(index);
                     }
                 }
@@ -156,5 +208,32 @@ impl<'t> Comparer<'t> {
             diff.inputs = inputs;
         }
         diff
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_values_are_compared_without_addresses() {
+        let text = |s: &str| Scalar::Str(s.to_owned());
+        let a = text("<torch._C.Generator object at 0x7f3f12ab>");
+        let b = text("<torch._C.Generator object at 0x7f95cd01>");
+        assert!(same_host_value(&a, &b));
+        assert!(!same_host_value(
+            &a,
+            &text("<torch._C.Stream object at 0x7f3f12ab>")
+        ));
+        assert!(same_host_value(&text("0x1234beef"), &text("0xabcd")));
+        assert!(
+            !same_host_value(&text("sum"), &text("mean")),
+            "plain strings are data"
+        );
+        assert!(
+            !same_host_value(&text("0x12"), &text("0x13")),
+            "short hex is data"
+        );
+        assert!(!same_host_value(&Scalar::Int(1), &Scalar::Int(2)));
     }
 }

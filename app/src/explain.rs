@@ -1,6 +1,6 @@
 //! Puts a divergence into words: what differs, and why the engine thinks so.
 
-use crate::analysis::{Analysis, Divergence, InputOrigin, Kind};
+use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind};
 use crate::compare::ArgIndex;
 use crate::producer::Origin;
 use tritontui_recorder::{ArgRef, Kernel, Scalar, Trace};
@@ -152,6 +152,9 @@ pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
                 "{} before the launch",
                 differ(&names(&d.args), d.args.len())
             );
+            if d.absorbed {
+                words.push_str(", yet every output agrees: the difference is absorbed here");
+            }
             if let Some(first) = d.primary_origin() {
                 words.push_str("; ");
                 if d.origins.len() > 1 {
@@ -195,6 +198,39 @@ pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
             "same kernel name, different source; inputs equal, {}",
             outputs_differ(&names(&d.args), d.args.len())
         ),
+    }
+}
+
+/// Where a divergence's difference ends: in the results, or absorbed on
+/// the way (and by which launches).
+pub fn impact_words(runs: Runs<'_>, analysis: &Analysis, index: usize) -> String {
+    let d = &analysis.divergences[index];
+    match &d.impact {
+        Impact::Reaches => "reaches the results".to_owned(),
+        Impact::Absorbed(_) if d.absorbed => "absorbed here: every output agrees".to_owned(),
+        Impact::Absorbed(by) if by.is_empty() => {
+            "absorbed: its differing bytes were overwritten or freed before they reached the results"
+                .to_owned()
+        }
+        Impact::Absorbed(by) => {
+            const NAMED: usize = 3;
+            let mut names: Vec<String> = by
+                .iter()
+                .take(NAMED)
+                .map(|&i| {
+                    let absorber = &analysis.divergences[i];
+                    let seq = absorber.a.map_or(String::from("-"), |x| runs.seq_a(x).to_string());
+                    format!("A#{seq} {}", runs.kernel(absorber).name)
+                })
+                .collect();
+            if by.len() > NAMED {
+                names.push(format!("{} more", by.len() - NAMED));
+            }
+            format!(
+                "absorbed by {}, whose outputs agree",
+                names.join(", ")
+            )
+        }
     }
 }
 

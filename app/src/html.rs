@@ -334,6 +334,7 @@ fn row(page: &mut String, a: &Trace, b: &Trace, analysis: &Analysis, i: usize) {
         RowStatus::Divergent(d) => {
             let d = &analysis.divergences[d as usize];
             let (mark, class) = match (d.is_root_cause(), r) {
+                _ if d.absorbed => ("≈", "benign"),
                 (_, Row::OnlyA(_)) => ("&lt;", "only"),
                 (_, Row::OnlyB(_)) => ("&gt;", "only"),
                 (true, _) => ("✗", "root"),

@@ -12,6 +12,7 @@ use std::io::Write;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::Duration;
+use tritontui::analysis::Verdict;
 use tritontui::synth::{self, Spec};
 use tritontui::tui::loader::Inputs;
 use tritontui::{Analysis, Options, Report, attach};
@@ -98,7 +99,7 @@ fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         tritontui::report::summary(&report)
     };
     print_ignoring_closed_pipe(&text)?;
-    Ok(if analysis.divergences.is_empty() {
+    Ok(if analysis.verdict.results_agree() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -321,11 +322,14 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let first = Trace::open(&traces[0])?;
     let mut comparisons = Vec::new();
     let mut divergent_run = None;
+    let mut benign_run = None;
     for (i, path) in traces.iter().enumerate().skip(1) {
         let other = Trace::open(path)?;
         let analysis = Analysis::run(&first, &other, options);
-        if !analysis.divergences.is_empty() && divergent_run.is_none() {
-            divergent_run = Some(i);
+        match analysis.verdict {
+            Verdict::Divergent => _ = divergent_run.get_or_insert(i),
+            Verdict::Benign => _ = benign_run.get_or_insert(i),
+            Verdict::Identical => {}
         }
         let report = Report::new(&first, &other, &analysis, 1000);
         comparisons.push((i, report));
@@ -337,7 +341,11 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             .map(|(i, report)| serde_json::json!({"run": i, "report": report}))
             .collect();
         let verdict = serde_json::json!({
-            "verdict": if divergent_run.is_some() { "nondeterministic" } else { "deterministic" },
+            "verdict": match (divergent_run, benign_run) {
+                (Some(_), _) => "nondeterministic",
+                (None, Some(_)) => "benign",
+                (None, None) => "deterministic",
+            },
             "command": args.command,
             "traces": traces,
             "comparisons": runs,
@@ -346,12 +354,16 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     } else if let (Some(i), true) = (divergent_run, interactive) {
         tritontui::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
     } else {
-        let mut text = match divergent_run {
-            None => format!(
+        let mut text = match (divergent_run, benign_run) {
+            (None, None) => format!(
                 "deterministic: {} runs of `{shown}` recorded the same launches with the same bits\n",
                 args.runs
             ),
-            Some(_) => format!("nondeterministic: `{shown}` gave different bits\n"),
+            (None, Some(_)) => format!(
+                "benign: {} runs of `{shown}` gave the same results bit for bit; some launches differed on the way, absorbed before the results\n",
+                args.runs
+            ),
+            (Some(_), _) => format!("nondeterministic: `{shown}` gave different results\n"),
         };
         for (i, report) in &comparisons {
             if report.first_divergence.is_some() {

@@ -31,6 +31,10 @@ struct Segment {
     origin: Origin,
     /// Hash of what was written, when the writer hashed it.
     hash: Option<u64>,
+    /// The view it was written through (index into `Trace::layouts`): a
+    /// hash is evidence about another view of the same bytes only when
+    /// both read them in the same order.
+    layout: u32,
 }
 
 /// Non-overlapping byte ranges keyed by (device, start), each with its
@@ -41,6 +45,7 @@ struct WriteMap {
 }
 
 impl WriteMap {
+    #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
         device: i32,
@@ -49,6 +54,7 @@ impl WriteMap {
         time: u64,
         origin: Origin,
         hash: Option<u64>,
+        layout: u32,
     ) {
         if start >= end {
             return;
@@ -75,17 +81,16 @@ impl WriteMap {
             time,
             origin,
             hash,
+            layout,
         };
         self.segments.insert((device, start), segment);
     }
 
-    /// Whether exactly `[start, end)` was last written, whole, with `hash`.
-    fn holds(&self, device: i32, start: u64, end: u64, hash: Option<u64>) -> bool {
-        hash.is_some()
-            && self
-                .segments
-                .get(&(device, start))
-                .is_some_and(|seg| seg.end == end && seg.hash == hash)
+    /// The one write that last covered exactly `[start, end)`, if any.
+    fn whole_write(&self, device: i32, start: u64, end: u64) -> Option<&Segment> {
+        self.segments
+            .get(&(device, start))
+            .filter(|seg| seg.end == end)
     }
 
     /// Whether recorded launches wrote every byte of `[start, end)` (none
@@ -111,16 +116,6 @@ impl WriteMap {
         reached >= end
     }
 
-    /// Whether exactly `[start, end)` was last written, whole, with a known
-    /// hash other than `hash`: something outside changed it since.
-    fn changed_since(&self, device: i32, start: u64, end: u64, hash: Option<u64>) -> bool {
-        hash.is_some()
-            && self
-                .segments
-                .get(&(device, start))
-                .is_some_and(|seg| seg.end == end && seg.hash.is_some() && seg.hash != hash)
-    }
-
     fn last_writer(&self, device: i32, start: u64, end: u64) -> Option<Origin> {
         let before = self
             .segments
@@ -138,25 +133,47 @@ impl WriteMap {
     }
 }
 
+/// What one forward pass over a trace's program launches found.
+pub struct Flow {
+    /// The origin of each queried argument, in query order.
+    pub origins: Vec<Origin>,
+    /// Launch arguments whose writes are still the last ones at the end of
+    /// the trace, over bytes of the program's results (every such write,
+    /// when the trace does not record its results): `(launch, arg)`, sorted.
+    pub survivors: Vec<(u32, ArgIndex)>,
+}
+
+impl Flow {
+    /// Whether argument `arg` of launch `launch` wrote bytes that are part
+    /// of the program's results.
+    pub fn survives(&self, launch: u32, arg: ArgIndex) -> bool {
+        self.survivors.binary_search(&(launch, arg)).is_ok()
+    }
+
+    /// Whether any argument of launch `launch` did.
+    pub fn any_survives(&self, launch: u32) -> bool {
+        let at = self.survivors.partition_point(|&(l, _)| l < launch);
+        self.survivors.get(at).is_some_and(|&(l, _)| l == launch)
+    }
+}
+
 /// Answers "who produced argument `arg` of launch `launch`" for each query,
-/// in one forward pass over the trace's program launches.
-pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
+/// and which writes reach the results, in one forward pass over the
+/// trace's program launches.
+pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Flow {
     let mut order: Vec<usize> = (0..queries.len()).collect();
     order.sort_by_key(|&q| queries[q]);
     let mut answers = vec![Origin::Unrecorded; queries.len()];
-    let Some(&last) = order.last() else {
-        return answers;
-    };
-    let last_launch = queries[last].0;
     let mut map = WriteMap::default();
     let mut pending = order.into_iter().peekable();
     let mut inputs = trace.inputs.iter().enumerate().peekable();
     let mut time = 0u64;
+    let same_view = |x: u32, y: u32| {
+        let (x, y) = (&trace.layouts[x as usize], &trace.layouts[y as usize]);
+        x.dtype == y.dtype && x.shape == y.shape && x.stride == y.stride
+    };
     for (index, launch) in trace.program_launches() {
         let index = index as u32;
-        if index > last_launch {
-            break;
-        }
         while let Some((i, input)) = inputs.next_if(|(_, input)| input.before <= launch.seq) {
             let end = input
                 .ptr
@@ -166,18 +183,25 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
             // one over memory just allocated is that uninitialized memory.
             // Bytes that recorded launches wrote all of (a weight they
             // initialised and then changed in place, say) came from them,
-            // unless a hash shows that something outside changed them.
+            // unless a hash shows that something outside changed them. A
+            // hash read through another view of the bytes (a permuted saved
+            // activation) shows nothing either way.
             let (device, start) = (input.device, input.ptr);
             let allocated = matches!(
                 map.last_writer(device, start, end),
                 Some(Origin::Allocated(_))
             );
-            let from_launches = map.covered(device, start, end)
-                && !map.changed_since(device, start, end, input.hash);
-            if !allocated && !from_launches && !map.holds(device, start, end, input.hash) {
+            let whole = map.whole_write(device, start, end);
+            let comparable = whole.filter(|seg| {
+                same_view(seg.layout, input.layout) && seg.hash.is_some() && input.hash.is_some()
+            });
+            let changed = comparable.is_some_and(|seg| seg.hash != input.hash);
+            let holds = comparable.is_some_and(|seg| seg.hash == input.hash);
+            let from_launches = map.covered(device, start, end) && !changed;
+            if !allocated && !from_launches && !holds {
                 time += 1;
                 let origin = Origin::GraphInput(i as u32);
-                map.write(device, start, end, time, origin, input.hash);
+                map.write(device, start, end, time, origin, input.hash, input.layout);
             }
         }
         let args: Vec<ArgRef<'_>> = trace.args_of(launch).collect();
@@ -200,22 +224,77 @@ pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
             {
                 time += 1;
                 let (start, end) = t.byte_range();
+                let origin = if allocates {
+                    Origin::Allocated(index)
+                } else {
+                    Origin::Launch(index, i as ArgIndex)
+                };
                 map.write(
                     launch.device,
                     start,
                     end,
                     time,
-                    if allocates {
-                        Origin::Allocated(index)
-                    } else {
-                        Origin::Launch(index, i as ArgIndex)
-                    },
+                    origin,
                     t.post,
+                    t.layout_index,
                 );
             }
         }
     }
-    answers
+    Flow {
+        origins: answers,
+        survivors: survivors(trace, &map),
+    }
+}
+
+/// The launch arguments whose bytes are still the last written at the end
+/// and lie in the program's results.
+fn survivors(trace: &Trace, map: &WriteMap) -> Vec<(u32, ArgIndex)> {
+    // The results as disjoint byte ranges per device, start -> end.
+    let results: Option<BTreeMap<(i32, u64), u64>> = trace.results.as_ref().map(|live| {
+        let mut ranges: Vec<(i32, u64, u64)> = live
+            .iter()
+            .map(|t| {
+                let span = trace.layouts[t.layout as usize].span;
+                (t.device, t.ptr, t.ptr.saturating_add(span))
+            })
+            .collect();
+        ranges.sort_unstable();
+        let mut merged = BTreeMap::new();
+        let mut current: Option<(i32, u64, u64)> = None;
+        for (device, start, end) in ranges {
+            match &mut current {
+                Some((d, _, e)) if *d == device && start <= *e => *e = (*e).max(end),
+                _ => {
+                    if let Some((d, s, e)) = current.replace((device, start, end)) {
+                        merged.insert((d, s), e);
+                    }
+                }
+            }
+        }
+        if let Some((d, s, e)) = current {
+            merged.insert((d, s), e);
+        }
+        merged
+    });
+    let in_results = |device: i32, start: u64, end: u64| match &results {
+        None => true,
+        Some(ranges) => ranges
+            .range(..(device, end))
+            .next_back()
+            .is_some_and(|(&(d, _), &e)| d == device && e > start),
+    };
+    let mut out: Vec<(u32, ArgIndex)> = map
+        .segments
+        .iter()
+        .filter_map(|(&(device, start), seg)| match seg.origin {
+            Origin::Launch(l, arg) if in_results(device, start, seg.end) => Some((l, arg)),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Whether a kernel only hands out memory (`meta.allocates`): its outputs
@@ -231,46 +310,45 @@ mod tests {
     #[test]
     fn the_latest_overlapping_writer_wins() {
         let mut map = WriteMap::default();
-        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7));
-        map.write(0, 150, 160, 2, Origin::Launch(2, 0), None);
-        map.write(1, 100, 200, 3, Origin::Launch(3, 0), None);
+        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
+        map.write(0, 150, 160, 2, Origin::Launch(2, 0), None, 0);
+        map.write(1, 100, 200, 3, Origin::Launch(3, 0), None, 0);
         assert_eq!(map.last_writer(0, 100, 120), Some(Origin::Launch(1, 0)));
         assert_eq!(map.last_writer(0, 140, 152), Some(Origin::Launch(2, 0)));
         assert_eq!(map.last_writer(0, 170, 180), Some(Origin::Launch(1, 0)));
         assert_eq!(map.last_writer(1, 0, 150), Some(Origin::Launch(3, 0)));
         assert_eq!(map.last_writer(0, 200, 300), None);
-        assert!(!map.holds(1, 100, 200, None), "no hash, no match");
-        map.write(0, 90, 210, 4, Origin::Launch(4, 1), Some(9));
+        assert!(
+            map.whole_write(1, 100, 200)
+                .is_some_and(|s| s.hash.is_none())
+        );
+        map.write(0, 90, 210, 4, Origin::Launch(4, 1), Some(9), 0);
         assert_eq!(map.last_writer(0, 150, 151), Some(Origin::Launch(4, 1)));
         assert_eq!(map.segments.len(), 2);
-        assert!(map.holds(0, 90, 210, Some(9)));
-        assert!(!map.holds(0, 90, 210, Some(8)));
-        assert!(!map.holds(0, 90, 200, Some(9)));
+        assert_eq!(map.whole_write(0, 90, 210).map(|s| s.hash), Some(Some(9)));
+        assert!(map.whole_write(0, 90, 200).is_none(), "not the whole write");
     }
 
     #[test]
     fn coverage_needs_every_byte_written_by_launches() {
         let mut map = WriteMap::default();
-        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7));
-        map.write(0, 150, 154, 2, Origin::Launch(2, 0), Some(8));
+        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
+        map.write(0, 150, 154, 2, Origin::Launch(2, 0), Some(8), 0);
         assert!(map.covered(0, 100, 200));
         assert!(map.covered(0, 120, 160), "from inside a segment");
         assert!(!map.covered(0, 90, 200), "bytes before any write");
         assert!(!map.covered(0, 100, 210), "bytes after");
         assert!(!map.covered(1, 100, 200), "another device");
-        map.write(0, 300, 400, 3, Origin::Launch(3, 0), None);
+        map.write(0, 300, 400, 3, Origin::Launch(3, 0), None, 0);
         assert!(!map.covered(0, 100, 400), "a gap");
-        map.write(0, 200, 300, 4, Origin::Allocated(4), None);
+        map.write(0, 200, 300, 4, Origin::Allocated(4), None, 0);
         assert!(!map.covered(0, 100, 400), "allocated, never written");
-        map.write(0, 200, 300, 5, Origin::GraphInput(0), Some(1));
+        map.write(0, 200, 300, 5, Origin::GraphInput(0), Some(1), 0);
         assert!(!map.covered(0, 250, 260), "a graph input's bytes");
-        assert!(!map.changed_since(0, 300, 400, Some(1)), "no hash written");
-        map.write(0, 500, 600, 6, Origin::Launch(6, 0), Some(5));
-        assert!(map.changed_since(0, 500, 600, Some(6)));
-        assert!(!map.changed_since(0, 500, 600, Some(5)));
-        assert!(!map.changed_since(0, 500, 600, None));
+        map.write(0, 500, 600, 6, Origin::Launch(6, 0), Some(5), 0);
+        assert_eq!(map.whole_write(0, 500, 600).map(|s| s.hash), Some(Some(5)));
         assert!(
-            !map.changed_since(0, 500, 590, Some(6)),
+            map.whole_write(0, 500, 590).is_none(),
             "not the whole write"
         );
     }

@@ -1,35 +1,42 @@
 //! The result of `tritontui diff`: a JSON report for scripts and a short
 //! summary for people. `docs/diff-json.md` documents the JSON.
 
-use crate::analysis::{Analysis, Divergence, Kind};
-use crate::explain::{Runs, describe, origin_words};
+use crate::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
+use crate::explain::{Runs, describe, impact_words, origin_words};
 use crate::producer::Origin;
 use serde::Serialize;
 use std::fmt::Write as _;
 use tritontui_recorder::{EarlyEnd, Trace};
 
 /// Version of the JSON report's shape.
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 /// The whole `diff --json` document.
 #[derive(Debug, Serialize)]
 pub struct Report {
     /// Shape version of this document.
     pub report_version: u32,
-    /// `identical` or `divergent`.
-    pub verdict: &'static str,
+    /// `identical`, `benign` (differences absorbed before the results) or
+    /// `divergent` (some difference reaches the results).
+    pub verdict: Verdict,
     /// The two traces.
     pub runs: RunPair,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
     /// `minimal`, or `approximate` if the alignment ran out of time.
     pub alignment: &'static str,
-    /// The first divergence in execution order.
+    /// Whether each run recorded its results (else every last write counts).
+    pub results_recorded: ResultsRecorded,
+    /// The divergence to start from: the earliest root cause that reaches
+    /// the results (for `benign`, the earliest absorbed one).
     pub first_divergence: Option<DivergenceReport>,
-    /// Divergences not explained by an upstream divergence.
+    /// Divergences of the results not explained by an upstream divergence:
+    /// those that reach the results first, then absorbed ones.
     pub root_causes: Vec<DivergenceReport>,
-    /// Number of divergences in all.
+    /// Number of divergences in all, absorbing launches included.
     pub divergence_count: usize,
+    /// Launches whose inputs differ while every output agrees.
+    pub absorbed_count: usize,
     /// Every divergence in execution order, up to the limit asked for.
     pub divergences: Vec<DivergenceReport>,
     /// True when `divergences` was cut at the limit.
@@ -60,6 +67,15 @@ pub struct RunInfo {
     pub complete: bool,
     /// How it ended early: `truncated at byte N` or `no end record`.
     pub ended_early: Option<String>,
+}
+
+/// Whether each run's trace recorded the program's results.
+#[derive(Debug, Serialize)]
+pub struct ResultsRecorded {
+    /// Run A.
+    pub a: bool,
+    /// Run B.
+    pub b: bool,
 }
 
 /// Launch counts.
@@ -102,8 +118,14 @@ pub struct Producer {
 pub struct DivergenceReport {
     /// Classification.
     pub kind: Kind,
-    /// Not explained by an upstream divergence.
+    /// A divergence of the results not explained by an upstream divergence.
     pub root_cause: bool,
+    /// Its inputs differ, every output agrees: it absorbs the difference.
+    pub absorbed: bool,
+    /// `reaches-results` or `absorbed`.
+    pub impact: &'static str,
+    /// For `absorbed` impact: the launches that absorb its difference.
+    pub absorbed_by: Vec<LaunchRef>,
     /// Sequence number of the launch in A (the first, for a structural run),
     /// or null if only B has it.
     pub a_index: Option<u64>,
@@ -128,6 +150,8 @@ pub struct DivergenceReport {
     pub root: LaunchRef,
     /// The verdict in words.
     pub detail: String,
+    /// Where its difference ends, in words.
+    pub impact_detail: String,
 }
 
 impl Report {
@@ -137,10 +161,10 @@ impl Report {
         let entry = |i: usize| divergence_report(runs, analysis, i);
         Report {
             report_version: REPORT_VERSION,
-            verdict: if analysis.divergences.is_empty() {
-                "identical"
-            } else {
-                "divergent"
+            verdict: analysis.verdict,
+            results_recorded: ResultsRecorded {
+                a: analysis.results_recorded.0,
+                b: analysis.results_recorded.1,
             },
             runs: RunPair {
                 a: run_info(a),
@@ -156,9 +180,14 @@ impl Report {
             } else {
                 "approximate"
             },
-            first_divergence: (!analysis.divergences.is_empty()).then(|| entry(0)),
-            root_causes: analysis.root_causes().map(|(i, _)| entry(i)).collect(),
+            first_divergence: analysis.first_index().map(entry),
+            root_causes: analysis
+                .root_causes_by_impact()
+                .into_iter()
+                .map(entry)
+                .collect(),
             divergence_count: analysis.divergences.len(),
+            absorbed_count: analysis.absorbed_count(),
             divergences: (0..analysis.divergences.len().min(limit))
                 .map(entry)
                 .collect(),
@@ -227,6 +256,20 @@ fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> Diver
     DivergenceReport {
         kind: d.kind,
         root_cause: d.is_root_cause(),
+        absorbed: d.absorbed,
+        impact: if d.impact.reaches() {
+            "reaches-results"
+        } else {
+            "absorbed"
+        },
+        absorbed_by: match &d.impact {
+            Impact::Absorbed(by) => by
+                .iter()
+                .filter(|&&i| i != index)
+                .map(|&i| launch_ref(runs, &analysis.divergences[i]))
+                .collect(),
+            Impact::Reaches => Vec::new(),
+        },
         a_index: d.a.map(|x| runs.seq_a(x)),
         b_index: d.b.map(|y| runs.seq_b(y)),
         kernel: runs.kernel(d).name.clone(),
@@ -240,6 +283,7 @@ fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> Diver
             .map(|(up, _)| launch_ref(runs, &analysis.divergences[up])),
         root: launch_ref(runs, &analysis.divergences[root]),
         detail: describe(runs, analysis, d),
+        impact_detail: impact_words(runs, analysis, index),
     }
 }
 
@@ -276,29 +320,65 @@ pub fn summary(report: &Report) -> String {
         return out;
     };
     let roots = report.root_causes.len();
+    let reaching = report
+        .root_causes
+        .iter()
+        .filter(|r| r.impact == "reaches-results")
+        .count();
+    let headline = match report.verdict {
+        Verdict::Benign => format!(
+            "benign: {} divergence{}, every difference absorbed before the results, which agree bit for bit",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        _ => format!(
+            "divergent: {} divergence{}, {} root cause{} ({} reaching the results)",
+            report.divergence_count,
+            plural(report.divergence_count),
+            roots,
+            plural(roots),
+            reaching
+        ),
+    };
     let _ = writeln!(
         out,
-        "divergent: {} divergence{}, {} root cause{}{}",
-        report.divergence_count,
-        plural(report.divergence_count),
-        roots,
-        plural(roots),
+        "{headline}{}",
         if report.alignment == "approximate" {
             " (alignment approximate)"
         } else {
             ""
         }
     );
+    if report.absorbed_count > 0 {
+        let _ = writeln!(
+            out,
+            "{} launch{} read differing inputs and wrote equal outputs (absorbed)",
+            report.absorbed_count,
+            if report.absorbed_count == 1 { "" } else { "es" }
+        );
+    }
+    if !(report.results_recorded.a && report.results_recorded.b) {
+        let _ = writeln!(
+            out,
+            "a trace does not record the program's results: every last write counts as one"
+        );
+    }
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "first divergence  {}  {}  {}",
+        "{}  {}  {}  {}",
+        if first.root_cause || first.absorbed {
+            "first divergence"
+        } else {
+            "first divergence (absorbed)"
+        },
         index_words(first.a_index, first.b_index),
         first.kernel,
         first.kind.as_str()
     );
     let _ = writeln!(out, "  {}", first.detail);
-    if let Some(root) = (!first.root_cause).then_some(&first.root) {
+    let _ = writeln!(out, "  {}", first.impact_detail);
+    if let Some(root) = (!first.root_cause && !first.absorbed).then_some(&first.root) {
         let _ = writeln!(
             out,
             "  leads back to {}  {}",
@@ -312,17 +392,20 @@ pub fn summary(report: &Report) -> String {
     for root in report.root_causes.iter().take(SHOWN) {
         let _ = writeln!(
             out,
-            "  {}  {}  {}  {}",
+            "  {}  {}  {}  {}  ({})",
             index_words(root.a_index, root.b_index),
             root.kernel,
             root.kind.as_str(),
-            root.args.join(", ")
+            root.args.join(", "),
+            root.impact_detail
         );
     }
     if roots > SHOWN {
         let _ = writeln!(out, "  ... and {} more (see --json)", roots - SHOWN);
     }
-    let propagated = report.divergence_count - roots;
+    let propagated = report
+        .divergence_count
+        .saturating_sub(roots + report.absorbed_count);
     if propagated > 0 {
         let _ = writeln!(
             out,

@@ -48,7 +48,7 @@ fn identical_runs_are_identical_even_when_autotuning_differs() {
     // The autotuning launches really do differ between the runs.
     assert!(p.a.launches.iter().any(|l| l.autotune));
     let (analysis, report) = analyse(&p);
-    assert_eq!(report.verdict, "identical");
+    assert_eq!(report.verdict.as_str(), "identical");
     assert_eq!(analysis.alignment.matched, 500);
     assert_eq!((report.launches.a, report.launches.b), (500, 500));
     assert!(report.first_divergence.is_none() && report.root_causes.is_empty());

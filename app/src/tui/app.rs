@@ -9,7 +9,7 @@ use super::theme::Theme;
 use crate::align::Row;
 use crate::attach::Target;
 use crate::explain::{Runs, origin_words};
-use crate::producer::{Origin, find_origins};
+use crate::producer::{Origin, trace_flow};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -296,7 +296,7 @@ impl App {
             Action::NextRootCause => self.next_root_cause(),
             Action::FirstDivergence => match self
                 .session()
-                .and_then(|s| s.divergences().first())
+                .and_then(|s| s.first_divergence())
                 .map(|d| d.row)
             {
                 Some(row) => self.jump(row, "first divergence".to_owned()),
@@ -384,7 +384,7 @@ impl App {
     }
 
     fn loaded(&mut self, session: Session) {
-        let first = session.divergences().first().map(|d| d.row);
+        let first = session.first_divergence().map(|d| d.row);
         self.message = Some(match (first, session.is_pair()) {
             (Some(_), _) => {
                 "first divergence selected · n/N next/previous · r root causes · ? help".to_owned()
@@ -771,7 +771,7 @@ pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>,
         return (None, "this launch reads no tensor".to_owned());
     };
     let name = kernel.arg_name(arg);
-    match find_origins(trace, &[(launch, arg as u16)])[0] {
+    match trace_flow(trace, &[(launch, arg as u16)]).origins[0] {
         Origin::Launch(producer, parg) => {
             let p = &trace.launches[producer as usize];
             let pk = trace.kernel_of(p);

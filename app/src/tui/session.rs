@@ -142,6 +142,11 @@ impl Session {
         }
     }
 
+    /// The divergence to open on (see [`crate::Analysis::first`]).
+    pub fn first_divergence(&self) -> Option<&Divergence> {
+        self.analysis.as_ref().and_then(|a| a.first())
+    }
+
     /// The divergences, in row order.
     pub fn divergences(&self) -> &[Divergence] {
         self.analysis.as_ref().map_or(&[], |a| &a.divergences)

@@ -19,7 +19,8 @@ class DeterminismReport:
     """What :func:`check_determinism` found."""
 
     deterministic: bool
-    """Every run recorded the same launches with the same bits."""
+    """Every run gave the same results bit for bit (``diff`` said
+    ``identical`` or ``benign``)."""
     traces: list[Path]
     """One trace per run, ``run0.msgpack`` first."""
     first_divergence: dict[str, Any] | None = None
@@ -30,9 +31,18 @@ class DeterminismReport:
     """The first run that differs from run 0."""
     reports: list[dict[str, Any]] = field(default_factory=list)
     """``diff --json`` of each run after the first against run 0."""
+    benign_runs: list[int] = field(default_factory=list)
+    """Runs whose launches differ from run 0's while their results agree
+    bit for bit: every difference was absorbed on the way."""
 
     def __str__(self) -> str:
         runs = len(self.traces)
+        if self.deterministic and self.benign_runs:
+            return (
+                f"deterministic results: {runs} runs gave the same results bit for bit; "
+                f"runs {', '.join(map(str, self.benign_runs))} differed on the way (benign: "
+                "every difference was absorbed before the results)"
+            )
         if self.deterministic:
             return f"deterministic: {runs} runs recorded the same launches with the same bits"
         first = self.first_divergence or {}
@@ -106,14 +116,19 @@ def check_determinism(
         call_args, call_kwargs = tree_map(fresh, pristine)
         trace = out / f"run{i}.msgpack"
         with record(trace, **(record_options or {})):
-            fn(*call_args, **call_kwargs)
+            # Held until recording stops: what fn returns is among the
+            # results the comparison follows differences to.
+            returned = fn(*call_args, **call_kwargs)
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
+        del returned
         traces.append(trace)
     report = DeterminismReport(deterministic=True, traces=traces)
     for i, trace in enumerate(traces[1:], start=1):
         compared = _diff(traces[0], trace)
         report.reports.append(compared)
+        if compared["verdict"] == "benign":
+            report.benign_runs.append(i)
         if compared["verdict"] == "divergent" and report.divergent_run is None:
             report.deterministic = False
             report.divergent_run = i

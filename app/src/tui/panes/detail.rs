@@ -88,7 +88,7 @@ fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'s
     let head = match (status, session.divergence_at(app.selected)) {
         (RowStatus::Equal, _) => "equal: every recorded hash agrees".to_owned(),
         (RowStatus::Benign, _) => benign_words(session, row),
-        (_, Some((_, d))) => divergence_head(runs, analysis, d),
+        (_, Some((index, d))) => divergence_head(runs, analysis, index, d),
         _ => String::new(),
     };
     lines.push(Line::from(vec![
@@ -124,10 +124,21 @@ fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'s
     }
 }
 
-fn divergence_head(runs: Runs<'_>, analysis: &crate::Analysis, d: &Divergence) -> String {
+fn divergence_head(
+    runs: Runs<'_>,
+    analysis: &crate::Analysis,
+    index: usize,
+    d: &Divergence,
+) -> String {
     let mut head = d.kind.as_str().to_owned();
+    if d.is_root_cause() || d.absorbed {
+        head.push_str(if d.absorbed { "" } else { " · root cause" });
+        head.push_str(" · ");
+        head.push_str(&crate::explain::impact_words(runs, analysis, index));
+        return head;
+    }
     match d.reached_from {
-        None => head.push_str(" · root cause"),
+        None => {}
         Some((up, _)) => {
             let root = analysis.divergences[up].root;
             let at = |d: &Divergence| {

@@ -51,7 +51,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
         run_line(app, "B ", b, nb),
     ];
     let divergences = session.divergences();
-    let verdict = match divergences.first() {
+    let verdict = match session.first_divergence() {
         None => Line::from(vec![
             Span::styled("IDENTICAL", theme.verdict_ok()),
             Span::raw(format!(
@@ -65,8 +65,16 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
                 i.map_or(format!("{run} -"), |i| format!("{run}#{}", seq(i)))
             };
             let kind = first.kind.as_str();
+            let benign = session
+                .analysis
+                .as_ref()
+                .is_some_and(|a| a.verdict == crate::analysis::Verdict::Benign);
             let mut spans = vec![
-                Span::styled("DIVERGENT", theme.root()),
+                if benign {
+                    Span::styled("BENIGN", theme.benign())
+                } else {
+                    Span::styled("DIVERGENT", theme.root())
+                },
                 Span::raw(format!(
                     "  first {} {} ",
                     at(first.a, &|i| runs.seq_a(i), "A"),

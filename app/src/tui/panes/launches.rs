@@ -26,6 +26,7 @@ pub fn glyph(app: &App, session: &Session, row: usize) -> (&'static str, Style) 
         RowStatus::Divergent(_) => match (session.rows()[row], session.divergence_at(row)) {
             (Row::OnlyA(_), _) => ("<", theme.only()),
             (Row::OnlyB(_), _) => (">", theme.only()),
+            (_, Some((_, d))) if d.absorbed => ("≈", theme.benign()),
             (_, Some((_, d))) if d.is_root_cause() => ("✗", theme.root()),
             _ => ("↓", theme.propagated()),
         },

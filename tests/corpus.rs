@@ -1,0 +1,139 @@
+//! The corpus of real recorded pairs (`tests/corpus/NAME/`): the engine's
+//! verdict, first divergence and root causes on each pair must be the ones
+//! written down in its `expected.json`, and that expectation must agree
+//! with the bitwise fingerprints of the two runs' results
+//! (`fingerprints.json`), which were taken without the engine.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tritontui::analysis::Verdict;
+use tritontui::report::DivergenceReport;
+use tritontui::{Analysis, Options, Report};
+use tritontui_recorder::Trace;
+
+fn pairs() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("tests/corpus is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn field<'v>(value: &'v Value, key: &str) -> &'v str {
+    value[key].as_str().unwrap_or_default()
+}
+
+/// `kernel kind impact` of a divergence, as the expectation names it.
+fn described(d: &DivergenceReport) -> String {
+    format!("{} {} {}", d.kernel, d.kind.as_str(), d.impact)
+}
+
+fn expected_words(value: &Value) -> String {
+    format!(
+        "{} {} {}",
+        field(value, "kernel"),
+        field(value, "kind"),
+        field(value, "impact")
+    )
+}
+
+#[test]
+fn every_pair_gets_its_expected_verdict() {
+    let pairs = pairs();
+    assert!(pairs.len() >= 8, "the corpus has {} pairs", pairs.len());
+    let mut failures = Vec::new();
+    for dir in &pairs {
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let expected = read_json(&dir.join("expected.json"));
+        let fingerprints = read_json(&dir.join("fingerprints.json"));
+        let results_differ = fingerprints["differ"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty());
+        let verdict = field(&expected, "verdict");
+        assert_eq!(
+            verdict == "divergent",
+            results_differ,
+            "{name}: expected.json says {verdict}, but the fingerprints say the results {}",
+            if results_differ { "differ" } else { "agree" }
+        );
+        let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
+        let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");
+        let analysis = Analysis::run(&a, &b, Options::default());
+        let report = Report::new(&a, &b, &analysis, usize::MAX);
+        let got = |what: &str, value: String, want: String| {
+            (value != want).then(|| format!("{name}: {what} is `{value}`, expected `{want}`"))
+        };
+        failures.extend(got(
+            "the verdict",
+            report.verdict.as_str().to_owned(),
+            verdict.to_owned(),
+        ));
+        failures.extend(got(
+            "the first divergence",
+            report
+                .first_divergence
+                .as_ref()
+                .map(described)
+                .unwrap_or_default(),
+            expected
+                .get("first_divergence")
+                .filter(|v| !v.is_null())
+                .map(expected_words)
+                .unwrap_or_default(),
+        ));
+        failures.extend(got(
+            "the root causes",
+            report
+                .root_causes
+                .iter()
+                .map(described)
+                .collect::<Vec<_>>()
+                .join("; "),
+            expected["root_causes"]
+                .as_array()
+                .map(|roots| {
+                    roots
+                        .iter()
+                        .map(expected_words)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+                .unwrap_or_default(),
+        ));
+        // No program here passes a host value that differs between its runs.
+        for root in &report.root_causes {
+            if root
+                .origin
+                .as_deref()
+                .is_some_and(|o| o.contains("passed by the host"))
+            {
+                failures.push(format!(
+                    "{name}: root cause {} blames a host value",
+                    described(root)
+                ));
+            }
+        }
+        let verdict_ok = match report.verdict {
+            Verdict::Identical | Verdict::Benign => !results_differ,
+            Verdict::Divergent => results_differ,
+        };
+        if !verdict_ok {
+            failures.push(format!(
+                "{name}: the engine's verdict contradicts the fingerprints"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}

@@ -158,9 +158,26 @@ impl Flow {
 }
 
 /// Answers "who produced argument `arg` of launch `launch`" for each query,
-/// and which writes reach the results, in one forward pass over the
+/// and which writes reach the results, in one forward pass over all of the
 /// trace's program launches.
 pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Flow {
+    let (origins, map) = replay(trace, queries, u32::MAX);
+    Flow {
+        origins,
+        survivors: survivors(trace, &map),
+    }
+}
+
+/// Answers "who produced argument `arg` of launch `launch`" for each query,
+/// in a forward pass that stops at the last launch asked about.
+pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
+    let last = queries.iter().map(|&(launch, _)| launch).max().unwrap_or(0);
+    replay(trace, queries, last).0
+}
+
+/// Replays the program launches up to launch `until` (included) over a
+/// write map: the origin of each queried argument, and the map at the end.
+fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin>, WriteMap) {
     let mut order: Vec<usize> = (0..queries.len()).collect();
     order.sort_by_key(|&q| queries[q]);
     let mut answers = vec![Origin::Unrecorded; queries.len()];
@@ -174,6 +191,9 @@ pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Flow {
     };
     for (index, launch) in trace.program_launches() {
         let index = index as u32;
+        if index > until {
+            break;
+        }
         while let Some((i, input)) = inputs.next_if(|(_, input)| input.before <= launch.seq) {
             let end = input
                 .ptr
@@ -241,10 +261,7 @@ pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Flow {
             }
         }
     }
-    Flow {
-        origins: answers,
-        survivors: survivors(trace, &map),
-    }
+    (answers, map)
 }
 
 /// The launch arguments whose bytes are still the last written at the end

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use tritontui::analysis::RowStatus;
+use tritontui::analysis::{Impact, RowStatus, Verdict};
 use tritontui::producer::Origin;
 use tritontui::synth::{Expected, Injection, Spec, generate};
 use tritontui::{Analysis, Kind, Options, Report};
@@ -360,7 +360,13 @@ fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_recorder::Arg
 
 /// A trace of C++ launches, one kernel each, built by hand.
 fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
-    use tritontui_recorder::{Header, TraceWriter};
+    hand_trace_with_results(launches, None)
+}
+
+/// Like [`hand_trace`], ending with a `results` record of the tensors at
+/// `results` (addresses, the same layout) when given.
+fn hand_trace_with_results(launches: &[(&str, Vec<HandArg>)], results: Option<&[u64]>) -> Trace {
+    use tritontui_recorder::{Header, Record, ResultsRecord, TraceWriter};
     let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
@@ -370,11 +376,32 @@ fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
             .iter()
             .map(|&(name, access, ..)| (name, access))
             .collect();
+        // The recorder flags what the kernel writes, as declared.
         let values = args
             .iter()
-            .map(|&(_, _, ptr, pre, post)| hashed(layout, ptr, pre, post))
+            .map(|&(_, access, ptr, pre, post)| {
+                let mut value = hashed(layout, ptr, pre, post);
+                if let (tritontui_recorder::ArgValue::Tensor(t), false) =
+                    (&mut value, access.writes())
+                {
+                    t.flags = 0;
+                }
+                value
+            })
             .collect();
         write_launch(&mut w, seq as u64, name, &defs, values);
+    }
+    if let Some(results) = results {
+        let args = results
+            .iter()
+            .map(|&ptr| hashed(layout, ptr, 0, 0))
+            .collect();
+        let record = Record::Results(ResultsRecord {
+            before: launches.len() as u64,
+            device: -1,
+            args,
+        });
+        w.write(&record).expect("results");
     }
     let bytes = w.finish(launches.len() as u64, "exit").expect("finish");
     Trace::from_bytes(Path::new("t"), &bytes).expect("load")
@@ -521,5 +548,90 @@ fn a_weight_changed_outside_is_named_by_its_graph_input() {
     assert_eq!(
         (origin.a, origin.b),
         (Origin::Launch(0, 0), Origin::GraphInput(0))
+    );
+}
+
+/// A nondeterministic producer writes X (at 4096); a consumer reads X and
+/// writes Y (at 8192) with equal bits in both runs. The results are the
+/// tensors at `results`, or unrecorded.
+fn absorbed_pair(results: Option<&[u64]>) -> (Trace, Trace) {
+    use tritontui_recorder::Access::{In, Out};
+    let one = |x| {
+        hand_trace_with_results(
+            &[
+                ("cpp_fused_index_add_0", vec![("out_ptr0", Out, 4096, 0, x)]),
+                (
+                    "cpp_fused_gt_1",
+                    vec![("in_ptr0", In, 4096, x, x), ("out_ptr0", Out, 8192, 0, 5)],
+                ),
+            ],
+            results,
+        )
+    };
+    (one(1), one(2))
+}
+
+#[test]
+fn a_difference_absorbed_before_the_results_is_benign() {
+    let (a, b) = absorbed_pair(Some(&[8192]));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Benign);
+    let roots = root_causes(&analysis);
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].impact, Impact::Absorbed(vec![1]));
+    let consumer = &analysis.divergences[1];
+    assert!(
+        consumer.absorbed && !consumer.is_root_cause(),
+        "{consumer:?}"
+    );
+    assert_eq!(analysis.first().and_then(|d| d.a), Some(0));
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    assert_eq!(report.verdict.as_str(), "benign");
+    assert_eq!(report.absorbed_count, 1);
+    assert_eq!(report.root_causes[0].impact, "absorbed");
+    assert_eq!(
+        report.root_causes[0].absorbed_by[0].kernel,
+        "cpp_fused_gt_1"
+    );
+}
+
+#[test]
+fn a_difference_that_stays_in_the_results_is_divergent() {
+    // The differing bytes are themselves part of the results.
+    let (a, b) = absorbed_pair(Some(&[4096, 8192]));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    assert!(root_causes(&analysis)[0].impact.reaches());
+    // Without a results record every last write counts as a result.
+    let (a, b) = absorbed_pair(None);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    assert_eq!(analysis.results_recorded, (false, false));
+}
+
+#[test]
+fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
+    use tritontui_recorder::Access::{In, Out};
+    // Its input differs and nothing recorded wrote it (a host-side change),
+    // but everything it wrote agrees.
+    let one = |x| {
+        hand_trace_with_results(
+            &[(
+                "aten::zeros_like",
+                vec![("self", In, 4096, x, x), ("result", Out, 8192, 0, 5)],
+            )],
+            Some(&[8192]),
+        )
+    };
+    let analysis = Analysis::run(&one(1), &one(2), Options::default());
+    assert!(
+        root_causes(&analysis).is_empty(),
+        "{:?}",
+        analysis.divergences
+    );
+    assert_eq!(analysis.verdict, Verdict::Benign);
+    assert!(
+        analysis.first().is_some_and(|d| d.absorbed),
+        "it is still shown"
     );
 }

@@ -9,7 +9,7 @@ use super::theme::Theme;
 use crate::align::Row;
 use crate::attach::Target;
 use crate::explain::{Runs, origin_words};
-use crate::producer::{Origin, trace_flow};
+use crate::producer::{Origin, find_origins};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
@@ -771,7 +771,7 @@ pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>,
         return (None, "this launch reads no tensor".to_owned());
     };
     let name = kernel.arg_name(arg);
-    match trace_flow(trace, &[(launch, arg as u16)]).origins[0] {
+    match find_origins(trace, &[(launch, arg as u16)])[0] {
         Origin::Launch(producer, parg) => {
             let p = &trace.launches[producer as usize];
             let pk = trace.kernel_of(p);

@@ -1,0 +1,69 @@
+"""A small GPT (token and position embeddings, causal attention through
+scaled_dot_product_attention, layer norms, a GELU MLP) trained for three
+steps with AdamW, compiled: what the GPT programs of the corpus share."""
+
+from collections.abc import Callable
+
+import torch
+from _harness import state
+
+D, HEADS, T = 32, 2, 16
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(D)
+        self.qkv = torch.nn.Linear(D, 3 * D)
+        self.proj = torch.nn.Linear(D, D)
+        self.ln2 = torch.nn.LayerNorm(D)
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(D, 4 * D), torch.nn.GELU(), torch.nn.Linear(4 * D, D)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+        q, k, v = (z.view(b, t, HEADS, D // HEADS).transpose(1, 2) for z in (q, k, v))
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, D))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(torch.nn.Module):
+    def __init__(self, vocab: int) -> None:
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, D)
+        self.pos = torch.nn.Embedding(T, D)
+        self.blocks = torch.nn.Sequential(Block(), Block())
+        self.ln = torch.nn.LayerNorm(D)
+        self.head = torch.nn.Linear(D, vocab, bias=False)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        return self.head(self.ln(self.blocks(x)))
+
+
+def training(vocab: int, batch: int) -> Callable[[], dict[str, torch.Tensor]]:
+    """Three AdamW steps of a compiled GPT over ``batch`` sequences of
+    tokens drawn from ``vocab``; returns the results by name."""
+    torch.manual_seed(0)
+    model = GPT(vocab)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    step = torch.compile(model)
+    data = torch.randint(0, vocab, (batch, T + 1), generator=torch.Generator().manual_seed(1))
+
+    def main() -> dict[str, torch.Tensor]:
+        losses = []
+        for _ in range(3):
+            logits = step(data[:, :-1])
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, vocab), data[:, 1:].reshape(-1)
+            )
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+        return {"loss": torch.stack(losses), **state(model, optimizer)}
+
+    return main

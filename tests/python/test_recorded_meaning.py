@@ -1,0 +1,65 @@
+"""What the recorder writes so that verdicts hold: host objects by value,
+outputs read before written hashed as inputs, the wrapper's allocations,
+and the program's results at stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from conftest import dump, launches
+from tritontui import _access, _host
+
+
+def test_a_generator_is_recorded_by_its_state_not_its_address() -> None:
+    a, b = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    assert _host.host_value(a) == _host.host_value(b)
+    assert "0x" not in _host.host_value(a) and "seed=7" in _host.host_value(a)
+    torch.randint(0, 9, (3,), generator=b)
+    assert _host.host_value(a) != _host.host_value(b), "a generator that drew is another value"
+
+
+def test_identities_are_recorded_by_type_and_data_by_repr() -> None:
+    class Handle:
+        pass
+
+    assert _host.host_value(Handle()).startswith("<object ")
+    assert "0x" not in _host.host_value(Handle())
+    assert _host.host_value(torch.float32) == "torch.float32"
+    assert _host.host_value([4, 8]) == "[4, 8]"
+    assert _host.host_value(torch.device("cpu")) == "device(type='cpu')"
+
+
+def test_an_output_read_before_it_is_written_is_read_and_written() -> None:
+    accumulate = "{ atomic_add_vec<float, 2, 1>(out_ptr0, tmp1, tmp2); out_ptr1[x0] = tmp3; }"
+    assert _access.cpp_output_access(accumulate, "out_ptr0") == "inout"
+    assert _access.cpp_output_access(accumulate, "out_ptr1") == "out"
+    scratch = "{ tmp0.store(in_out_ptr0 + x0); auto t = in_out_ptr0[x0]; }"
+    assert _access.cpp_output_access(scratch, "in_out_ptr0") == "out"
+    compare = "{ auto t = out_ptr0[x0] == 1; out_ptr0[x0] = 2; }"
+    assert _access.cpp_output_access(compare, "out_ptr0") == "inout"
+    assert _access.triton_output_access("x = tl.load(in_out_ptr0 + i)\n", "in_out_ptr0") == "inout"
+    assert _access.triton_output_access("tl.store(out_ptr0 + i, x)\n", "out_ptr0") == "out"
+    assert _access.triton_output_access("tl.atomic_add(out_ptr0 + i, x)\n", "out_ptr0") == "inout"
+
+
+def test_a_recording_holds_what_the_verdict_needs(run_program, tmp_path: Path) -> None:
+    run_program("accumulate_into_input.py", "a.msgpack")
+    trace = tmp_path / "a.msgpack"
+    recorded = launches(trace)
+    kernel = next(r for r in recorded if r["kernel"].startswith("cpp_fused_index_add"))
+    acc = next(a for a in kernel["args"] if a["name"] == "out_ptr0")
+    # The kernel adds into the input's own bytes: they are hashed before.
+    assert acc["access"] == "inout" and acc["pre"] is not None, acc
+    assert any(r["kernel"] == "empty_strided_cpu" for r in recorded), "the wrapper's allocation"
+    host = [
+        a["value"]
+        for r in recorded
+        for a in r["args"]
+        if isinstance(a.get("value"), str) and a["value"].startswith("<")
+    ]
+    assert host, "the generator and the profiler handle are recorded"
+    assert all("0x" not in v for v in host), host
+    assert any(v.startswith("<torch.Generator device=cpu seed=3 state=") for v in host), host
+    results = [r for r in dump(trace) if r["type"] == "result"]
+    assert any(r["ptr"] == acc["ptr"] and r["hash"] == acc["post"] for r in results), (acc, results)

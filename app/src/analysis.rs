@@ -574,14 +574,17 @@ fn assess_impact(
             absorbers[index] = vec![index];
             continue;
         }
-        let mut by = Vec::new();
-        for &child in &children[index] {
-            reaches[index] |= reaches[child];
-            by.extend_from_slice(&absorbers[child]);
+        reaches[index] |= children[index].iter().any(|&child| reaches[child]);
+        // Who absorbs it matters only when nothing of it reaches the results.
+        if !reaches[index] {
+            let mut by: Vec<usize> = children[index]
+                .iter()
+                .flat_map(|&child| absorbers[child].iter().copied())
+                .collect();
+            by.sort_unstable();
+            by.dedup();
+            absorbers[index] = by;
         }
-        by.sort_unstable();
-        by.dedup();
-        absorbers[index] = by;
     }
     for (index, d) in divergences.iter_mut().enumerate() {
         d.impact = if reaches[index] {
@@ -604,9 +607,6 @@ fn reaches_directly(alignment: &Alignment, flow_a: &Flow, flow_b: &Flow, d: &Div
             // Outputs not hashed may differ: any surviving write counts.
             diff.outputs.iter().any(differing)
                 || (diff.outputs_unhashed && (flow_a.any_survives(x) || flow_b.any_survives(y)))
-                || (d.kind == Kind::DivergentInput
-                    && diff.outputs.is_empty()
-                    && diff.outputs_unhashed)
         }
         // Launches in one run only: whatever of theirs survives differs.
         _ => alignment.rows[d.row..d.row + d.rows].iter().any(|row| {

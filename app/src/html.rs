@@ -64,7 +64,7 @@ pub fn render(a: &Trace, b: &Trace, analysis: &Analysis, report: &Report) -> Str
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
 h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
 .verdict{display:inline-block;padding:.2em .6em;border-radius:4px;font-weight:bold}\
-.divergent{background:#fdd;color:#900}.identical{background:#dfd;color:#060}\
+.divergent{background:#fdd;color:#900}.identical{background:#dfd;color:#060}.verdict.benign{background:#def;color:#036}\
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:left;\
 font-family:ui-monospace,monospace;font-size:13px;border-bottom:1px solid #eee}\
 .diff{background:#fdd}.root{color:#900;font-weight:bold}.reached{color:#a60}\
@@ -76,15 +76,14 @@ overflow-x:auto;font-size:12px}.line{display:block;white-space:pre}\
 details summary{cursor:pointer;color:#555;font-style:italic}";
 
 fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
-    let divergent = report.first_divergence.is_some();
+    let verdict = report.verdict.as_str();
     let _ = write!(
         page,
-        "<h1>tritontui report</h1>\n<p><span class=\"verdict {}\">{}</span> \
-         {} divergence(s), {} root cause(s); {} launches in A, {} in B, {} matched.</p>\n",
-        if divergent { "divergent" } else { "identical" },
-        if divergent { "divergent" } else { "identical" },
+        "<h1>tritontui report</h1>\n<p><span class=\"verdict {verdict}\">{verdict}</span> \
+         {} divergence(s), {} root cause(s), {} absorbing launch(es); {} launches in A, {} in B, {} matched.</p>\n",
         report.divergence_count,
         report.root_causes.len(),
+        report.absorbed_count,
         report.launches.a,
         report.launches.b,
         report.launches.matched,
@@ -113,12 +112,13 @@ fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, wit
     let index = |i: Option<u64>| i.map_or_else(|| "–".to_owned(), |i| format!("#{i}"));
     let _ = write!(
         page,
-        "<div class=\"card\"><p><b>{}</b> at A {} / B {}: <code>{}</code></p><p>{}</p>",
+        "<div class=\"card\"><p><b>{}</b> at A {} / B {}: <code>{}</code></p><p>{}</p><p>Impact: {}</p>",
         escape(d.kind.as_str()),
         index(d.a_index),
         index(d.b_index),
         escape(&d.kernel),
         escape(&d.detail),
+        escape(&d.impact_detail),
     );
     if let Some(origin) = &d.origin {
         let _ = write!(page, "<p>Input origin: {}</p>", escape(origin));

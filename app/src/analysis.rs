@@ -4,7 +4,7 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Flow, Origin, trace_flow};
+use crate::producer::{Flow, Origin, is_host_read, trace_flow};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -223,7 +223,7 @@ impl Analysis {
         let (statuses, mut divergences) = classify_rows(a, b, &alignment);
         let flows = explain_inputs(a, b, &alignment, &statuses, &mut divergences);
         find_roots(&mut divergences);
-        assess_impact(&alignment, &flows, &mut divergences);
+        assess_impact(a, &alignment, &flows, &mut divergences);
         let verdict = if divergences.is_empty() {
             Verdict::Identical
         } else if divergences.iter().any(|d| d.impact.reaches()) {
@@ -327,7 +327,9 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
                         origins: Vec::new(),
                         reached_from: None,
                         root: 0, // set by find_roots
-                        absorbed: kind == Kind::DivergentInput && diff.outputs_agree(),
+                        absorbed: kind == Kind::DivergentInput
+                            && diff.outputs_agree()
+                            && !reads_to_host(a, rows[row]),
                         impact: Impact::Reaches, // set by assess_impact
                         diff: Some(diff),
                     });
@@ -545,6 +547,7 @@ fn explain_inputs(
 /// a divergence reaches them when it wrote differing bytes that are part
 /// of them at the end, or when a divergence it explains does.
 fn assess_impact(
+    a: &Trace,
     alignment: &Alignment,
     flows: &Option<(Flow, Flow)>,
     divergences: &mut [Divergence],
@@ -554,7 +557,7 @@ fn assess_impact(
     };
     let direct: Vec<bool> = divergences
         .iter()
-        .map(|d| reaches_directly(alignment, flow_a, flow_b, d))
+        .map(|d| reaches_directly(a, alignment, flow_a, flow_b, d))
         .collect();
     // Every upstream divergence explains a later one, so one backward pass
     // sees each divergence's downstream complete.
@@ -595,11 +598,27 @@ fn assess_impact(
     }
 }
 
-/// Whether a divergence itself wrote differing bytes that are part of the
-/// results (in either run).
-fn reaches_directly(alignment: &Alignment, flow_a: &Flow, flow_b: &Flow, d: &Divergence) -> bool {
+/// Whether the launch of run A in `row` hands what it reads to the host.
+fn reads_to_host(a: &Trace, row: Row) -> bool {
+    row.a()
+        .is_some_and(|x| is_host_read(a.kernel_of(&a.launches[x as usize])))
+}
+
+/// Whether a divergence itself put differing values into the results (in
+/// either run): wrote differing bytes that are part of them at the end, or
+/// handed a differing input to the host.
+fn reaches_directly(
+    a: &Trace,
+    alignment: &Alignment,
+    flow_a: &Flow,
+    flow_b: &Flow,
+    d: &Divergence,
+) -> bool {
     if d.absorbed {
         return false;
+    }
+    if d.kind == Kind::DivergentInput && reads_to_host(a, alignment.rows[d.row]) {
+        return true;
     }
     match (&d.diff, d.a, d.b) {
         (Some(diff), Some(x), Some(y)) => {

@@ -320,6 +320,13 @@ pub fn is_allocation(kernel: &tritontui_recorder::Kernel) -> bool {
     kernel.meta.get("allocates") == Some(&tritontui_recorder::Scalar::Bool(true))
 }
 
+/// Whether a kernel hands what it reads to the host (`meta.host_read`:
+/// `.item()`, `.tolist()`, an op returning a number or a bool): what it
+/// reads is part of the program's results.
+pub fn is_host_read(kernel: &tritontui_recorder::Kernel) -> bool {
+    kernel.meta.get("host_read") == Some(&tritontui_recorder::Scalar::Bool(true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@ into ``torch._C._dynamo.guards``), which the aten recorder cannot see.
 Each becomes a launch of a kernel marked ``allocates``, like the aten
 recorder's ``empty`` ops, so that a reused address starts a new life:
 bytes read from it before any write are uninitialized, not the output of
-whatever op last used that memory."""
+whatever op last used that memory. Recorded with the aten ops (the
+session's ``aten`` option), whose ``empty`` allocations they stand beside."""
 
 from __future__ import annotations
 
@@ -27,7 +28,12 @@ class Allocation:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         buffer = self.allocate(*args, **kwargs)
         session = _session.active()
-        if session is None or _session.in_launch() or not session.wants(self.name):
+        if (
+            session is None
+            or not session.aten
+            or _session.in_launch()
+            or not session.wants(self.name)
+        ):
             return buffer
         try:
             described = session.describe([], b"", hash_pre=False)

@@ -30,11 +30,36 @@ _SKIP = {
     "detach",
     "alias",
     "lift_fresh",
-    "_local_scalar_dense",
     "is_same_size",
     "sym_size",
     "sym_stride",
 }
+
+# Return types that hand a value to the host (`.item()` is
+# `_local_scalar_dense`, `torch.equal` returns a bool).
+_HOST_VALUE_TYPES = {
+    "IntType",
+    "FloatType",
+    "BoolType",
+    "NumberType",
+    "ComplexType",
+    "SymIntType",
+    "SymFloatType",
+    "SymBoolType",
+}
+# Whether each op hands a value to the host, by op.
+_HOST_READS: dict[Any, bool] = {}
+
+
+def reads_to_host(func: Any) -> bool:
+    """Whether the op returns a host value (a number or a bool): what it
+    read is then part of the program's results."""
+    found = _HOST_READS.get(func)
+    if found is None:
+        found = _HOST_READS[func] = any(
+            r.type.kind() in _HOST_VALUE_TYPES for r in func._schema.returns
+        )
+    return found
 
 
 class AtenRecorder(TorchDispatchMode):
@@ -122,6 +147,8 @@ def _record(
 
     def define() -> dict[str, Any]:
         meta: dict[str, Any] = {"allocates": allocates}
+        if reads_to_host(func):
+            meta["host_read"] = True
         return {
             "name": name,
             "backend": "aten",

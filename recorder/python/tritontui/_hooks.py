@@ -6,7 +6,15 @@ import contextlib
 import warnings
 from typing import Any
 
-from . import _aten, _compile_hook, _cpp_hook, _graph_hook, _triton_hook, _user_triton_hook
+from . import (
+    _aten,
+    _compile_hook,
+    _cpp_hook,
+    _graph_hook,
+    _host_reads,
+    _triton_hook,
+    _user_triton_hook,
+)
 
 _ATEN_MODE: _aten.AtenRecorder | None = None
 
@@ -19,6 +27,7 @@ def install(session: Any) -> None:
     _graph_hook.install()
     _compile_hook.install(session)
     if session.aten:
+        _host_reads.install()
         _ATEN_MODE = _aten.AtenRecorder()
         _ATEN_MODE.__enter__()
 
@@ -35,6 +44,7 @@ def uninstall() -> None:
     _user_triton_hook.uninstall()
     _cpp_hook.uninstall()
     _graph_hook.uninstall()
+    _host_reads.uninstall()
     _compile_hook.uninstall()
 
 

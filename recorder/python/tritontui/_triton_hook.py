@@ -51,7 +51,7 @@ def _access(name: str, mutated: set[str], source: str | None) -> str:
 
 def _source(autotuner: Any) -> str | None:
     """The Triton function's source (kept by Inductor even after pickling)."""
-    source = getattr(autotuner.fn, "src", None)
+    source = getattr(getattr(autotuner, "fn", None), "src", None)
     return source if isinstance(source, str) else None
 
 

@@ -5,7 +5,7 @@ steps with AdamW, compiled: what the GPT programs of the corpus share."""
 from collections.abc import Callable
 
 import torch
-from _harness import state
+from _harness import state, train
 
 D, HEADS, T = 32, 2, 16
 
@@ -53,17 +53,11 @@ def training(vocab: int, batch: int) -> Callable[[], dict[str, torch.Tensor]]:
     step = torch.compile(model)
     data = torch.randint(0, vocab, (batch, T + 1), generator=torch.Generator().manual_seed(1))
 
+    def loss() -> torch.Tensor:
+        logits = step(data[:, :-1])
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), data[:, 1:].reshape(-1))
+
     def main() -> dict[str, torch.Tensor]:
-        losses = []
-        for _ in range(3):
-            logits = step(data[:, :-1])
-            loss = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, vocab), data[:, 1:].reshape(-1)
-            )
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.detach())
-        return {"loss": torch.stack(losses), **state(model, optimizer)}
+        return {"loss": train(optimizer, loss, 3), **state(model, optimizer)}
 
     return main

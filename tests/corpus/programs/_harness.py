@@ -37,7 +37,13 @@ def run(
     torch.set_num_threads(threads)
     with tritontui.record(args.out):
         results = main()
-    fingerprint = {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
+    write_fingerprint(
+        args, {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
+    )
+
+
+def write_fingerprint(args: argparse.Namespace, fingerprint: dict[str, str]) -> None:
+    """Writes the results' fingerprint (name -> exact value as text)."""
     with open(args.fingerprint, "w") as f:
         json.dump(fingerprint, f, indent=1, sort_keys=True)
 

@@ -2,7 +2,7 @@
 trained for three steps with SGD and momentum, compiled, on two threads."""
 
 import torch
-from _harness import parse, run, state
+from _harness import parse, run, state, train
 
 args = parse(__doc__)
 torch.manual_seed(0)
@@ -25,14 +25,8 @@ images, labels = torch.randn(8, 3, 16, 16, generator=g), torch.randint(0, 10, (8
 
 
 def main() -> dict[str, torch.Tensor]:
-    losses = []
-    for _ in range(3):
-        loss = torch.nn.functional.cross_entropy(step(images), labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach())
-    return {"loss": torch.stack(losses), **state(model, optimizer)}
+    losses = train(optimizer, lambda: torch.nn.functional.cross_entropy(step(images), labels), 3)
+    return {"loss": losses, **state(model, optimizer)}
 
 
 run(args, main)

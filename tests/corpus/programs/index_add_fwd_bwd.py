@@ -4,30 +4,7 @@ pass, which reads it through a transposed view in a matmul. The inputs
 are small, so the tanh does not saturate and the sums' differences reach
 the gradients."""
 
-import torch
-from _harness import parse, run, state
+from _harness import parse, run
+from _index_add import forward_backward
 
-args = parse(__doc__)
-torch.manual_seed(0)
-n, bins, width = 1 << 16, 16, 32
-index = torch.randint(0, bins, (n,))
-src = torch.randn(n, width) * 1e-3
-proj = torch.nn.Linear(width, width)
-
-
-def forward(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    pooled = torch.zeros(bins, width).index_add(0, index, src)
-    hidden = proj(pooled)
-    return (hidden.t() @ pooled).tanh().sum()
-
-
-f = torch.compile(forward)
-
-
-def main() -> dict[str, torch.Tensor]:
-    loss = f(src, index)
-    loss.backward()
-    return {"loss": loss.detach(), **state(proj)}
-
-
-run(args, main)
+run(parse(__doc__), forward_backward(scale=1e-3))

@@ -3,7 +3,7 @@ weight is changed by 1e-3 before recording starts, as two versions of a
 checkpoint would differ."""
 
 import torch
-from _harness import parse, run, state
+from _harness import parse, run, state, train
 
 args = parse(__doc__, variant="change one weight by 1e-3 before recording")
 torch.manual_seed(0)
@@ -24,14 +24,8 @@ x, y = torch.randn(64, 16, generator=g), torch.randn(64, 4, generator=g)
 
 
 def main() -> dict[str, torch.Tensor]:
-    losses = []
-    for _ in range(2):
-        loss = torch.nn.functional.mse_loss(step(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach())
-    return {"loss": torch.stack(losses), **state(model, optimizer)}
+    losses = train(optimizer, lambda: torch.nn.functional.mse_loss(step(x), y), 2)
+    return {"loss": losses, **state(model, optimizer)}
 
 
 run(args, main)

@@ -1,0 +1,68 @@
+"""Values the host takes out of tensors without a dispatched op
+(``Tensor.tolist``, ``Tensor.numpy``), recorded as launches of a kernel
+marked ``host_read`` while recording with aten ops: what the program reads out of its
+tensors is part of its results, even when no tensor is left at the end.
+(``.item()`` is the dispatched ``aten::_local_scalar_dense``, which the
+aten recorder marks the same way.)"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+
+from . import _session, _tensors
+
+_METHODS = ("tolist", "numpy")
+# The methods replaced while recording, by name.
+_ORIGINALS: dict[str, Any] = {}
+
+
+def install() -> None:
+    for name in _METHODS:
+        if name not in _ORIGINALS:
+            original = getattr(torch.Tensor, name)
+            _ORIGINALS[name] = original
+            setattr(torch.Tensor, name, _recording(f"Tensor.{name}", original))
+
+
+def uninstall() -> None:
+    for name, original in list(_ORIGINALS.items()):
+        setattr(torch.Tensor, name, original)
+        del _ORIGINALS[name]
+
+
+def _recording(kernel_name: str, original: Any) -> Any:
+    @functools.wraps(original)
+    def read(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        session = _session.active()
+        if (
+            session is not None
+            and not _session.in_launch()
+            and _tensors.is_hashable(self)
+            and session.wants(kernel_name)
+        ):
+            try:
+                _record(session, kernel_name, self)
+            except Exception as e:
+                session.fail(e)
+        return original(self, *args, **kwargs)
+
+    return read
+
+
+def _record(session: Any, kernel_name: str, tensor: torch.Tensor) -> None:
+    described = session.describe([tensor], b"i")
+    kernel = session.kernel_id(
+        ("host_read", kernel_name),
+        lambda: {
+            "name": kernel_name,
+            "backend": "aten",
+            "args": [{"name": "self", "type": "", "access": "in"}],
+            "source": None,
+            "meta": {"host_read": True},
+            "config": {},
+        },
+    )
+    session.launch(kernel, [], 0, described)

@@ -1,9 +1,11 @@
-"""Values the host takes out of tensors without a dispatched op
-(``Tensor.tolist``, ``Tensor.numpy``), recorded as launches of a kernel
-marked ``host_read`` while recording with aten ops: what the program reads out of its
-tensors is part of its results, even when no tensor is left at the end.
-(``.item()`` is the dispatched ``aten::_local_scalar_dense``, which the
-aten recorder marks the same way.)"""
+"""Values the host copies out of tensors without a dispatched op
+(``Tensor.tolist``), recorded as launches of a kernel marked
+``host_read`` while recording with aten ops: what the program reads out
+of its tensors is part of its results, even when no tensor is left at
+the end. (``.item()`` is the dispatched ``aten::_local_scalar_dense``,
+which the aten recorder marks the same way. ``Tensor.numpy`` shares the
+tensor's memory, to read or to write, so it is no read by itself: an
+array still alive when recording stops is among the results.)"""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import torch
 
 from . import _session, _tensors
 
-_METHODS = ("tolist", "numpy")
+_METHODS = ("tolist",)
 # The methods replaced while recording, by name.
 _ORIGINALS: dict[str, Any] = {}
 

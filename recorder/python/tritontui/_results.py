@@ -7,6 +7,7 @@ reaches them from one absorbed on the way (docs/trace-format.md,
 from __future__ import annotations
 
 import gc
+import sys
 
 import torch
 
@@ -15,7 +16,8 @@ from . import _tensors
 
 def live_tensors() -> list[torch.Tensor]:
     """Each distinct live tensor view once, with leaf tensors' gradients
-    (which exist in Python only once asked for)."""
+    (which exist in Python only once asked for) and the tensors behind
+    live numpy arrays."""
     seen: set[tuple[object, ...]] = set()
     out: list[torch.Tensor] = []
 
@@ -27,11 +29,19 @@ def live_tensors() -> list[torch.Tensor]:
             seen.add(key)
             out.append(t)
 
+    ndarray = getattr(sys.modules.get("numpy"), "ndarray", None)
+    # Exact type checks only: isinstance() on an arbitrary object can run
+    # its code (a dead weak proxy raises, a deprecated alias warns).
     for obj in gc.get_objects():
         if type(obj) is torch.Tensor or type(obj) is torch.nn.Parameter:
             add(obj)
             if obj.is_leaf and obj.requires_grad and obj.grad is not None:
                 add(obj.grad)
+        elif ndarray is not None and type(obj) is ndarray:
+            # `Tensor.numpy()` shares the tensor's memory: its base.
+            base = obj.base
+            if type(base) is torch.Tensor:
+                add(base)
     return out
 
 

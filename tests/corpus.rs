@@ -23,8 +23,11 @@ fn pairs() -> Vec<PathBuf> {
 }
 
 fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let parsed = std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()));
+    assert!(parsed.is_ok(), "{}: {:?}", path.display(), parsed.err());
+    parsed.unwrap_or_default()
 }
 
 fn field<'v>(value: &'v Value, key: &str) -> &'v str {

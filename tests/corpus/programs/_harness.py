@@ -48,6 +48,20 @@ def write_fingerprint(args: argparse.Namespace, fingerprint: dict[str, str]) -> 
         json.dump(fingerprint, f, indent=1, sort_keys=True)
 
 
+def train(
+    optimizer: torch.optim.Optimizer, loss: Callable[[], torch.Tensor], steps: int
+) -> torch.Tensor:
+    """``steps`` optimizer steps on ``loss()``; returns the losses."""
+    losses = []
+    for _ in range(steps):
+        value = loss()
+        optimizer.zero_grad()
+        value.backward()
+        optimizer.step()
+        losses.append(value.detach())
+    return torch.stack(losses)
+
+
 def state(
     model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None
 ) -> dict[str, torch.Tensor]:

@@ -1,7 +1,8 @@
 """Benchmark of the recorder on the CPU, side by side in one process:
 CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided), and
-the time a compiled kernel launch costs unrecorded, recorded with metadata
-only, and recorded with exact hashes before and after.
+the time a compiled kernel launch costs unrecorded, recorded with the
+default options (aten ops around the kernels, exact hashes before and
+after), and with aten ops off, with metadata only or exact hashes.
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -47,15 +48,19 @@ def launch_overhead(numel: int, steps: int) -> None:
     rows = [("unrecorded", plain, None)]
     with tempfile.TemporaryDirectory() as tmp:
         for label, options in [
-            ("metadata only", {"hash": "none"}),
-            ("exact hashes before+after", {"hash": "both"}),
+            ("defaults (aten ops, hashes)", {}),
+            ("aten off, metadata only", {"aten": False, "hash": "none"}),
+            ("aten off, exact hashes", {"aten": False, "hash": "both"}),
         ]:
             path = os.path.join(tmp, "t.msgpack")
-            with tritontui.record(path, aten=False, **options):
+            with tritontui.record(path, **options):
                 seconds = best_of(3, loop)
             rows.append((label, seconds, options))
     per_step = plain / steps
-    print(f"\ncompiled pointwise kernel on {numel} floats, {steps} launches (1 kernel per call):")
+    print(
+        f"\ncompiled pointwise kernel on {numel} floats, {steps} calls "
+        "(1 kernel and 1 buffer allocation per call):"
+    )
     print(f"  {'':28} {'per launch':>12} {'overhead':>12} {'ratio':>7}")
     for label, seconds, _ in rows:
         each = seconds / steps

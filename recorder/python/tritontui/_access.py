@@ -6,7 +6,9 @@ An output the source reads before it writes it (an accumulator, a C++
 is read and written (``inout``): its bytes before the launch are hashed
 and compared as an input. One the source writes first (a reused scratch
 buffer, even when Inductor names it ``in_out_ptr``) is written only
-(``out``): its old bytes never matter."""
+(``out``): its old bytes never matter. A use the scanner does not know as
+a write (a helper such as ``transpose_mxn`` storing through the pointer)
+counts as a read: the cost is one more hash, never a missed input."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ fn field<'v>(value: &'v Value, key: &str) -> &'v str {
 
 /// `kernel kind impact` of a divergence, as the expectation names it.
 fn described(d: &DivergenceReport) -> String {
-    format!("{} {} {}", d.kernel, d.kind.as_str(), d.impact)
+    format!("{} {} {}", d.kernel, d.kind.as_str(), d.impact.as_str())
 }
 
 fn expected_words(value: &Value) -> String {

@@ -69,6 +69,26 @@ pub struct RunInfo {
     pub ended_early: Option<String>,
 }
 
+/// Where a divergence's difference ends, as the report names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reach {
+    /// Some of its difference reaches the results.
+    ReachesResults,
+    /// All of it is absorbed before the results.
+    Absorbed,
+}
+
+impl Reach {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reach::ReachesResults => "reaches-results",
+            Reach::Absorbed => "absorbed",
+        }
+    }
+}
+
 /// Whether each run's trace recorded the program's results.
 #[derive(Debug, Serialize)]
 pub struct ResultsRecorded {
@@ -122,8 +142,8 @@ pub struct DivergenceReport {
     pub root_cause: bool,
     /// Its inputs differ, every output agrees: it absorbs the difference.
     pub absorbed: bool,
-    /// `reaches-results` or `absorbed`.
-    pub impact: &'static str,
+    /// Whether its difference reaches the results.
+    pub impact: Reach,
     /// For `absorbed` impact: the launches that absorb its difference.
     pub absorbed_by: Vec<LaunchRef>,
     /// Sequence number of the launch in A (the first, for a structural run),
@@ -258,9 +278,9 @@ fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> Diver
         root_cause: d.is_root_cause(),
         absorbed: d.absorbed,
         impact: if d.impact.reaches() {
-            "reaches-results"
+            Reach::ReachesResults
         } else {
-            "absorbed"
+            Reach::Absorbed
         },
         absorbed_by: match &d.impact {
             Impact::Absorbed(by) => by
@@ -323,7 +343,7 @@ pub fn summary(report: &Report) -> String {
     let reaching = report
         .root_causes
         .iter()
-        .filter(|r| r.impact == "reaches-results")
+        .filter(|r| r.impact == Reach::ReachesResults)
         .count();
     let headline = match report.verdict {
         Verdict::Benign => format!(
@@ -367,10 +387,10 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  {}  {}  {}",
-        if first.root_cause || first.absorbed {
-            "first divergence"
-        } else {
+        if report.verdict == Verdict::Benign {
             "first divergence (absorbed)"
+        } else {
+            "first divergence"
         },
         index_words(first.a_index, first.b_index),
         first.kernel,

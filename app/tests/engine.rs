@@ -4,6 +4,7 @@ use proptest::prelude::*;
 use std::path::Path;
 use tritontui::analysis::{Impact, RowStatus, Verdict};
 use tritontui::producer::Origin;
+use tritontui::report::Reach;
 use tritontui::synth::{Expected, Injection, Spec, generate};
 use tritontui::{Analysis, Kind, Options, Report};
 use tritontui_recorder::Trace;
@@ -588,7 +589,7 @@ fn a_difference_absorbed_before_the_results_is_benign() {
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     assert_eq!(report.verdict.as_str(), "benign");
     assert_eq!(report.absorbed_count, 1);
-    assert_eq!(report.root_causes[0].impact, "absorbed");
+    assert_eq!(report.root_causes[0].impact, Reach::Absorbed);
     assert_eq!(
         report.root_causes[0].absorbed_by[0].kernel,
         "cpp_fused_gt_1"

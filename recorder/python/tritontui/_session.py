@@ -172,14 +172,19 @@ class Session:
 
     def _record_results(self) -> None:
         """The tensors alive now, hashed, one ``results`` record per device
-        batch; on any error the trace simply has none."""
+        batch; on any error the trace has none (a partial set would be taken
+        for all of the results), so every batch is described first."""
         try:
-            groups = _results.by_device(_results.live_tensors())
-            for tensors in groups.values():
-                for start in range(0, len(tensors), INPUTS_PER_BATCH):
-                    chunk = tensors[start : start + INPUTS_PER_BATCH]
-                    described = self.describe(chunk, b"i" * len(chunk), hash_pre=True)
-                    self.file.results(described)
+            batches = [
+                self.describe(chunk, b"i" * len(chunk), hash_pre=True)
+                for tensors in _results.by_device(_results.live_tensors()).values()
+                for chunk in (
+                    tensors[start : start + INPUTS_PER_BATCH]
+                    for start in range(0, len(tensors), INPUTS_PER_BATCH)
+                )
+            ]
+            for described in batches:
+                self.file.results(described)
         except Exception as e:
             warnings.warn(
                 f"tritontui: the program's results were not recorded ({e!r})",

@@ -525,3 +525,27 @@ fn q_and_esc_quit() {
     assert!(!h.key(KeyCode::Esc), "the first Esc closes the help");
     assert!(h.key(KeyCode::Esc));
 }
+
+/// A real benign pair of the corpus: an atomic index_add whose differing
+/// sums a saturated tanh absorbs.
+#[test]
+fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/index_add_saturated");
+    let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
+    let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
+    let mut h = Harness::new(Session::pair(a, b, Options::default()), 120, 30, false);
+    let screen = h.screen();
+    assert!(
+        screen.contains("BENIGN  first A#1 B#1 cpp_fused_index_add_zeros_0"),
+        "{screen}"
+    );
+    let absorbing = screen
+        .lines()
+        .find(|l| l.contains("#7 cpp_fused_sum_tanh_1"))
+        .unwrap_or_default();
+    assert!(absorbing.contains(" ≈ "), "{absorbing}");
+    assert!(
+        screen.contains("root cause · absorbed by A#7 cpp_fused_sum_tanh_1"),
+        "{screen}"
+    );
+}

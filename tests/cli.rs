@@ -348,3 +348,22 @@ fn the_html_report_renders_the_verdict_root_cause_source_and_folded_runs() {
     });
     assert!(!visible_folded, "a folded row is visible:\n{text}");
 }
+
+#[test]
+fn a_benign_pair_exits_0_and_says_why() {
+    let pair = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/absorbed_atomics");
+    let path = |run: &str| pair.join(run).display().to_string();
+    let out = tritontui(&["diff", &path("a.msgpack"), &path("b.msgpack")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("benign: 2 divergences"), "{text}");
+    assert!(
+        text.contains("absorbed by A#4 cpp_fused__to_copy_argmax_gt_0, whose outputs agree"),
+        "{text}"
+    );
+    let json = tritontui(&["diff", "--json", &path("a.msgpack"), &path("b.msgpack")]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap_or_default();
+    assert_eq!(report["verdict"], "benign");
+    assert_eq!(report["root_causes"][0]["impact"], "absorbed");
+    assert_eq!(report["absorbed_count"], 1);
+}

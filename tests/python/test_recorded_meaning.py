@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+import tritontui
 from conftest import dump, launches
 from tritontui import _access, _host
 
@@ -63,3 +64,19 @@ def test_a_recording_holds_what_the_verdict_needs(run_program, tmp_path: Path) -
     assert any(v.startswith("<torch.Generator device=cpu seed=3 state=") for v in host), host
     results = [r for r in dump(trace) if r["type"] == "result"]
     assert any(r["ptr"] == acc["ptr"] and r["hash"] == acc["post"] for r in results), (acc, results)
+
+
+def test_what_printing_an_argument_does_is_not_recorded(tmp_path: Path) -> None:
+    # A sparse tensor is recorded by its repr, and printing it reads its
+    # values (tolist): that is the recorder's work, not the program's.
+    sparse = torch.eye(3).to_sparse()
+    with tritontui.record(tmp_path / "a.msgpack"):
+        sparse.clone()
+    kernels = [r["kernel"] for r in launches(tmp_path / "a.msgpack")]
+    assert kernels == ["aten::clone"], kernels
+    assert dump(tmp_path / "a.msgpack")[-1]["reason"] == "stopped", "no internal error"
+    # And the next recording sees each op once.
+    x = torch.randn(8)
+    with tritontui.record(tmp_path / "b.msgpack"):
+        x * 2
+    assert [r["kernel"] for r in launches(tmp_path / "b.msgpack")] == ["aten::mul.Tensor"]

@@ -63,7 +63,13 @@ def reads_to_host(func: Any) -> bool:
 
 
 class AtenRecorder(TorchDispatchMode):
-    """Records each aten op with its tensor arguments hashed before and after."""
+    """Records each aten op with its tensor arguments hashed before and
+    after, into the session that installed it only: a mode left on a
+    thread's stack records nothing into a later session."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__()
+        self.session = session
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
@@ -76,6 +82,7 @@ class AtenRecorder(TorchDispatchMode):
         base = func._schema.name.split("::")[-1]
         if (
             session is None
+            or session is not self.session
             or func.is_view
             or base in _SKIP
             or _session.in_launch()

@@ -28,7 +28,7 @@ def install(session: Any) -> None:
     _compile_hook.install(session)
     if session.aten:
         _host_reads.install()
-        _ATEN_MODE = _aten.AtenRecorder()
+        _ATEN_MODE = _aten.AtenRecorder(session)
         _ATEN_MODE.__enter__()
 
 

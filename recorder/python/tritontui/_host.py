@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from . import _session
 from ._native import hash_bytes
 
 # The longest repr kept for a host argument; longer ones become the type.
@@ -25,10 +26,13 @@ _IDENTITY = re.compile(r"0x[0-9a-fA-F]{4,}|\bobject at\b|\bid=\d+")
 
 
 def host_value(value: Any) -> str:
-    """The trace's text for host argument ``value``."""
-    if isinstance(value, torch.Generator):
-        return generator_value(value)
-    text = repr(value)
+    """The trace's text for host argument ``value``. Whatever torch does to
+    produce it (printing a sparse tensor reads its values) is the
+    recorder's work, not the program's, and is not recorded."""
+    with _session.inside_launch():
+        if isinstance(value, torch.Generator):
+            return generator_value(value)
+        text = repr(value)
     if len(text) > MAX_REPR or _IDENTITY.search(text):
         return opaque(value)
     return text

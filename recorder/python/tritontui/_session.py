@@ -44,7 +44,8 @@ def active() -> Session | None:
 
 
 class inside_launch:
-    """Marks the current thread as running a recorded launch."""
+    """Marks the current thread as running a recorded launch (or the
+    recorder's own work): torch ops and host reads in it are not recorded."""
 
     def __enter__(self) -> None:
         _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1

@@ -4,7 +4,7 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Flow, Origin, is_host_read, trace_flow};
+use crate::producer::{Origin, Survivors, is_host_read, trace_flow};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -201,9 +201,6 @@ pub struct Analysis {
     pub launches: (usize, usize),
     /// What the differences amount to.
     pub verdict: Verdict,
-    /// Whether each trace recorded its results (else every last write
-    /// counts as one).
-    pub results_recorded: (bool, bool),
 }
 
 impl Analysis {
@@ -237,7 +234,6 @@ impl Analysis {
             divergences,
             launches: (a_launches.len(), b_launches.len()),
             verdict,
-            results_recorded: (a.results.is_some(), b.results.is_some()),
         }
     }
 
@@ -443,7 +439,7 @@ fn explain_inputs(
     alignment: &Alignment,
     statuses: &[RowStatus],
     divergences: &mut [Divergence],
-) -> Option<(Flow, Flow)> {
+) -> Option<(Survivors, Survivors)> {
     let mut queries_a = Vec::new();
     let mut queries_b = Vec::new();
     for d in divergences
@@ -460,15 +456,11 @@ fn explain_inputs(
     if divergences.is_empty() {
         return None;
     }
-    let (mut flow_a, mut flow_b) = std::thread::scope(|s| {
+    let ((origins_a, survivors_a), (origins_b, survivors_b)) = std::thread::scope(|s| {
         let from_a = s.spawn(|| trace_flow(a, &queries_a));
         let from_b = trace_flow(b, &queries_b);
         (join(from_a), from_b)
     });
-    let (origins_a, origins_b) = (
-        std::mem::take(&mut flow_a.origins),
-        std::mem::take(&mut flow_b.origins),
-    );
     let row_of = |launches: usize, side: fn(Row) -> Option<u32>| {
         let mut rows = vec![u32::MAX; launches];
         for (r, row) in alignment.rows.iter().enumerate() {
@@ -540,7 +532,7 @@ fn explain_inputs(
             .filter(|_| origins.iter().all(|o| o.explained_by.is_some() || stale(o)));
         d.origins = origins;
     }
-    Some((flow_a, flow_b))
+    Some((survivors_a, survivors_b))
 }
 
 /// Follows every divergence forward through the data flow to the results:
@@ -549,7 +541,7 @@ fn explain_inputs(
 fn assess_impact(
     a: &Trace,
     alignment: &Alignment,
-    flows: &Option<(Flow, Flow)>,
+    flows: &Option<(Survivors, Survivors)>,
     divergences: &mut [Divergence],
 ) {
     let Some((flow_a, flow_b)) = flows else {
@@ -610,8 +602,8 @@ fn reads_to_host(a: &Trace, row: Row) -> bool {
 fn reaches_directly(
     a: &Trace,
     alignment: &Alignment,
-    flow_a: &Flow,
-    flow_b: &Flow,
+    flow_a: &Survivors,
+    flow_b: &Survivors,
     d: &Divergence,
 ) -> bool {
     if d.absorbed {

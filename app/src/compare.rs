@@ -74,45 +74,27 @@ pub fn was_written(kernel: &Kernel, i: usize, arg: &ArgRef<'_>) -> bool {
 /// 0x7f3f...>`, which are compared with their addresses left out.
 pub fn same_host_value(x: &Scalar, y: &Scalar) -> bool {
     match (x, y) {
-        (Scalar::Str(x), Scalar::Str(y)) => without_addresses(x).eq(without_addresses(y)),
+        (Scalar::Str(x), Scalar::Str(y)) => x == y || without_addresses(x) == without_addresses(y),
         _ => x.same_bits(y),
     }
 }
 
-/// The text with every hexadecimal address (`0x` and four or more digits)
-/// left out.
-fn without_addresses(text: &str) -> impl Iterator<Item = &str> {
+/// The text with the digits of every hexadecimal address (`0x` and four
+/// or more digits) left out.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let bytes = rest.as_bytes();
-        let address = |at: usize| {
-            bytes[at..].starts_with(b"0x")
-                && bytes[at + 2..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_hexdigit())
-                    .count()
-                    >= 4
-        };
-        match (0..bytes.len()).find(|&at| address(at)) {
-            Some(0) => {
-                let digits = bytes[2..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_hexdigit())
-                    .count();
-                rest = &rest[2 + digits..];
-                Some("0x")
-            }
-            Some(at) => {
-                let (head, tail) = rest.split_at(at);
-                rest = tail;
-                Some(head)
-            }
-            None => Some(std::mem::take(&mut rest)),
-        }
-    })
+    while let Some(at) = rest.find("0x") {
+        let digits = rest[at + 2..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        let kept = if digits >= 4 { at + 2 } else { at + 2 + digits };
+        out.push_str(&rest[..kept]);
+        rest = &rest[at + 2 + digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Compares aligned launches; caches comparisons of kernel definitions.

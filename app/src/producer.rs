@@ -133,39 +133,32 @@ impl WriteMap {
     }
 }
 
-/// What one forward pass over a trace's program launches found.
-pub struct Flow {
-    /// The origin of each queried argument, in query order.
-    pub origins: Vec<Origin>,
-    /// Launch arguments whose writes are still the last ones at the end of
-    /// the trace, over bytes of the program's results (every such write,
-    /// when the trace does not record its results): `(launch, arg)`, sorted.
-    pub survivors: Vec<(u32, ArgIndex)>,
-}
+/// Launch arguments whose writes are still the last ones at the end of a
+/// trace, over bytes of the program's results (every such write, when the
+/// trace does not record its results): `(launch, arg)`, sorted.
+#[derive(Debug, Default)]
+pub struct Survivors(Vec<(u32, ArgIndex)>);
 
-impl Flow {
+impl Survivors {
     /// Whether argument `arg` of launch `launch` wrote bytes that are part
     /// of the program's results.
     pub fn survives(&self, launch: u32, arg: ArgIndex) -> bool {
-        self.survivors.binary_search(&(launch, arg)).is_ok()
+        self.0.binary_search(&(launch, arg)).is_ok()
     }
 
     /// Whether any argument of launch `launch` did.
     pub fn any_survives(&self, launch: u32) -> bool {
-        let at = self.survivors.partition_point(|&(l, _)| l < launch);
-        self.survivors.get(at).is_some_and(|&(l, _)| l == launch)
+        let at = self.0.partition_point(|&(l, _)| l < launch);
+        self.0.get(at).is_some_and(|&(l, _)| l == launch)
     }
 }
 
 /// Answers "who produced argument `arg` of launch `launch`" for each query,
 /// and which writes reach the results, in one forward pass over all of the
 /// trace's program launches.
-pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Flow {
+pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> (Vec<Origin>, Survivors) {
     let (origins, map) = replay(trace, queries, u32::MAX);
-    Flow {
-        origins,
-        survivors: survivors(trace, &map),
-    }
+    (origins, survivors(trace, &map))
 }
 
 /// Answers "who produced argument `arg` of launch `launch`" for each query,
@@ -266,40 +259,28 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
 
 /// The launch arguments whose bytes are still the last written at the end
 /// and lie in the program's results.
-fn survivors(trace: &Trace, map: &WriteMap) -> Vec<(u32, ArgIndex)> {
-    // The results as disjoint byte ranges per device, start -> end.
-    let results: Option<BTreeMap<(i32, u64), u64>> = trace.results.as_ref().map(|live| {
-        let mut ranges: Vec<(i32, u64, u64)> = live
-            .iter()
-            .map(|t| {
-                let span = trace.layouts[t.layout as usize].span;
-                (t.device, t.ptr, t.ptr.saturating_add(span))
-            })
-            .collect();
-        ranges.sort_unstable();
-        let mut merged = BTreeMap::new();
-        let mut current: Option<(i32, u64, u64)> = None;
-        for (device, start, end) in ranges {
-            match &mut current {
-                Some((d, _, e)) if *d == device && start <= *e => *e = (*e).max(end),
-                _ => {
-                    if let Some((d, s, e)) = current.replace((device, start, end)) {
-                        merged.insert((d, s), e);
-                    }
-                }
-            }
+fn survivors(trace: &Trace, map: &WriteMap) -> Survivors {
+    // The results' bytes, as a map of their own (the origin is unused).
+    let results = trace.results.as_ref().map(|live| {
+        let mut bytes = WriteMap::default();
+        for t in live {
+            let end = t.ptr.saturating_add(trace.layouts[t.layout as usize].span);
+            bytes.write(
+                t.device,
+                t.ptr,
+                end,
+                0,
+                Origin::Unrecorded,
+                t.hash,
+                t.layout,
+            );
         }
-        if let Some((d, s, e)) = current {
-            merged.insert((d, s), e);
-        }
-        merged
+        bytes
     });
-    let in_results = |device: i32, start: u64, end: u64| match &results {
-        None => true,
-        Some(ranges) => ranges
-            .range(..(device, end))
-            .next_back()
-            .is_some_and(|(&(d, _), &e)| d == device && e > start),
+    let in_results = |device: i32, start: u64, end: u64| {
+        results
+            .as_ref()
+            .is_none_or(|bytes| bytes.last_writer(device, start, end).is_some())
     };
     let mut out: Vec<(u32, ArgIndex)> = map
         .segments
@@ -311,7 +292,7 @@ fn survivors(trace: &Trace, map: &WriteMap) -> Vec<(u32, ArgIndex)> {
         .collect();
     out.sort_unstable();
     out.dedup();
-    out
+    Survivors(out)
 }
 
 /// Whether a kernel only hands out memory (`meta.allocates`): its outputs

@@ -183,8 +183,8 @@ impl Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
             results_recorded: ResultsRecorded {
-                a: analysis.results_recorded.0,
-                b: analysis.results_recorded.1,
+                a: a.results.is_some(),
+                b: b.results.is_some(),
             },
             runs: RunPair {
                 a: run_info(a),

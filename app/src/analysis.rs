@@ -4,7 +4,7 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Origin, Survivors, is_host_read, trace_flow};
+use crate::producer::{Origin, Survivors, is_allocation, is_host_read, trace_flow};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -516,13 +516,19 @@ fn explain_inputs(
         }
         // Old bytes of an in/out argument that no recorded launch produced
         // are scratch the kernel writes before it reads (Inductor's
-        // in_out_ptr buffers): they do not make a launch a root cause when
+        // in_out_ptr buffers), and bytes an op returned without writing
+        // them are state its consumer ignores too (attention's random
+        // state without dropout): neither makes a launch a root cause when
         // another of its inputs is explained. Alone, they still do.
         let kernel = a.kernel_of(&a.launches[launch as usize]);
+        let returned_unwritten = |o: Origin| match o {
+            Origin::Allocated(l, _) => !is_allocation(a.kernel_of(&a.launches[l as usize])),
+            _ => false,
+        };
         let stale = |o: &InputOrigin| {
-            o.explained_by.is_none()
-                && access_of(kernel, usize::from(o.arg)) == Access::Inout
-                && matches!(o.a, Origin::Unrecorded | Origin::Allocated(_))
+            let scratch = access_of(kernel, usize::from(o.arg)) == Access::Inout
+                && matches!(o.a, Origin::Unrecorded | Origin::Allocated(..));
+            o.explained_by.is_none() && (scratch || returned_unwritten(o.a))
         };
         let first_explained = origins
             .iter()
@@ -647,7 +653,7 @@ impl External {
         match (oa, a.args_of(l).nth(usize::from(arg))?) {
             (Origin::Launch(p, parg), _) => Some(External::Overwritten(p, parg)),
             (Origin::Scalar, _) | (_, ArgRef::Scalar(_)) => None,
-            (Origin::Allocated(p), _) => Some(External::Overwritten(p, u16::MAX)),
+            (Origin::Allocated(p, parg), _) => Some(External::Overwritten(p, parg)),
             // The tensor as it entered, whatever view of it this launch reads.
             (Origin::GraphInput(i), _) => {
                 let input = &a.inputs[i as usize];

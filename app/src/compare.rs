@@ -171,7 +171,8 @@ impl<'t> Comparer<'t> {
                         written.push(index);
                     }
                     // Fresh memory is not hashed: nothing to compare after.
-                    if !allocates && (was_written(kernel, i, &x) || was_written(kernel_b, i, &y)) {
+                    let fresh = allocates || tx.allocated || ty.allocated;
+                    if !fresh && (was_written(kernel, i, &x) || was_written(kernel_b, i, &y)) {
                         match (tx.post, ty.post) {
                             (Some(p), Some(q)) if p != q => diff.outputs.push(index),
                             (Some(_), Some(_)) => {}

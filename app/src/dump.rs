@@ -80,7 +80,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                     ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
                     ArgRef::Tensor(t) => json!({
                         "name": name, "access": io, "dtype": t.layout.dtype, "shape": t.layout.shape,
-                        "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written,
+                        "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written, "allocated": t.allocated,
                         "pre": t.pre.map(hex), "post": t.post.map(hex),
                         "stats": t.stats.map(|s| json!({"min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf})),
                     }),

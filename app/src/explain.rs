@@ -2,7 +2,7 @@
 
 use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind};
 use crate::compare::ArgIndex;
-use crate::producer::Origin;
+use crate::producer::{Origin, is_allocation};
 use tritontui_recorder::{ArgRef, Kernel, Scalar, Trace};
 
 /// The two runs being compared.
@@ -65,6 +65,26 @@ pub fn uses_atomics(trace: &Trace, kernel: &Kernel) -> bool {
     }
 }
 
+/// What an argument read whose bytes launch `l` handed out through its
+/// argument `arg` and nothing wrote since.
+pub fn uninitialized_words(trace: &Trace, l: u32, arg: ArgIndex) -> String {
+    let launch = &trace.launches[l as usize];
+    let kernel = trace.kernel_of(launch);
+    if is_allocation(kernel) {
+        format!(
+            "uninitialized memory: allocated by launch #{} {} and not written before this launch",
+            launch.seq, kernel.name
+        )
+    } else {
+        format!(
+            "uninitialized output, never written: launch #{} {} returns {} without writing it",
+            launch.seq,
+            kernel.name,
+            kernel.arg_name(usize::from(arg))
+        )
+    }
+}
+
 /// A sentence saying where a differing input came from.
 pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -> String {
     let from = |trace: &Trace, o: Origin| -> String {
@@ -80,7 +100,7 @@ pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -
                 )
             }
             Origin::GraphInput(i) => format!("graph input {}", trace.inputs[i as usize].name),
-            Origin::Allocated(l) => {
+            Origin::Allocated(l, _) => {
                 let launch = &trace.launches[l as usize];
                 format!("launch #{} {}", launch.seq, trace.kernel_of(launch).name)
             }
@@ -109,10 +129,7 @@ pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -
             "written by {}, whose output was the same in both runs: something outside the recorded region changed it afterwards",
             from(runs.a, origin.a)
         ),
-        (Origin::Allocated(_), _) => format!(
-            "uninitialized memory: allocated by {} and not written before this launch",
-            from(runs.a, origin.a)
-        ),
+        (Origin::Allocated(l, arg), _) => uninitialized_words(runs.a, l, arg),
         (Origin::GraphInput(_), _) => format!(
             "it is {}, which no recorded launch wrote: the runs were given different inputs",
             from(runs.a, origin.a)

@@ -13,9 +13,10 @@ pub enum Origin {
     Launch(u32, ArgIndex),
     /// A graph input (index into `Trace::inputs`) not overwritten since.
     GraphInput(u32),
-    /// Memory this allocation (a launch of a kernel whose metadata says
-    /// `allocates`) handed out, not written since: uninitialized.
-    Allocated(u32),
+    /// Memory this launch handed out through this argument without
+    /// writing it (an allocation, whose kernel's metadata says `allocates`,
+    /// or an output flagged allocated), not written since: uninitialized.
+    Allocated(u32, ArgIndex),
     /// No recorded launch wrote any of these bytes and no graph input
     /// covers them: uninitialized memory, or a write outside the recorded
     /// region.
@@ -202,7 +203,7 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             let (device, start) = (input.device, input.ptr);
             let allocated = matches!(
                 map.last_writer(device, start, end),
-                Some(Origin::Allocated(_))
+                Some(Origin::Allocated(..))
             );
             let whole = map.whole_write(device, start, end);
             let comparable = whole.filter(|seg| {
@@ -237,8 +238,8 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             {
                 time += 1;
                 let (start, end) = t.byte_range();
-                let origin = if allocates {
-                    Origin::Allocated(index)
+                let origin = if allocates || t.allocated {
+                    Origin::Allocated(index, i as ArgIndex)
                 } else {
                     Origin::Launch(index, i as ArgIndex)
                 };
@@ -346,7 +347,7 @@ mod tests {
         assert!(!map.covered(1, 100, 200), "another device");
         map.write(0, 300, 400, 3, Origin::Launch(3, 0), None, 0);
         assert!(!map.covered(0, 100, 400), "a gap");
-        map.write(0, 200, 300, 4, Origin::Allocated(4), None, 0);
+        map.write(0, 200, 300, 4, Origin::Allocated(4, 0), None, 0);
         assert!(!map.covered(0, 100, 400), "allocated, never written");
         map.write(0, 200, 300, 5, Origin::GraphInput(0), Some(1), 0);
         assert!(!map.covered(0, 250, 260), "a graph input's bytes");

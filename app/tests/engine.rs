@@ -367,7 +367,18 @@ fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
 /// Like [`hand_trace`], ending with a `results` record of the tensors at
 /// `results` (addresses, the same layout) when given.
 fn hand_trace_with_results(launches: &[(&str, Vec<HandArg>)], results: Option<&[u64]>) -> Trace {
-    use tritontui_recorder::{Header, Record, ResultsRecord, TraceWriter};
+    hand_trace_returning_unwritten(launches, results, &[])
+}
+
+/// Like [`hand_trace_with_results`], the outputs named in `unwritten`
+/// recorded as the recorder records an output an operation returns
+/// without writing it: flagged allocated, not hashed.
+fn hand_trace_returning_unwritten(
+    launches: &[(&str, Vec<HandArg>)],
+    results: Option<&[u64]>,
+    unwritten: &[&str],
+) -> Trace {
+    use tritontui_recorder::{Header, Record, ResultsRecord, TensorArg, TraceWriter};
     let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
@@ -380,12 +391,15 @@ fn hand_trace_with_results(launches: &[(&str, Vec<HandArg>)], results: Option<&[
         // The recorder flags what the kernel writes, as declared.
         let values = args
             .iter()
-            .map(|&(_, access, ptr, pre, post)| {
+            .map(|&(name, access, ptr, pre, post)| {
                 let mut value = hashed(layout, ptr, pre, post);
-                if let (tritontui_recorder::ArgValue::Tensor(t), false) =
-                    (&mut value, access.writes())
-                {
-                    t.flags = 0;
+                if let tritontui_recorder::ArgValue::Tensor(t) = &mut value {
+                    if !access.writes() {
+                        t.flags = 0;
+                    } else if unwritten.contains(&name) {
+                        t.flags = TensorArg::WRITTEN | TensorArg::ALLOCATED;
+                        (t.pre, t.post) = (None, None);
+                    }
                 }
                 value
             })
@@ -636,4 +650,100 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
         analysis.first().is_some_and(|d| d.absorbed),
         "it is still shown"
     );
+}
+
+/// An attention op returns `philox_seed` without writing it (the bytes
+/// there differ between the runs: `seed`); its backward reads them and
+/// writes gradients that agree.
+fn unwritten_output_pair(seed: (u64, u64)) -> (Trace, Trace) {
+    use tritontui_recorder::Access::{In, Out};
+    let one = |seed| {
+        hand_trace_returning_unwritten(
+            &[
+                (
+                    "aten::_scaled_dot_product_efficient_attention",
+                    vec![
+                        ("query", In, 4096, 1, 1),
+                        ("output", Out, 8192, 0, 5),
+                        ("philox_seed", Out, 12288, 0, 0),
+                    ],
+                ),
+                (
+                    "aten::_scaled_dot_product_efficient_attention_backward",
+                    vec![
+                        ("philox_seed", In, 12288, seed, seed),
+                        ("grad_query", Out, 16384, 0, 6),
+                    ],
+                ),
+            ],
+            Some(&[8192, 16384]),
+            &["philox_seed"],
+        )
+    };
+    (one(seed.0), one(seed.1))
+}
+
+#[test]
+fn an_output_returned_unwritten_is_uninitialized_memory_not_a_nondeterministic_kernel() {
+    let (a, b) = unwritten_output_pair((7, 8));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Benign);
+    assert_eq!(analysis.divergences.len(), 1, "{:?}", analysis.divergences);
+    let reader = &analysis.divergences[0];
+    assert_eq!(reader.a, Some(1), "the reader, not the op that returned it");
+    assert_eq!(reader.kind, tritontui::analysis::Kind::DivergentInput);
+    assert!(reader.absorbed, "its gradients agree");
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    let first = report
+        .first_divergence
+        .expect("the absorbed reader is shown");
+    let origin = first.origin.unwrap_or_default();
+    assert!(
+        origin.contains("uninitialized output, never written")
+            && origin.contains("returns philox_seed without writing it"),
+        "{origin}"
+    );
+    // Nobody reading them, uninitialized bytes make no divergence at all.
+    let (a, b) = unwritten_output_pair((7, 7));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Identical);
+}
+
+#[test]
+fn state_returned_unwritten_does_not_make_its_reader_a_second_root_cause() {
+    use tritontui_recorder::Access::{In, Out};
+    // A nondeterministic kernel writes X; the attention backward reads X
+    // and the unwritten philox_seed, both differing, and its gradient
+    // differs: X explains it.
+    let one = |x, seed, grad| {
+        hand_trace_returning_unwritten(
+            &[
+                (
+                    "triton_poi_fused_index_add_0",
+                    vec![("out_ptr0", Out, 20480, 0, x)],
+                ),
+                (
+                    "aten::_scaled_dot_product_efficient_attention",
+                    vec![("query", In, 4096, 1, 1), ("philox_seed", Out, 12288, 0, 0)],
+                ),
+                (
+                    "aten::_scaled_dot_product_efficient_attention_backward",
+                    vec![
+                        ("grad_out", In, 20480, x, x),
+                        ("philox_seed", In, 12288, seed, seed),
+                        ("grad_query", Out, 16384, 0, grad),
+                    ],
+                ),
+            ],
+            Some(&[16384]),
+            &["philox_seed"],
+        )
+    };
+    let (a, b) = (one(1, 7, 5), one(2, 8, 6));
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots = root_causes(&analysis);
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].a, Some(0));
+    let reader = analysis.divergences.iter().find(|d| d.a == Some(2));
+    assert_eq!(reader.and_then(|d| d.reached_from), Some((0, 0)));
 }

@@ -27,8 +27,9 @@ pub enum Access {
     Out,
     /// Read and written.
     InOut,
-    /// Freshly allocated by the operation: never hashed (its bytes mean
-    /// nothing), marked written.
+    /// Memory the operation handed out without writing it (an allocation,
+    /// an output left unwritten): never hashed (its bytes mean nothing),
+    /// marked written and allocated.
     Allocated,
 }
 
@@ -47,10 +48,6 @@ impl Access {
                 )));
             }
         })
-    }
-
-    fn written(self) -> bool {
-        self != Access::In
     }
 }
 
@@ -261,10 +258,10 @@ impl Described {
             let mut arg = TensorArg {
                 layout,
                 ptr: view.ptr,
-                flags: if access.written() {
-                    TensorArg::WRITTEN
-                } else {
-                    0
+                flags: match access {
+                    Access::In => 0,
+                    Access::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
+                    Access::Out | Access::InOut => TensorArg::WRITTEN,
                 },
                 pre: None,
                 post: None,

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 3;
+pub const SCHEMA_MINOR: u32 = 4;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -419,10 +419,19 @@ impl TensorArg {
     /// Flag bit: the launch wrote this argument (declared as written, or
     /// its hash changed).
     pub const WRITTEN: u64 = 1;
+    /// Flag bit (1.4): the launch handed out this argument's memory and
+    /// left its bytes as they were (an allocation, or an output an
+    /// operation returns unwritten), so it is not hashed.
+    pub const ALLOCATED: u64 = 2;
 
     /// Whether the written flag is set.
     pub fn written(&self) -> bool {
         self.flags & Self::WRITTEN != 0
+    }
+
+    /// Whether the allocated flag is set.
+    pub fn allocated(&self) -> bool {
+        self.flags & Self::ALLOCATED != 0
     }
 }
 

@@ -95,6 +95,7 @@ const HAS_PRE: u8 = 2;
 const HAS_POST: u8 = 4;
 const SCALAR: u8 = 8;
 const HAS_STATS: u8 = 16;
+const ALLOCATED: u8 = 32;
 
 /// A borrowed, decoded view of an [`Arg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,6 +121,9 @@ pub struct TensorRef<'t> {
     pub post: Option<u64>,
     /// The launch wrote this argument.
     pub written: bool,
+    /// The launch handed out this memory without writing it: its bytes
+    /// after the launch are whatever the memory held.
+    pub allocated: bool,
     /// Summary statistics, if computed.
     pub stats: Option<Stats>,
 }
@@ -550,6 +554,9 @@ impl Trace {
                     if t.written() {
                         flags |= WRITTEN;
                     }
+                    if t.allocated() {
+                        flags |= ALLOCATED;
+                    }
                     if t.pre.is_some() {
                         flags |= HAS_PRE;
                     }
@@ -632,6 +639,7 @@ impl Trace {
             pre: (a.flags & HAS_PRE != 0).then_some(a.pre),
             post: (a.flags & HAS_POST != 0).then_some(a.post),
             written: a.flags & WRITTEN != 0,
+            allocated: a.flags & ALLOCATED != 0,
             stats,
         })
     }

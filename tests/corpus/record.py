@@ -5,6 +5,10 @@ whose pair differs on purpose (see PAIRS). ``expected.json`` is written
 by hand from the fingerprints and what the program does.
 
     python tests/corpus/record.py [NAME ...] [--until differ|equal --tries N]
+    python tests/corpus/record.py --gpu [NAME ...]   # the gpu_* programs
+
+Programs named ``gpu_*`` need CUDA; without NAMEs, ``--gpu`` records
+them all and a plain call records the others.
 """
 
 from __future__ import annotations
@@ -55,8 +59,11 @@ def main() -> None:
         "--until", choices=("differ", "equal"), help="re-record until the results do"
     )
     parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--gpu", action="store_true", help="the gpu_* programs by default")
     args = parser.parse_args()
-    names = args.names or sorted(p.stem for p in PROGRAMS.glob("[!_]*.py"))
+    names = args.names or sorted(
+        p.stem for p in PROGRAMS.glob("[!_]*.py") if p.stem.startswith("gpu_") == args.gpu
+    )
     for name in names:
         for _ in range(args.tries if args.until else 1):
             differ = record_pair(name)

@@ -233,6 +233,24 @@ def test_a_recording_with_stats_on_the_gpu_has_them(tmp_path: Path) -> None:
     assert any((a["stats"]["min"], a["stats"]["max"]) == expected for a in outputs), outputs
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_attention_outputs_left_unwritten_are_recorded_as_allocated(
+    tmp_path: Path, dtype: torch.dtype
+) -> None:
+    """Without dropout, SDPA's kernels return their random-number state
+    unwritten (uninitialized memory): recorded as allocated, not hashed."""
+    q = torch.randn(2, 2, 16, 16, device="cuda", dtype=dtype, requires_grad=True)
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path):
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    attention = [r for r in launches(path) if r["kernel"].startswith("aten::_scaled_dot_product")]
+    assert attention, [r["kernel"] for r in launches(path)]
+    args = {a["name"]: a for a in attention[0]["args"]}
+    state = [args[n] for n in ("philox_seed", "philox_offset", "rng_state") if n in args]
+    assert state and all(a["allocated"] and a["post"] is None for a in state), args
+    assert not args["output"]["allocated"] and args["output"]["post"] is not None, args
+
+
 def test_a_compile_worker_pauses_before_compiling_a_matching_kernel(tmp_path: Path) -> None:
     # A fresh Inductor cache, so the kernels are compiled in the workers.
     cache = tmp_path / "cache"

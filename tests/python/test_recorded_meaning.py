@@ -1,6 +1,6 @@
 """What the recorder writes so that verdicts hold: host objects by value,
 outputs read before written hashed as inputs, the wrapper's allocations,
-and the program's results at stop."""
+outputs an op leaves unwritten, and the program's results at stop."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 import tritontui
 from conftest import dump, launches
-from tritontui import _access, _host
+from tritontui import _access, _host, _unwritten
 
 
 def test_a_generator_is_recorded_by_its_state_not_its_address() -> None:
@@ -80,3 +80,22 @@ def test_what_printing_an_argument_does_is_not_recorded(tmp_path: Path) -> None:
     with tritontui.record(tmp_path / "b.msgpack"):
         x * 2
     assert [r["kernel"] for r in launches(tmp_path / "b.msgpack")] == ["aten::mul.Tensor"]
+
+
+def test_an_ops_results_are_named_by_its_schema(tmp_path: Path) -> None:
+    x = torch.randn(4, 3)
+    with tritontui.record(tmp_path / "a.msgpack"):
+        torch.max(x, dim=0)
+        torch.sin(x)
+    names = {r["kernel"]: [a["name"] for a in r["args"]] for r in launches(tmp_path / "a.msgpack")}
+    assert names["aten::max.dim"][-2:] == ["values", "indices"], names
+    assert names["aten::sin"][-1] == "result", names
+
+
+def test_attention_without_dropout_leaves_its_random_state_unwritten() -> None:
+    arguments = [("query", "in", None), ("dropout_p", "in", 0.0)]
+    op = "_scaled_dot_product_efficient_attention"
+    assert _unwritten.unwritten_outputs(op, arguments) == ("philox_seed", "philox_offset")
+    with_dropout = [("query", "in", None), ("dropout_p", "in", 0.1)]
+    assert _unwritten.unwritten_outputs(op, with_dropout) == ()
+    assert _unwritten.unwritten_outputs("mm", arguments) == ()

@@ -8,7 +8,7 @@ use super::session::Session;
 use super::theme::Theme;
 use crate::align::Row;
 use crate::attach::Target;
-use crate::explain::{Runs, origin_words};
+use crate::explain::{Runs, origin_words, uninitialized_words};
 use crate::producer::{Origin, find_origins};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -790,13 +790,9 @@ pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>,
                 trace.inputs[i as usize].name
             ),
         ),
-        Origin::Allocated(a) => (
+        Origin::Allocated(a, parg) => (
             None,
-            format!(
-                "{name}: uninitialized, allocated by launch #{} {}",
-                trace.launches[a as usize].seq,
-                trace.kernel_of(&trace.launches[a as usize]).name
-            ),
+            format!("{name}: {}", uninitialized_words(trace, a, parg)),
         ),
         Origin::Unrecorded | Origin::Scalar => {
             (None, format!("{name}: no recorded launch wrote it"))

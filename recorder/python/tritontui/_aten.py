@@ -15,6 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _session, _tensors
+from ._unwritten import unwritten_outputs
 
 _ALLOCATIONS = {
     "empty",
@@ -141,14 +142,9 @@ def _record(
     described: Any,
     out: Any,
 ) -> None:
-    results = list(out) if isinstance(out, (list, tuple)) else [out]
-    # An out= variant returns its out argument: it is already recorded.
-    given = [v for _, _, v in inputs if isinstance(v, torch.Tensor)]
-    results = [r for r in results if isinstance(r, torch.Tensor) and not any(r is g for g in given)]
+    results = _named_results(func, inputs, out)
     arg_specs = [(name, access) for name, access, _ in inputs]
-    arg_specs += [
-        (f"result{i}" if len(results) > 1 else "result", "out") for i in range(len(results))
-    ]
+    arg_specs += [(name, "out") for name, _ in results]
     name = f"aten::{base}" + (f".{func._overloadname}" if func._overloadname != "default" else "")
     key = ("aten", name, tuple(arg_specs))
 
@@ -166,7 +162,31 @@ def _record(
         }
 
     kernel = session.kernel_id(key, define)
-    # Fresh memory's bytes mean nothing, so an allocation is not hashed.
-    code = b"a" if allocates else b"o"
-    session.extend(described, results, code * len(results))
+    # Fresh memory's bytes mean nothing, so an allocation is not hashed;
+    # nor is an output the op returns without writing it.
+    unwritten = () if allocates else unwritten_outputs(base, inputs)
+    codes = bytes(
+        ord("a") if allocates or result in unwritten else ord("o") for result, _ in results
+    )
+    session.extend(described, [tensor for _, tensor in results], codes)
     session.launch(kernel, [], 0, described)
+
+
+def _named_results(
+    func: Any, inputs: list[tuple[str, str, Any]], out: Any
+) -> list[tuple[str, torch.Tensor]]:
+    """The tensors the op returned, each named by its schema (``result``,
+    or ``result{i}`` by position, where the schema names none). An out=
+    variant's returned out argument is already recorded, so is left out."""
+    values = list(out) if isinstance(out, (list, tuple)) else [out]
+    returns = func._schema.returns
+    # A Tensor[] return spreads over several values: name them by position.
+    named = len(values) == len(returns)
+    given = [v for _, _, v in inputs if isinstance(v, torch.Tensor)]
+    results = []
+    for i, value in enumerate(values):
+        if not isinstance(value, torch.Tensor) or any(value is g for g in given):
+            continue
+        name = returns[i].name if named else ""
+        results.append((name or (f"result{i}" if len(values) > 1 else "result"), value))
+    return results

@@ -2,6 +2,7 @@
 scaled_dot_product_attention, layer norms, a GELU MLP) trained for three
 steps with AdamW, compiled: what the GPT programs of the corpus share."""
 
+import contextlib
 from collections.abc import Callable
 
 import torch
@@ -40,22 +41,35 @@ class GPT(torch.nn.Module):
         self.head = torch.nn.Linear(D, vocab, bias=False)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
         return self.head(self.ln(self.blocks(x)))
 
 
-def training(vocab: int, batch: int) -> Callable[[], dict[str, torch.Tensor]]:
+def training(
+    vocab: int, batch: int, device: str = "cpu", autocast: torch.dtype | None = None
+) -> Callable[[], dict[str, torch.Tensor]]:
     """Three AdamW steps of a compiled GPT over ``batch`` sequences of
-    tokens drawn from ``vocab``; returns the results by name."""
+    tokens drawn from ``vocab``, on ``device``, its forward under
+    ``torch.autocast`` to ``autocast`` when given (fp32 parameters and
+    optimizer state either way); returns the results by name."""
     torch.manual_seed(0)
-    model = GPT(vocab)
+    model = GPT(vocab).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     step = torch.compile(model)
     data = torch.randint(0, vocab, (batch, T + 1), generator=torch.Generator().manual_seed(1))
+    data = data.to(device)
+
+    def precision() -> contextlib.AbstractContextManager:
+        if autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device, dtype=autocast)
 
     def loss() -> torch.Tensor:
-        logits = step(data[:, :-1])
-        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), data[:, 1:].reshape(-1))
+        with precision():
+            logits = step(data[:, :-1])
+        return torch.nn.functional.cross_entropy(
+            logits.float().reshape(-1, vocab), data[:, 1:].reshape(-1)
+        )
 
     def main() -> dict[str, torch.Tensor]:
         return {"loss": train(optimizer, loss, 3), **state(model, optimizer)}

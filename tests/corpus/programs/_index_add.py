@@ -9,16 +9,16 @@ import torch
 from _harness import state
 
 
-def forward_backward(scale: float) -> Callable[[], dict[str, torch.Tensor]]:
-    """The program, its source values multiplied by ``scale``."""
+def forward_backward(scale: float, device: str = "cpu") -> Callable[[], dict[str, torch.Tensor]]:
+    """The program on ``device``, its source values multiplied by ``scale``."""
     torch.manual_seed(0)
     n, bins, width = 1 << 16, 16, 32
-    index = torch.randint(0, bins, (n,))
-    src = torch.randn(n, width) * scale
-    proj = torch.nn.Linear(width, width)
+    index = torch.randint(0, bins, (n,)).to(device)
+    src = (torch.randn(n, width) * scale).to(device)
+    proj = torch.nn.Linear(width, width).to(device)
 
     def forward(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        pooled = torch.zeros(bins, width).index_add(0, index, src)
+        pooled = torch.zeros(bins, width, device=src.device).index_add(0, index, src)
         hidden = proj(pooled)
         return (hidden.t() @ pooled).tanh().sum()
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tritontui::analysis::Verdict;
 use tritontui::report::DivergenceReport;
 use tritontui::{Analysis, Options, Report};
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 fn pairs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");

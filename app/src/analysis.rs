@@ -9,7 +9,7 @@ use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
-use tritontui_recorder::{Access, Trace};
+use tritontui_trace::{Access, Trace};
 
 /// Why a launch diverges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -389,7 +389,7 @@ fn structural_run(a: &Trace, b: &Trace, rows: &[Row], start: usize, end: usize) 
         let (lx, ly) = (&a.launches[x as usize], &b.launches[y as usize]);
         if a.kernel_of(lx).name == b.kernel_of(ly).name {
             for (i, (p, q)) in a.args_of(lx).zip(b.args_of(ly)).enumerate() {
-                use tritontui_recorder::ArgRef::Tensor;
+                use tritontui_trace::ArgRef::Tensor;
                 let same = match (p, q) {
                     (Tensor(p), Tensor(q)) => {
                         p.layout.dtype == q.layout.dtype && p.layout.shape == q.layout.shape
@@ -648,7 +648,7 @@ enum External {
 
 impl External {
     fn of(a: &Trace, launch: u32, arg: ArgIndex, oa: Origin) -> Option<External> {
-        use tritontui_recorder::ArgRef;
+        use tritontui_trace::ArgRef;
         let l = &a.launches[launch as usize];
         match (oa, a.args_of(l).nth(usize::from(arg))?) {
             (Origin::Launch(p, parg), _) => Some(External::Overwritten(p, parg)),

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tritontui_recorder::Trace;
-use tritontui_recorder::format::PauseRecord;
+use tritontui_trace::Trace;
+use tritontui_trace::format::PauseRecord;
 
 /// One recorded process and what can be done with it now.
 #[derive(Debug, Clone, PartialEq, Eq)]

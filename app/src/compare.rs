@@ -2,7 +2,7 @@
 //! grid, layouts) and the hashes of every argument before and after.
 
 use rustc_hash::FxHashMap;
-use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
+use tritontui_trace::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// Index of an argument within its launch.
 pub type ArgIndex = u16;

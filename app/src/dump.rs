@@ -5,7 +5,7 @@
 use crate::compare::access_of;
 use serde_json::{Value, json};
 use std::io::{self, Write};
-use tritontui_recorder::{Access, ArgRef, Scalar, Trace};
+use tritontui_trace::{Access, ArgRef, Scalar, Trace};
 
 fn hex(v: u64) -> String {
     format!("0x{v:016x}")

@@ -3,7 +3,7 @@
 use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind};
 use crate::compare::ArgIndex;
 use crate::producer::{Origin, is_allocation};
-use tritontui_recorder::{ArgRef, Kernel, Scalar, Trace};
+use tritontui_trace::{ArgRef, Kernel, Scalar, Trace};
 
 /// The two runs being compared.
 #[derive(Clone, Copy)]

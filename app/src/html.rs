@@ -16,7 +16,7 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::ThemeSet;
 use syntect::html::{IncludeBackground, styled_line_to_highlighted_html};
 use syntect::parsing::SyntaxSet;
-use tritontui_recorder::{Access, ArgRef, Launch, Trace};
+use tritontui_trace::{Access, ArgRef, Launch, Trace};
 
 /// Equal launches in a row that stay on show; longer runs are folded.
 const SHOWN_EQUAL: usize = 3;

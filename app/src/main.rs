@@ -16,7 +16,7 @@ use tritontui::analysis::Verdict;
 use tritontui::synth::{self, Spec};
 use tritontui::tui::loader::Inputs;
 use tritontui::{Analysis, Options, Report, attach};
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -3,7 +3,7 @@
 
 use crate::compare::{ArgIndex, was_written};
 use std::collections::BTreeMap;
-use tritontui_recorder::{ArgRef, Trace};
+use tritontui_trace::{ArgRef, Trace};
 
 /// Where the bytes an argument read before a launch came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -298,15 +298,15 @@ fn survivors(trace: &Trace, map: &WriteMap) -> Survivors {
 
 /// Whether a kernel only hands out memory (`meta.allocates`): its outputs
 /// are uninitialized, not produced.
-pub fn is_allocation(kernel: &tritontui_recorder::Kernel) -> bool {
-    kernel.meta.get("allocates") == Some(&tritontui_recorder::Scalar::Bool(true))
+pub fn is_allocation(kernel: &tritontui_trace::Kernel) -> bool {
+    kernel.meta.get("allocates") == Some(&tritontui_trace::Scalar::Bool(true))
 }
 
 /// Whether a kernel hands what it reads to the host (`meta.host_read`:
 /// `.item()`, `.tolist()`, an op returning a number or a bool): what it
 /// reads is part of the program's results.
-pub fn is_host_read(kernel: &tritontui_recorder::Kernel) -> bool {
-    kernel.meta.get("host_read") == Some(&tritontui_recorder::Scalar::Bool(true))
+pub fn is_host_read(kernel: &tritontui_trace::Kernel) -> bool {
+    kernel.meta.get("host_read") == Some(&tritontui_trace::Scalar::Bool(true))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use crate::explain::{Runs, describe, impact_words, origin_words};
 use crate::producer::Origin;
 use serde::Serialize;
 use std::fmt::Write as _;
-use tritontui_recorder::{EarlyEnd, Trace};
+use tritontui_trace::{EarlyEnd, Trace};
 
 /// Version of the JSON report's shape.
 pub const REPORT_VERSION: u32 = 2;

@@ -2,7 +2,7 @@
 //! tensor arguments, as dense ids shared by two traces.
 
 use rustc_hash::FxHashMap;
-use tritontui_recorder::{ArgRef, Trace};
+use tritontui_trace::{ArgRef, Trace};
 
 /// What makes two launches candidates for the same aligned row.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

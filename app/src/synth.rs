@@ -10,7 +10,7 @@
 use crate::analysis::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
-use tritontui_recorder::{
+use tritontui_trace::{
     Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
     Scalar, TensorArg, TraceWriter, format::RecordOptions,
 };

@@ -7,7 +7,7 @@ use tritontui::producer::Origin;
 use tritontui::report::Reach;
 use tritontui::synth::{Expected, Injection, Spec, generate};
 use tritontui::{Analysis, Kind, Options, Report};
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 struct Pair {
     a: Trace,
@@ -303,18 +303,18 @@ proptest! {
 /// A pair of one-launch traces of a kernel with one `inout` argument.
 /// One tensor argument of a hand-built launch: name, access, address,
 /// hash before and hash after.
-type HandArg = (&'static str, tritontui_recorder::Access, u64, u64, u64);
+type HandArg = (&'static str, tritontui_trace::Access, u64, u64, u64);
 
 /// Writes a kernel named `name` whose arguments are named and accessed as
 /// `defs` say, and one launch of it with `args`.
 fn write_launch(
-    w: &mut tritontui_recorder::TraceWriter<Vec<u8>>,
+    w: &mut tritontui_trace::TraceWriter<Vec<u8>>,
     seq: u64,
     name: &str,
-    defs: &[(&str, tritontui_recorder::Access)],
-    args: Vec<tritontui_recorder::ArgValue>,
+    defs: &[(&str, tritontui_trace::Access)],
+    args: Vec<tritontui_trace::ArgValue>,
 ) {
-    use tritontui_recorder::{ArgDef, KernelDef, LaunchRecord};
+    use tritontui_trace::{ArgDef, KernelDef, LaunchRecord};
     let kernel = w
         .add_kernel(KernelDef {
             id: 0,
@@ -348,8 +348,8 @@ fn write_launch(
 }
 
 /// A tensor argument hashed `pre` before its launch and `post` after.
-fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_recorder::ArgValue {
-    tritontui_recorder::ArgValue::Tensor(tritontui_recorder::TensorArg {
+fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_trace::ArgValue {
+    tritontui_trace::ArgValue::Tensor(tritontui_trace::TensorArg {
         layout,
         ptr,
         flags: 1,
@@ -378,7 +378,7 @@ fn hand_trace_returning_unwritten(
     results: Option<&[u64]>,
     unwritten: &[&str],
 ) -> Trace {
-    use tritontui_recorder::{Header, Record, ResultsRecord, TensorArg, TraceWriter};
+    use tritontui_trace::{Header, Record, ResultsRecord, TensorArg, TraceWriter};
     let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
@@ -393,7 +393,7 @@ fn hand_trace_returning_unwritten(
             .iter()
             .map(|&(name, access, ptr, pre, post)| {
                 let mut value = hashed(layout, ptr, pre, post);
-                if let tritontui_recorder::ArgValue::Tensor(t) = &mut value {
+                if let tritontui_trace::ArgValue::Tensor(t) = &mut value {
                     if !access.writes() {
                         t.flags = 0;
                     } else if unwritten.contains(&name) {
@@ -431,7 +431,7 @@ fn root_causes(analysis: &Analysis) -> Vec<&tritontui::analysis::Divergence> {
 }
 
 fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
-    use tritontui_recorder::Access::Inout;
+    use tritontui_trace::Access::Inout;
     let one = |pre, post| {
         hand_trace(&[(
             "cpp_fused_native_layer_norm_0",
@@ -444,7 +444,7 @@ fn inout_pair(pre: (u64, u64), post: (u64, u64)) -> (Trace, Trace) {
 /// A producer writes X; a consumer reads X and has an in/out scratch
 /// buffer no recorded launch wrote, whose old bytes differ (`stale`).
 fn scratch_pair(x: (u64, u64)) -> (Trace, Trace) {
-    use tritontui_recorder::Access::{In, Inout, Out};
+    use tritontui_trace::Access::{In, Inout, Out};
     let one = |x, stale, after| {
         hand_trace(&[
             ("producer", vec![("out_ptr0", Out, 4096, 0, x)]),
@@ -498,8 +498,8 @@ fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
 /// element of when `poke` is set; then a graph is called with the weight
 /// (hash `entered` in run B, 1 in run A) and `reader` reads it.
 fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
-    use tritontui_recorder::Access::{In, Inout, Out};
-    use tritontui_recorder::{CallRecord, GraphDef, Header, Record, TraceWriter};
+    use tritontui_trace::Access::{In, Inout, Out};
+    use tritontui_trace::{CallRecord, GraphDef, Header, Record, TraceWriter};
     const WEIGHT: u64 = 4096;
     let one = |poke: bool, entered: u64| {
         let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
@@ -570,7 +570,7 @@ fn a_weight_changed_outside_is_named_by_its_graph_input() {
 /// writes Y (at 8192) with equal bits in both runs. The results are the
 /// tensors at `results`, or unrecorded.
 fn absorbed_pair(results: Option<&[u64]>) -> (Trace, Trace) {
-    use tritontui_recorder::Access::{In, Out};
+    use tritontui_trace::Access::{In, Out};
     let one = |x| {
         hand_trace_with_results(
             &[
@@ -627,7 +627,7 @@ fn a_difference_that_stays_in_the_results_is_divergent() {
 
 #[test]
 fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
-    use tritontui_recorder::Access::{In, Out};
+    use tritontui_trace::Access::{In, Out};
     // Its input differs and nothing recorded wrote it (a host-side change),
     // but everything it wrote agrees.
     let one = |x| {
@@ -656,7 +656,7 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
 /// there differ between the runs: `seed`); its backward reads them and
 /// writes gradients that agree.
 fn unwritten_output_pair(seed: (u64, u64)) -> (Trace, Trace) {
-    use tritontui_recorder::Access::{In, Out};
+    use tritontui_trace::Access::{In, Out};
     let one = |seed| {
         hand_trace_returning_unwritten(
             &[
@@ -711,7 +711,7 @@ fn an_output_returned_unwritten_is_uninitialized_memory_not_a_nondeterministic_k
 
 #[test]
 fn state_returned_unwritten_does_not_make_its_reader_a_second_root_cause() {
-    use tritontui_recorder::Access::{In, Out};
+    use tritontui_trace::Access::{In, Out};
     // A nondeterministic kernel writes X; the attention backward reads X
     // and the unwritten philox_seed, both differing, and its gradient
     // differs: X explains it.

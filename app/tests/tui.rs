@@ -22,7 +22,7 @@ use tritontui::tui::loader::{DEMO_A, DEMO_B, Progress};
 use tritontui::tui::session::Session;
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 /// The synthetic pair in tests/fixtures: 48 launches, the index_add at #19
 /// of both runs is the root cause, everything after it propagates.

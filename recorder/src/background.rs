@@ -6,8 +6,8 @@
 //! order, and the writer thread flushes whenever the channel runs dry, so
 //! a killed process loses at most the records still in flight.
 
-use crate::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
-use crate::writer::TraceWriter;
+use tritontui_trace::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
+use tritontui_trace::writer::TraceWriter;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -60,7 +60,7 @@ pub struct Fill {
 
 /// Puts delivered hashes into a record (a launch or a graph call).
 fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Result<()> {
-    use crate::format::{ArgValue, TensorArg};
+    use tritontui_trace::format::{ArgValue, TensorArg};
     let args: &mut [ArgValue] = match record {
         Record::Launch(launch) => &mut launch.args,
         Record::Call(call) => &mut call.args,
@@ -95,7 +95,7 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
 /// the launch: the one place the recorder decides it, for host and device
 /// hashes alike.
 fn mark_changed(launch: &mut LaunchRecord) {
-    use crate::format::{ArgValue, TensorArg};
+    use tritontui_trace::format::{ArgValue, TensorArg};
     for arg in &mut launch.args {
         if let ArgValue::Tensor(t) = arg
             && matches!((t.pre, t.post), (Some(a), Some(b)) if a != b)
@@ -125,7 +125,7 @@ pub struct BackgroundWriter {
     error: Arc<Mutex<Option<String>>>,
     /// Set with `error`, so that queuing checks a flag, not a lock.
     failed: Arc<AtomicBool>,
-    ids: crate::writer::Ids,
+    ids: tritontui_trace::writer::Ids,
 }
 
 impl BackgroundWriter {
@@ -153,7 +153,7 @@ impl BackgroundWriter {
             thread: Some(thread),
             error,
             failed,
-            ids: crate::writer::Ids::default(),
+            ids: tritontui_trace::writer::Ids::default(),
         })
     }
 
@@ -335,9 +335,9 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ArgRef;
-    use crate::format::{ArgValue, Scalar, TensorArg};
-    use crate::trace::Trace;
+    use tritontui_trace::ArgRef;
+    use tritontui_trace::format::{ArgValue, Scalar, TensorArg};
+    use tritontui_trace::trace::Trace;
     use std::path::{Path, PathBuf};
 
     /// A writer on a fresh file with one kernel and one layout queued.
@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn dropping_without_finish_leaves_a_readable_trace_without_end() {
         let (_dir, path, w, _, _) = writer();
-        w.record(Record::Marker(crate::format::MarkerRecord {
+        w.record(Record::Marker(tritontui_trace::format::MarkerRecord {
             label: "m".into(),
             after: None,
             ts: 0,
@@ -496,7 +496,7 @@ mod tests {
             .graph("g", || Ok(vec!["a".into(), "n".into(), "b".into()]))
             .expect("graph");
         assert_eq!(w.graph("g", || unreachable!()).expect("again"), graph);
-        let call = Record::Call(crate::format::CallRecord {
+        let call = Record::Call(tritontui_trace::format::CallRecord {
             graph,
             before: 0,
             device: 0,

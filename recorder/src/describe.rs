@@ -8,8 +8,8 @@
 //! the launch's stream, which the writer thread waits for.
 
 use crate::background::{Fill, Slot};
-use crate::format::{ArgValue, Stats, TensorArg};
-use crate::hash::{View, hash_view};
+use tritontui_trace::format::{ArgValue, Stats, TensorArg};
+use tritontui_trace::hash::{View, hash_view};
 use crate::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;

@@ -18,7 +18,7 @@
 //! panics rather than failing when it does not.
 
 use crate::background::Delivered;
-use crate::hash::{LEN_MUL, fmix64};
+use tritontui_trace::hash::{LEN_MUL, fmix64};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use smallvec::SmallVec;

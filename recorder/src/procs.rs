@@ -5,7 +5,7 @@
 //! straight to them. The recorded program's threads never do this work.
 
 use crate::background::RecordSink;
-use crate::format::{PauseRecord, ProcessRecord, Record};
+use tritontui_trace::format::{PauseRecord, ProcessRecord, Record};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};

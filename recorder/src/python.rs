@@ -5,8 +5,8 @@
 
 use crate::background::{BackgroundWriter, Delivered};
 use crate::describe::{Described, Dtypes, Tables};
-use crate::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord, Scalar};
-use crate::hash::{View, hash_view};
+use tritontui_trace::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord, Scalar};
+use tritontui_trace::hash::{View, hash_view};
 use crate::procs::Watcher;
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -100,7 +100,7 @@ fn hash_host(
 /// `tthash64-v1` of a bytes object (for tests and other languages' checks).
 #[pyfunction]
 fn hash_bytes(data: &[u8]) -> u64 {
-    crate::hash::hash_bytes(data)
+    tritontui_trace::hash::hash_bytes(data)
 }
 
 /// Summary statistics of a floating host tensor view, or None for other
@@ -662,6 +662,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause_tick, m)?)?;
-    m.add("HASH_ALGORITHM", crate::hash::ALGORITHM)?;
+    m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

@@ -2,8 +2,8 @@
 //! values are when their hashes differ. Computed in element order, so the
 //! result is the same on every run.
 
-use crate::format::Stats;
-use crate::hash::{View, for_each_element};
+use tritontui_trace::format::Stats;
+use tritontui_trace::hash::{View, for_each_element};
 
 /// Decodes one element of a floating dtype.
 pub(crate) fn decoder(dtype: &str) -> Option<fn(&[u8]) -> f64> {

@@ -11,7 +11,7 @@ import torch
 import tritontui
 
 MASK = (1 << 64) - 1
-VECTORS = Path(__file__).resolve().parents[2] / "recorder" / "tests" / "hash_vectors.txt"
+VECTORS = Path(__file__).resolve().parents[2] / "trace" / "tests" / "hash_vectors.txt"
 
 
 def reference(data: bytes) -> int:

@@ -16,7 +16,7 @@ use crossterm::event::{
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tritontui_recorder::{Access, ArgRef, Trace};
+use tritontui_trace::{Access, ArgRef, Trace};
 
 /// A pane that can have the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -688,7 +688,7 @@ impl App {
     }
 
     /// The source for the selected row: A's kernel, or B's if only B has it.
-    pub fn current_source(&self) -> Option<(SourceKey, &tritontui_recorder::trace::Source)> {
+    pub fn current_source(&self) -> Option<(SourceKey, &tritontui_trace::trace::Source)> {
         let session = self.session()?;
         let row = *session.rows().get(self.selected)?;
         let (is_b, trace): (bool, &Trace) = match (row, &session.b) {

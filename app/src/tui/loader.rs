@@ -5,7 +5,7 @@ use super::session::Session;
 use crate::analysis::Options;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 /// What to open.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 use crate::align::Row;
 use crate::analysis::{Analysis, Divergence, Options, RowStatus};
 use rustc_hash::FxHashMap;
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 /// A loaded session.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use std::collections::BTreeMap;
-use tritontui_recorder::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
+use tritontui_trace::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// One side of a row: its trace and launch.
 type Side<'t> = Option<(&'t Trace, &'t Launch)>;
@@ -281,7 +281,7 @@ struct ArgView {
     pre: Option<u64>,
     post: Option<u64>,
     scalar: Option<String>,
-    stats: Option<tritontui_recorder::Stats>,
+    stats: Option<tritontui_trace::Stats>,
     reads: bool,
 }
 

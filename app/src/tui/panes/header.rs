@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Line<'a> {
     let theme = &app.theme;

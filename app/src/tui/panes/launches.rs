@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
-use tritontui_recorder::Trace;
+use tritontui_trace::Trace;
 
 /// The glyph and style of a row's status.
 pub fn glyph(app: &App, session: &Session, row: usize) -> (&'static str, Style) {

@@ -193,11 +193,6 @@ impl<W: Write> TraceWriter<W> {
         rmp_serde::encode::write_named(&mut self.out, &LaunchRef(launch)).map_err(io::Error::other)
     }
 
-    /// Number of launch records written so far.
-    pub fn launches_written(&self) -> u64 {
-        self.launches
-    }
-
     /// Flushes buffered records to the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()

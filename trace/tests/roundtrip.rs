@@ -3,10 +3,10 @@
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use tritontui_recorder::format::{
+use tritontui_trace::format::{
     CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
 };
-use tritontui_recorder::{
+use tritontui_trace::{
     Access, ArgDef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord, KernelDef,
     LaunchRecord, LayoutDef, Next, Record, RecordReader, Scalar, Stats, TensorArg, Trace,
     TraceError, TraceWriter,
@@ -345,7 +345,7 @@ fn a_complete_trace_loads_into_tables() {
     );
     let args: Vec<_> = trace.args_of(&launch).collect();
     match args[1] {
-        tritontui_recorder::ArgRef::Tensor(t) => {
+        tritontui_trace::ArgRef::Tensor(t) => {
             assert_eq!(t.post, Some(15));
             assert!(t.written);
             assert_eq!(t.layout.shape, vec![16, 64]);
@@ -358,7 +358,7 @@ fn a_complete_trace_loads_into_tables() {
     }
     assert_eq!(
         args[2],
-        tritontui_recorder::ArgRef::Scalar(&Scalar::Int(1024))
+        tritontui_trace::ArgRef::Scalar(&Scalar::Int(1024))
     );
 }
 

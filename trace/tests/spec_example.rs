@@ -1,6 +1,6 @@
 //! The byte-level example in docs/trace-format.md is what the writer writes.
 
-use tritontui_recorder::{ArgValue, LaunchRecord, Scalar, TensorArg, TraceWriter};
+use tritontui_trace::{ArgValue, LaunchRecord, Scalar, TensorArg, TraceWriter};
 
 fn documented_launch_bytes() -> Vec<u8> {
     let doc = include_str!("../../docs/trace-format.md");
@@ -46,11 +46,11 @@ fn the_documented_launch_record_is_byte_exact() {
         ],
     };
     let mut writer =
-        TraceWriter::new(Vec::new(), &tritontui_recorder::Header::new("x")).expect("header");
+        TraceWriter::new(Vec::new(), &tritontui_trace::Header::new("x")).expect("header");
     let mut alone = Vec::new();
     rmp_serde::encode::write_named(
         &mut alone,
-        &tritontui_recorder::Record::Launch(launch.clone()),
+        &tritontui_trace::Record::Launch(launch.clone()),
     )
     .expect("encode");
     writer.launch(&launch).expect("launch");

@@ -604,11 +604,6 @@ impl Trace {
         kernel.source.map(|i| &self.sources[i as usize])
     }
 
-    /// Number of arguments of a launch.
-    pub fn arg_count(&self, launch: &Launch) -> usize {
-        launch.args_len as usize
-    }
-
     /// The arguments of a launch, decoded.
     pub fn args_of<'t>(
         &'t self,

@@ -1,7 +1,7 @@
 //! The hash matches the pinned vectors that the GPU kernel and other
 //! implementations are checked against, and the spec in docs/hashing.md.
 
-use tritontui_recorder::hash::hash_bytes;
+use tritontui_trace::hash::hash_bytes;
 
 fn input(len: usize) -> Vec<u8> {
     (0..len).map(|i| ((i * 31 + 7) % 251) as u8).collect()

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
-use tritontui_recorder::{ArgRef, Trace};
+use tritontui_trace::{ArgRef, Trace};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(trace) = Trace::from_bytes(Path::new("fuzz.msgpack"), data) {

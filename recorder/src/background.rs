@@ -6,8 +6,6 @@
 //! order, and the writer thread flushes whenever the channel runs dry, so
 //! a killed process loses at most the records still in flight.
 
-use tritontui_trace::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
-use tritontui_trace::writer::TraceWriter;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -16,6 +14,8 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+use tritontui_trace::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
+use tritontui_trace::writer::TraceWriter;
 
 enum Command {
     Record(Box<Record>),
@@ -335,10 +335,10 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::{Path, PathBuf};
     use tritontui_trace::ArgRef;
     use tritontui_trace::format::{ArgValue, Scalar, TensorArg};
     use tritontui_trace::trace::Trace;
-    use std::path::{Path, PathBuf};
 
     /// A writer on a fresh file with one kernel and one layout queued.
     fn writer() -> (tempfile::TempDir, PathBuf, BackgroundWriter, u64, u64) {

@@ -18,13 +18,13 @@
 //! panics rather than failing when it does not.
 
 use crate::background::Delivered;
-use tritontui_trace::hash::{LEN_MUL, fmix64};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use smallvec::SmallVec;
 use std::ffi::{CString, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use tritontui_trace::hash::{LEN_MUL, fmix64};
 
 /// The kernels, compiled from `assets/cuda/tthash.cu` for compute_80.
 const PTX: &str = include_str!("../../assets/cuda/tthash.ptx");

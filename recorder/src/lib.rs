@@ -4,15 +4,9 @@
 //! the trace with `tritontui-trace`.
 
 pub mod background;
-#[cfg(feature = "python")]
-mod describe;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod procs;
 #[cfg(feature = "python")]
 mod python;
 pub mod stats;
-#[cfg(feature = "python")]
-mod tensor_impl;
-#[cfg(feature = "python")]
-mod triton_hook;

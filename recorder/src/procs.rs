@@ -5,12 +5,12 @@
 //! straight to them. The recorded program's threads never do this work.
 
 use crate::background::RecordSink;
-use tritontui_trace::format::{PauseRecord, ProcessRecord, Record};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use tritontui_trace::format::{PauseRecord, ProcessRecord, Record};
 
 /// How often the table is refreshed.
 const INTERVAL: Duration = Duration::from_secs(1);

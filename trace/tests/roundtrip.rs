@@ -356,10 +356,7 @@ fn a_complete_trace_loads_into_tables() {
         }
         other => panic!("expected a tensor, got {other:?}"),
     }
-    assert_eq!(
-        args[2],
-        tritontui_trace::ArgRef::Scalar(&Scalar::Int(1024))
-    );
+    assert_eq!(args[2], tritontui_trace::ArgRef::Scalar(&Scalar::Int(1024)));
 }
 
 #[test]

@@ -48,11 +48,8 @@ fn the_documented_launch_record_is_byte_exact() {
     let mut writer =
         TraceWriter::new(Vec::new(), &tritontui_trace::Header::new("x")).expect("header");
     let mut alone = Vec::new();
-    rmp_serde::encode::write_named(
-        &mut alone,
-        &tritontui_trace::Record::Launch(launch.clone()),
-    )
-    .expect("encode");
+    rmp_serde::encode::write_named(&mut alone, &tritontui_trace::Record::Launch(launch.clone()))
+        .expect("encode");
     writer.launch(&launch).expect("launch");
     let all = writer.finish(0, "exit").expect("finish");
     // The writer's own bytes contain exactly the documented record.

@@ -115,7 +115,7 @@ def stats_tensor(t: torch.Tensor) -> tuple[float, float, float, int, int] | None
 
 def impl_probes() -> list[torch.Tensor]:
     """Tensors of known metadata from which the native describer finds
-    where torch keeps each field (see ``recorder/src/tensor_impl.rs``): a
+    where torch keeps each field (see ``recorder/src/python/tensor_impl.rs``): a
     3-d float64 view at storage offset 12347, a 7-d view, a parameter, and
     two tensors of every dtype torch can allocate on the host."""
     base = torch.empty(20000, dtype=torch.float64)

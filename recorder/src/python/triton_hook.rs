@@ -9,8 +9,8 @@
 //! `run` and one launch record after it. Any error is handed to the
 //! session's `fail`, which stops recording; the launch itself always runs.
 
-use crate::describe::Described;
-use crate::python::TraceFile;
+use super::describe::Described;
+use super::trace_file::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -3,20 +3,20 @@
 //! asked, summary statistics) before and after the launch.
 //!
 //! This is the recorder's hot path. Plain tensors are read from their
-//! `TensorImpl` ([`crate::tensor_impl`]), others through their attributes,
+//! `TensorImpl` ([`super::tensor_impl`]), others through their attributes,
 //! and every launch's CUDA tensors are hashed on the device in one batch on
 //! the launch's stream, which the writer thread waits for.
 
+use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Fill, Slot};
-use tritontui_trace::format::{ArgValue, Stats, TensorArg};
-use tritontui_trace::hash::{View, hash_view};
-use crate::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use std::collections::HashMap;
+use tritontui_trace::format::{ArgValue, Stats, TensorArg};
+use tritontui_trace::hash::{View, hash_view};
 
 /// How an argument is used, as the hooks pass it (one byte per argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,7 +233,7 @@ impl Described {
             let Some(view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
             else {
                 self.args
-                    .push(ArgValue::Scalar(crate::python::scalar(&value)?));
+                    .push(ArgValue::Scalar(super::scalar::scalar(&value)?));
                 continue;
             };
             let stride: smallvec::SmallVec<[i64; 6]> =
@@ -471,7 +471,7 @@ fn read_tensor(
     }
     let mut slow = |v: &Bound<'_, PyAny>| read_attributes(py, dtypes, v);
     let fast = if exact {
-        crate::tensor_impl::read(py, value, &mut slow)?
+        super::tensor_impl::read(py, value, &mut slow)?
     } else {
         None
     };
@@ -497,7 +497,7 @@ fn read_tensor(
 /// later reads skip the attributes; whether that worked.
 pub fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
     let mut dtypes = Dtypes::default();
-    crate::tensor_impl::probe(py, &mut |v| read_attributes(py, &mut dtypes, v))
+    super::tensor_impl::probe(py, &mut |v| read_attributes(py, &mut dtypes, v))
 }
 
 /// Reads a tensor's metadata through its Python attributes; None for a
@@ -573,6 +573,6 @@ fn on_host<T>(
     // another Python thread must not enter meanwhile.
     // SAFETY: `ptr` is the first element of a live dense host tensor (the
     // argument itself, or `copy`, both held here) covering the view.
-    let memory = unsafe { crate::python::view_memory(ptr as usize, &host) };
+    let memory = unsafe { super::host::view_memory(ptr as usize, &host) };
     Ok(f(memory, &host))
 }

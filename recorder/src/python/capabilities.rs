@@ -1,0 +1,25 @@
+//! What the native half can do in this process: fast tensor reads, and
+//! whether a launch is being recorded on this thread.
+
+use super::guard::guard;
+use pyo3::prelude::*;
+
+/// Whether launch arguments are read straight from torch's `TensorImpl`
+/// (probed and never contradicted), rather than through their attributes.
+#[pyfunction]
+pub(super) fn fast_tensor_reads(py: Python<'_>) -> bool {
+    super::tensor_impl::active(py)
+}
+
+/// Finds where torch keeps each tensor field (once per process; call it
+/// before recording starts, as it makes tensors). Whether that worked.
+#[pyfunction]
+pub(super) fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
+    guard(|| super::describe::probe_tensor_impl(py))
+}
+
+/// Whether this thread is inside an Inductor launch being recorded.
+#[pyfunction]
+pub(super) fn in_native_launch() -> bool {
+    super::triton_hook::in_launch()
+}

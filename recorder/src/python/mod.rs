@@ -1,0 +1,44 @@
+//! The `tritontui._native` Python module: hashing, statistics and the
+//! background trace writer. Python owns the hooks into torch; everything
+//! here releases the GIL for the heavy work, and no panic crosses into
+//! Python (it becomes a `RuntimeError`).
+
+mod capabilities;
+mod describe;
+mod gpu_batch;
+mod guard;
+mod host;
+mod pause;
+mod scalar;
+mod tensor_impl;
+mod trace_file;
+mod triton_hook;
+
+use pyo3::prelude::*;
+
+/// The extension's own allocations (records, tables) come from mimalloc:
+/// they are made on the recorded program's threads and freed on the writer
+/// thread, and glibc's malloc serialises such frees on the allocating
+/// arena's lock, which the program's next allocation then waits for.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The native half of the tritontui recorder.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(host::hash_host, m)?)?;
+    m.add_function(wrap_pyfunction!(host::hash_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(host::stats_host, m)?)?;
+    m.add_class::<trace_file::TraceFile>()?;
+    m.add_class::<gpu_batch::GpuBatch>()?;
+    m.add_class::<describe::Described>()?;
+    m.add_class::<triton_hook::TritonHook>()?;
+    m.add_class::<triton_hook::BoundRun>()?;
+    m.add_function(wrap_pyfunction!(capabilities::in_native_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
+    m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;
+    m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
+    Ok(())
+}

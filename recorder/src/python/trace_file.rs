@@ -1,0 +1,286 @@
+//! `TraceFile`: one trace written from a background thread, the process
+//! table kept current beside it.
+
+use super::describe::{Described, Dtypes, Tables};
+use super::guard::{guard, io_error};
+use crate::background::BackgroundWriter;
+use crate::procs::Watcher;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use std::time::Instant;
+use tritontui_trace::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord};
+
+/// Writes one trace file from a background thread.
+#[pyclass(module = "tritontui._native")]
+pub(crate) struct TraceFile {
+    writer: Option<BackgroundWriter>,
+    /// Keeps the process table current until the trace is closed.
+    watcher: Option<Watcher>,
+    dtypes: Dtypes,
+    /// The sequence number of the next launch.
+    next_seq: u64,
+    /// When the session started: record times count from here.
+    start: Instant,
+}
+
+impl TraceFile {
+    fn writer(&mut self) -> PyResult<&mut BackgroundWriter> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
+    }
+
+    /// Queues a record (a launch or a graph call, whose arguments
+    /// `described` read) now, or once its device results are in.
+    fn queue(&mut self, record: Record, described: &mut Described) -> PyResult<()> {
+        let fills = std::mem::take(&mut described.fills);
+        let pending = described.take_pending();
+        let writer = self.writer()?;
+        match pending {
+            Some(pending) if !fills.is_empty() => writer.pending(record, fills, pending),
+            _ => writer.record(record),
+        }
+        .map_err(io_error)
+    }
+
+    /// The writer and the dtype table, borrowed together.
+    fn tables(&mut self) -> PyResult<Tables<'_>> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
+        Ok(Tables {
+            writer,
+            dtypes: &mut self.dtypes,
+        })
+    }
+}
+
+impl Drop for TraceFile {
+    /// Without [`TraceFile::close`] (a session never stopped), the trace
+    /// keeps what was sent and has no end record. The watcher goes first:
+    /// it holds a sink into the writer's queue, which the writer thread
+    /// drains until every sender is gone.
+    fn drop(&mut self) {
+        drop(self.watcher.take());
+        drop(self.writer.take());
+    }
+}
+
+#[pymethods]
+impl TraceFile {
+    /// Creates `path`, writes the header (given as a JSON object), and
+    /// starts keeping the process table current (pause files of child
+    /// processes are looked for in `pause_dir`).
+    #[new]
+    fn new(path: PathBuf, header_json: &str, pause_dir: PathBuf) -> PyResult<Self> {
+        guard(|| {
+            let header: Header = serde_json::from_str(header_json)
+                .map_err(|e| PyValueError::new_err(format!("bad header: {e}")))?;
+            let failed =
+                |e: std::io::Error| PyRuntimeError::new_err(format!("{}: {e}", path.display()));
+            let writer = BackgroundWriter::create(&path, &header).map_err(failed)?;
+            let start = Instant::now();
+            let watcher = Watcher::start(writer.sink().map_err(failed)?, &path, start, pause_dir)
+                .map_err(failed)?;
+            Ok(TraceFile {
+                writer: Some(writer),
+                watcher: Some(watcher),
+                dtypes: Dtypes::default(),
+                next_seq: 0,
+                start,
+            })
+        })
+    }
+
+    /// Queues a source record; returns its id.
+    fn source(&mut self, path: &str, lang: &str, text: &str) -> PyResult<u64> {
+        guard(|| self.writer()?.source(path, lang, text).map_err(io_error))
+    }
+
+    /// Queues a kernel record (JSON without `id`); returns its id.
+    fn kernel(&mut self, kernel_json: &str) -> PyResult<u64> {
+        guard(|| {
+            let mut value: serde_json::Value = serde_json::from_str(kernel_json)
+                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("id".into(), 0.into());
+            }
+            let kernel: KernelDef = serde_json::from_value(value)
+                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+            self.writer()?.kernel(kernel).map_err(io_error)
+        })
+    }
+
+    /// Reads the arguments of a launch before it runs: `access` holds a
+    /// code per argument (`i` read, `o` written, `x` both, `a` allocated),
+    /// and readable arguments are hashed when `hash_pre`. CUDA tensors are
+    /// hashed on the device on `stream` (the current stream when None)
+    /// when `device_hashing`, else copied to the host.
+    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None))]
+    pub(crate) fn describe(
+        &mut self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+        hash_pre: bool,
+        device_hashing: bool,
+        stream: Option<u64>,
+    ) -> PyResult<Described> {
+        guard(|| {
+            Described::new(
+                py,
+                self.tables()?,
+                values,
+                access,
+                hash_pre,
+                device_hashing,
+                stream,
+            )
+        })
+    }
+
+    /// Adds the results of an operation, after it ran, to `described`.
+    fn extend(
+        &mut self,
+        py: Python<'_>,
+        described: &mut Described,
+        values: &Bound<'_, PyAny>,
+        access: &[u8],
+    ) -> PyResult<()> {
+        guard(|| described.add(py, self.tables()?, values, access, false))
+    }
+
+    /// Queues a launch after it ran and returns its sequence number: its
+    /// arguments are hashed (and summarised) as asked; device results are
+    /// filled in by the writer thread once they are in.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn launch(
+        &mut self,
+        py: Python<'_>,
+        described: &mut Described,
+        kernel: u64,
+        grid: Vec<u64>,
+        stream: u64,
+        thread: u64,
+        hash_post: bool,
+        stats: bool,
+    ) -> PyResult<u64> {
+        guard(|| {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let ts = self.now();
+            described.complete(py, hash_post, stats)?;
+            let launch = LaunchRecord {
+                seq,
+                kernel,
+                grid,
+                stream,
+                device: described.device(),
+                thread,
+                ts,
+                autotune: false,
+                args: std::mem::take(&mut described.args),
+            };
+            self.queue(Record::Launch(launch), described)?;
+            Ok(seq)
+        })
+    }
+
+    /// The sequence number the next launch will get.
+    #[getter]
+    fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Nanoseconds since the trace was created: the time of every record.
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+    /// Queues any other record, given as a JSON object whose first key is `r`.
+    fn record(&mut self, record_json: &str) -> PyResult<()> {
+        guard(|| {
+            let record: Record = serde_json::from_str(record_json)
+                .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
+            self.writer()?.record(record).map_err(io_error)
+        })
+    }
+
+    /// Queues one call of the compiled graph `graph` (its cache key) with
+    /// its inputs described (and hashed) by `describe`: the described
+    /// values are the graph's inputs from position `first` on. `names`, a
+    /// list of the graph's input names, is read the first time the graph
+    /// is called.
+    fn graph_call(
+        &mut self,
+        graph: &str,
+        names: &Bound<'_, PyAny>,
+        first: u64,
+        described: &mut Described,
+    ) -> PyResult<()> {
+        guard(|| {
+            let graph = self
+                .writer()?
+                .graph(graph, || {
+                    names
+                        .extract()
+                        .map_err(|e: PyErr| std::io::Error::other(e.to_string()))
+                })
+                .map_err(io_error)?;
+            let call = CallRecord {
+                graph,
+                before: self.next_seq,
+                device: described.device(),
+                first,
+                args: std::mem::take(&mut described.args),
+            };
+            self.queue(Record::Call(call), described)
+        })
+    }
+
+    /// Queues the tensors of one device still alive as recording stops
+    /// (the program's results), described (and hashed) by `describe`.
+    fn results(&mut self, described: &mut Described) -> PyResult<()> {
+        guard(|| {
+            let results = ResultsRecord {
+                before: self.next_seq,
+                device: described.device(),
+                args: std::mem::take(&mut described.args),
+            };
+            self.queue(Record::Results(results), described)
+        })
+    }
+
+    /// Waits until everything queued so far is in the file.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let writer = self
+            .writer
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
+        py.detach(|| guard(|| writer.flush().map_err(io_error)))
+    }
+
+    /// The writer thread's I/O error, if any.
+    fn error(&self) -> Option<String> {
+        self.writer.as_ref().and_then(BackgroundWriter::error)
+    }
+
+    /// Writes the end record and waits until everything is in the file.
+    fn close(&mut self, py: Python<'_>, ts: u64, reason: &str) -> PyResult<()> {
+        let Some(mut writer) = self.writer.take() else {
+            return Ok(());
+        };
+        let watcher = self.watcher.take();
+        let reason = reason.to_owned();
+        py.detach(|| {
+            guard(|| {
+                // Its last scan goes into the trace before the end record.
+                if let Some(watcher) = watcher {
+                    watcher.stop();
+                }
+                writer.finish(ts, &reason).map_err(io_error)
+            })
+        })
+    }
+}

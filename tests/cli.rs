@@ -78,16 +78,17 @@ fn synth(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 #[test]
-fn help_lists_the_subcommands() {
+fn help_lists_the_product_s_subcommands_and_hides_synth() {
     let o = tritontui(&["--help"]);
     assert!(o.status.success());
     let text = stdout(&o);
-    for sub in ["diff", "synth"] {
-        assert!(
-            text.lines().any(|l| l.trim_start().starts_with(sub)),
-            "{sub} missing from:\n{text}"
-        );
+    let listed = |sub: &str| text.lines().any(|l| l.trim_start().starts_with(sub));
+    for sub in ["diff", "check", "record", "report", "attach"] {
+        assert!(listed(sub), "{sub} missing from:\n{text}");
     }
+    assert!(!listed("synth"), "synth is a test tool, listed in:\n{text}");
+    // Hidden, it still runs.
+    assert!(tritontui(&["synth", "--help"]).status.success());
 }
 
 #[test]
@@ -175,7 +176,7 @@ fn synth_reports_what_it_injected_and_diff_finds_it() {
     assert_eq!(report["first_divergence"]["a_index"], 70);
 }
 
-/// Runs `diff` on a bad file and checks for a one-line error naming it.
+/// TracePair `diff` on a bad file and checks for a one-line error naming it.
 fn assert_bad_file(bytes: &[u8], expect: &str) {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.msgpack");

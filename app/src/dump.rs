@@ -119,7 +119,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
     }
     line(json!({
         "type": "end", "complete": trace.early_end.is_none(),
-        "ended_early": trace.early_end.map(|e| crate::report::early_end_words(&e)),
+        "ended_early": trace.early_end.map(|e| e.to_string()),
         "reason": trace.end.as_ref().map(|e| e.reason.clone()),
         "launches": trace.launches.len(), "unknown_records": trace.unknown_records,
     }))

@@ -7,14 +7,14 @@ use tritontui_trace::{ArgRef, Kernel, Scalar, Trace};
 
 /// The two runs being compared.
 #[derive(Clone, Copy)]
-pub struct Runs<'t> {
+pub struct TracePair<'t> {
     /// Run A.
     pub a: &'t Trace,
     /// Run B.
     pub b: &'t Trace,
 }
 
-impl<'t> Runs<'t> {
+impl<'t> TracePair<'t> {
     /// The kernel a divergence is about (A's, or B's for launches only in B).
     pub fn kernel(&self, d: &Divergence) -> &'t Kernel {
         match (d.a, d.b) {
@@ -86,7 +86,7 @@ pub fn uninitialized_words(trace: &Trace, l: u32, arg: ArgIndex) -> String {
 }
 
 /// A sentence saying where a differing input came from.
-pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -> String {
+pub fn origin_words(runs: TracePair<'_>, origin: &InputOrigin, analysis: &Analysis) -> String {
     let from = |trace: &Trace, o: Origin| -> String {
         match o {
             Origin::Launch(l, arg) => {
@@ -155,7 +155,7 @@ pub fn origin_words(runs: Runs<'_>, origin: &InputOrigin, analysis: &Analysis) -
 }
 
 /// One sentence: the verdict for this divergence in words.
-pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
+pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) -> String {
     let names = |args: &[ArgIndex]| -> String {
         args.iter()
             .map(|&a| runs.arg_name(d, a))
@@ -220,7 +220,7 @@ pub fn describe(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
 
 /// Where a divergence's difference ends: in the results, or absorbed on
 /// the way (and by which launches).
-pub fn impact_words(runs: Runs<'_>, analysis: &Analysis, index: usize) -> String {
+pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> String {
     let d = &analysis.divergences[index];
     match &d.impact {
         Impact::Reaches => "reaches the results".to_owned(),
@@ -269,7 +269,7 @@ fn outputs_differ(names: &str, count: usize) -> String {
     }
 }
 
-fn config_words(runs: Runs<'_>, d: &Divergence) -> String {
+fn config_words(runs: TracePair<'_>, d: &Divergence) -> String {
     let (Some(x), Some(y)) = (d.a, d.b) else {
         return "config differs".to_owned();
     };
@@ -291,7 +291,7 @@ fn config_words(runs: Runs<'_>, d: &Divergence) -> String {
     parts.join(", ")
 }
 
-fn structural_words(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> String {
+fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) -> String {
     let (only_a, only_b) = d.only;
     if let Some(diff) = &d.diff {
         let names: Vec<String> = diff.layout.iter().map(|&a| runs.arg_name(d, a)).collect();
@@ -352,7 +352,7 @@ fn structural_words(runs: Runs<'_>, analysis: &Analysis, d: &Divergence) -> Stri
             trace
                 .early_end
                 .as_ref()
-                .map(crate::report::early_end_words)
+                .map(ToString::to_string)
                 .unwrap_or_default()
         ),
         _ => format!("{parts} (a recompile, a graph break or an extra step)"),

@@ -1,12 +1,14 @@
 //! tritontui's engine: aligns the kernel launches of two recorded runs,
 //! finds where they diverge, and explains why.
 //!
-//! Everything here works without a terminal; the `tritontui` binary only
-//! parses flags and prints.
+//! Everything but the UI works without a terminal; `commands` is the
+//! command line, which the binary and the Python package's `tritontui`
+//! command both run.
 
 pub mod align;
 pub mod analysis;
 pub mod attach;
+pub mod commands;
 pub mod compare;
 pub mod dump;
 pub mod explain;

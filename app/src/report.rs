@@ -2,11 +2,11 @@
 //! summary for people. `docs/diff-json.md` documents the JSON.
 
 use crate::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
-use crate::explain::{Runs, describe, impact_words, origin_words};
+use crate::explain::{TracePair, divergence_words, impact_words, origin_words};
 use crate::producer::Origin;
 use serde::Serialize;
 use std::fmt::Write as _;
-use tritontui_trace::{EarlyEnd, Trace};
+use tritontui_trace::Trace;
 
 /// Version of the JSON report's shape.
 pub const REPORT_VERSION: u32 = 2;
@@ -177,7 +177,7 @@ pub struct DivergenceReport {
 impl Report {
     /// Builds the report, listing at most `limit` divergences in `divergences`.
     pub fn new(a: &Trace, b: &Trace, analysis: &Analysis, limit: usize) -> Report {
-        let runs = Runs { a, b };
+        let runs = TracePair { a, b };
         let entry = |i: usize| divergence_report(runs, analysis, i);
         Report {
             report_version: REPORT_VERSION,
@@ -223,19 +223,11 @@ fn run_info(trace: &Trace) -> RunInfo {
         triton: trace.header.triton.clone(),
         devices: trace.header.devices.clone(),
         complete: trace.early_end.is_none(),
-        ended_early: trace.early_end.map(|e| early_end_words(&e)),
+        ended_early: trace.early_end.map(|e| e.to_string()),
     }
 }
 
-/// How a trace ended early, in words.
-pub fn early_end_words(end: &EarlyEnd) -> String {
-    match end {
-        EarlyEnd::TruncatedAt(offset) => format!("truncated at byte {offset}"),
-        EarlyEnd::NoEndRecord => "no end record".to_owned(),
-    }
-}
-
-fn launch_ref(runs: Runs<'_>, d: &Divergence) -> LaunchRef {
+fn launch_ref(runs: TracePair<'_>, d: &Divergence) -> LaunchRef {
     LaunchRef {
         a_index: d.a.map(|x| runs.seq_a(x)),
         b_index: d.b.map(|y| runs.seq_b(y)),
@@ -243,7 +235,7 @@ fn launch_ref(runs: Runs<'_>, d: &Divergence) -> LaunchRef {
     }
 }
 
-fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> DivergenceReport {
+fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> DivergenceReport {
     let d = &analysis.divergences[index];
     let first_origin = d.primary_origin();
     let producer = first_origin.and_then(|o| {
@@ -302,7 +294,7 @@ fn divergence_report(runs: Runs<'_>, analysis: &Analysis, index: usize) -> Diver
             .reached_from
             .map(|(up, _)| launch_ref(runs, &analysis.divergences[up])),
         root: launch_ref(runs, &analysis.divergences[root]),
-        detail: describe(runs, analysis, d),
+        detail: divergence_words(runs, analysis, d),
         impact_detail: impact_words(runs, analysis, index),
     }
 }

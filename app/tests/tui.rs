@@ -18,8 +18,8 @@ use syntect::parsing::SyntaxSet;
 use tritontui::Options;
 use tritontui::synth::{Injection, Spec, generate};
 use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
+use tritontui::tui::comparison::Comparison;
 use tritontui::tui::loader::{DEMO_A, DEMO_B, Progress};
-use tritontui::tui::session::Session;
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
 use tritontui_trace::Trace;
@@ -29,12 +29,12 @@ use tritontui_trace::Trace;
 const FIXTURE_A: &[u8] = include_bytes!("../../tests/fixtures/synthetic/run0.msgpack");
 const FIXTURE_B: &[u8] = include_bytes!("../../tests/fixtures/synthetic/run1.msgpack");
 
-fn demo_session() -> Session {
+fn demo_comparison() -> Comparison {
     let a =
         Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), FIXTURE_A).expect("fixture A");
     let b =
         Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), FIXTURE_B).expect("fixture B");
-    Session::pair(a, b, Options::default())
+    Comparison::pair(a, b, Options::default())
 }
 
 #[test]
@@ -46,20 +46,20 @@ fn the_bundled_demo_is_a_real_gpu_recording_with_one_root_cause() {
         "{:?}",
         a.header.devices
     );
-    let session = Session::pair(a, b, Options::default());
-    assert_eq!(session.roots.len(), 1);
-    let root = &session.divergences()[session.roots[0]];
+    let comparison = Comparison::pair(a, b, Options::default());
+    assert_eq!(comparison.roots.len(), 1);
+    let root = &comparison.divergences()[comparison.roots[0]];
     assert_eq!(root.kind, tritontui::Kind::NondeterministicKernel);
     assert_eq!(
-        session
+        comparison
             .a
-            .kernel_of(&session.a.launches[root.a.expect("in A") as usize])
+            .kernel_of(&comparison.a.launches[root.a.expect("in A") as usize])
             .name,
         "triton_poi_fused_index_add_zeros_1"
     );
 }
 
-fn synthetic_session(launches: usize, injections: &[Injection]) -> Session {
+fn synthetic_comparison(launches: usize, injections: &[Injection]) -> Comparison {
     let spec = Spec {
         launches,
         injections: injections.to_vec(),
@@ -69,10 +69,10 @@ fn synthetic_session(launches: usize, injections: &[Injection]) -> Session {
     generate(&spec, &mut a, &mut b).expect("generate");
     let a = Trace::from_bytes(Path::new("a.msgpack"), &a).expect("a");
     let b = Trace::from_bytes(Path::new("b.msgpack"), &b).expect("b");
-    Session::pair(a, b, Options::default())
+    Comparison::pair(a, b, Options::default())
 }
 
-/// An app showing `session` in a `width` × `height` terminal.
+/// An app showing `comparison` in a `width` × `height` terminal.
 struct Harness {
     app: App,
     terminal: Terminal<TestBackend>,
@@ -83,7 +83,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(session: Session, width: u16, height: u16, color: bool) -> Harness {
+    fn new(comparison: Comparison, width: u16, height: u16, color: bool) -> Harness {
         let mut h = Harness {
             app: App::new(Theme { color }, Rect::new(0, 0, width, height)),
             terminal: Terminal::new(TestBackend::new(width, height)).expect("terminal"),
@@ -91,7 +91,7 @@ impl Harness {
             themes: ThemeSet::load_defaults(),
             debugged: Vec::new(),
         };
-        h.act(Action::Loaded(Box::new(session)));
+        h.act(Action::Loaded(Box::new(comparison)));
         h
     }
 
@@ -104,16 +104,16 @@ impl Harness {
                     let done = highlight::highlight(&self.syntaxes, &self.themes, &request);
                     self.act(Action::Highlighted(request.key, done));
                 }
-                Effect::FindProducer { session, row } => {
-                    let (target, message) = producer_of_first_input(&session, row);
+                Effect::FindProducer { comparison, row } => {
+                    let (target, message) = producer_of_first_input(&comparison, row);
                     self.act(Action::ProducerFound {
                         from: row,
                         target,
                         message,
                     });
                 }
-                Effect::ListTargets(session) => {
-                    self.act(Action::Targets(session.targets()));
+                Effect::ListTargets(comparison) => {
+                    self.act(Action::Targets(comparison.targets()));
                 }
                 Effect::Debug(target) => self.debugged.push(target),
                 Effect::Quit | Effect::Fail(_) => quit = true,
@@ -175,7 +175,7 @@ fn column_of(buffer: &Buffer, y: u16, needle: &str) -> u16 {
 
 #[test]
 fn opens_on_the_first_divergence() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     assert_snapshot!("first_divergence_100x30", h.screen());
     let buffer = h.draw().clone();
     // The selected row is the first divergence, drawn reversed.
@@ -200,7 +200,7 @@ fn opens_on_the_first_divergence() {
 
 #[test]
 fn fits_an_80_by_24_terminal() {
-    let mut h = Harness::new(demo_session(), 80, 24, true);
+    let mut h = Harness::new(demo_comparison(), 80, 24, true);
     assert_snapshot!("first_divergence_80x24", h.screen());
     // The hashes that differ after the launch are red in the detail pane.
     let buffer = h.draw().clone();
@@ -223,13 +223,13 @@ fn fits_an_80_by_24_terminal() {
 
 #[test]
 fn the_detail_of_a_propagated_divergence_names_its_producer() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     h.keys("n");
     assert_snapshot!("detail_propagated", h.screen());
     h.keys("p");
     assert_eq!(
         h.app.selected,
-        h.app.session.as_ref().expect("session").divergences()[0].row
+        h.app.comparison.as_ref().expect("comparison").divergences()[0].row
     );
     assert!(
         h.app
@@ -242,7 +242,7 @@ fn the_detail_of_a_propagated_divergence_names_its_producer() {
 
 #[test]
 fn the_source_pane_is_highlighted_and_marks_the_atomic() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     h.keys("s");
     assert_eq!(h.app.focus, Pane::Source);
     assert_snapshot!("source", h.screen());
@@ -258,7 +258,7 @@ fn the_source_pane_is_highlighted_and_marks_the_atomic() {
         .collect();
     assert!(colours.len() >= 2, "{colours:?}");
     // Wide terminals show detail and source side by side.
-    let mut wide = Harness::new(demo_session(), 160, 40, true);
+    let mut wide = Harness::new(demo_comparison(), 160, 40, true);
     wide.keys("s");
     let screen = wide.screen();
     assert!(screen.contains(" detail ") && screen.contains(" source "));
@@ -266,15 +266,15 @@ fn the_source_pane_is_highlighted_and_marks_the_atomic() {
 
 #[test]
 fn search_narrows_as_you_type_and_enter_jumps() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     h.keys("/idxad");
     assert_snapshot!("search", h.screen());
     h.key(KeyCode::Enter);
     assert!(h.app.search.is_none());
-    let session = h.app.session.as_ref().expect("session");
+    let comparison = h.app.comparison.as_ref().expect("comparison");
     // The selection was on launch 19, the second index_add; Enter goes to the third.
-    let a = session.rows()[h.app.selected].a().expect("in A");
-    assert_eq!(session.a.launches[a as usize].seq, 31);
+    let a = comparison.rows()[h.app.selected].a().expect("in A");
+    assert_eq!(comparison.a.launches[a as usize].seq, 31);
     assert_eq!(
         h.app.message.as_deref(),
         Some("triton_poi_fused_index_add_5: launch 3 of 4")
@@ -287,9 +287,9 @@ fn search_narrows_as_you_type_and_enter_jumps() {
 }
 
 fn session_seq(h: &Harness) -> u64 {
-    let session = h.app.session.as_ref().expect("session");
-    let a = session.rows()[h.app.selected].a().expect("in A");
-    session.a.launches[a as usize].seq
+    let comparison = h.app.comparison.as_ref().expect("comparison");
+    let a = comparison.rows()[h.app.selected].a().expect("in A");
+    comparison.a.launches[a as usize].seq
 }
 
 #[test]
@@ -300,17 +300,17 @@ fn the_attach_list_shows_the_recorded_processes_and_refuses_an_ended_one() {
             .join(name);
         Trace::open(&path).expect("the bundled demo")
     };
-    let session = Session::pair(
+    let comparison = Comparison::pair(
         open("run0.msgpack"),
         open("run1.msgpack"),
         Options::default(),
     );
-    let mut h = Harness::new(session, 140, 40, false);
+    let mut h = Harness::new(comparison, 140, 40, false);
     h.key(KeyCode::Char('a'));
     let screen = h.screen();
     assert!(screen.contains("attach a debugger"), "{screen}");
-    let session = h.app.session.clone().expect("session");
-    let main = session
+    let comparison = h.app.comparison.clone().expect("comparison");
+    let main = comparison
         .a
         .processes
         .iter()
@@ -337,7 +337,7 @@ fn the_attach_list_shows_the_recorded_processes_and_refuses_an_ended_one() {
 
 #[test]
 fn help_lists_every_key() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     h.keys("?");
     assert_snapshot!("help", h.screen());
     h.key(KeyCode::Esc);
@@ -347,16 +347,16 @@ fn help_lists_every_key() {
 
 #[test]
 fn divergence_keys_walk_the_divergences_and_root_causes() {
-    let session = synthetic_session(
+    let comparison = synthetic_comparison(
         300,
         &[
             Injection::Insert { at: 10, count: 2 },
             Injection::Uninitialized { at: 200 },
         ],
     );
-    let rows: Vec<usize> = session.divergences().iter().map(|d| d.row).collect();
-    let roots: Vec<usize> = session.roots.iter().map(|&d| rows[d]).collect();
-    let mut h = Harness::new(session, 100, 30, true);
+    let rows: Vec<usize> = comparison.divergences().iter().map(|d| d.row).collect();
+    let roots: Vec<usize> = comparison.roots.iter().map(|&d| rows[d]).collect();
+    let mut h = Harness::new(comparison, 100, 30, true);
     assert_eq!(h.app.selected, rows[0]);
     h.keys("n");
     assert_eq!(h.app.selected, rows[1]);
@@ -385,7 +385,7 @@ fn divergence_keys_walk_the_divergences_and_root_causes() {
 
 #[test]
 fn the_mouse_wheel_scrolls_and_a_click_selects() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     let before = h.app.selected;
     let list = h.app.areas().list;
     let wheel = |kind| MouseEvent {
@@ -410,7 +410,7 @@ fn the_mouse_wheel_scrolls_and_a_click_selects() {
 #[test]
 fn resizing_keeps_the_selection_visible() {
     let mut h = Harness::new(
-        synthetic_session(500, &[Injection::Nondeterministic { at: 400 }]),
+        synthetic_comparison(500, &[Injection::Nondeterministic { at: 400 }]),
         100,
         40,
         true,
@@ -424,7 +424,7 @@ fn resizing_keeps_the_selection_visible() {
 
 #[test]
 fn no_color_draws_without_colours() {
-    let mut h = Harness::new(demo_session(), 100, 30, false);
+    let mut h = Harness::new(demo_comparison(), 100, 30, false);
     h.keys("s");
     let buffer = h.draw().clone();
     for cell in buffer.content() {
@@ -442,8 +442,8 @@ fn no_color_draws_without_colours() {
 
 #[test]
 fn one_trace_is_browsed_without_a_verdict() {
-    let session = demo_session();
-    let single = Session::single(session.a);
+    let comparison = demo_comparison();
+    let single = Comparison::single(comparison.a);
     let mut h = Harness::new(single, 100, 30, true);
     assert_snapshot!("single_trace", h.screen());
     h.keys("n");
@@ -467,7 +467,7 @@ fn one_trace_is_browsed_without_a_verdict() {
 
 #[test]
 fn a_producer_found_after_the_user_moved_on_does_not_move_the_selection() {
-    let mut h = Harness::new(demo_session(), 100, 30, true);
+    let mut h = Harness::new(demo_comparison(), 100, 30, true);
     // Row 5 reads what row 4 wrote, and neither diverges.
     h.keys("gjjjjj");
     let effects = h.app.update(Action::Producer);
@@ -478,10 +478,10 @@ fn a_producer_found_after_the_user_moved_on_does_not_move_the_selection() {
             .unwrap_or("")
             .starts_with("finding the producer")
     );
-    let [Effect::FindProducer { session, row }] = &effects[..] else {
+    let [Effect::FindProducer { comparison, row }] = &effects[..] else {
         panic!("expected a producer search, got {effects:?}")
     };
-    let (target, message) = producer_of_first_input(session, *row);
+    let (target, message) = producer_of_first_input(comparison, *row);
     assert_eq!(target, Some(4));
     h.keys("jj");
     let before = h.app.selected;
@@ -511,16 +511,16 @@ fn loading_shows_progress() {
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
     terminal.draw(|f| render(&app, f)).expect("draw");
     assert_snapshot!("loading", terminal.backend().to_string());
-    // Keys before the session arrives do nothing, and q still quits.
+    // Keys before the comparison arrives do nothing, and q still quits.
     assert!(app.update(Action::Move(1)).is_empty());
     assert!(matches!(app.update(Action::Quit)[..], [Effect::Quit]));
 }
 
 #[test]
 fn q_and_esc_quit() {
-    let mut h = Harness::new(demo_session(), 80, 24, true);
+    let mut h = Harness::new(demo_comparison(), 80, 24, true);
     assert!(h.key(KeyCode::Char('q')));
-    let mut h = Harness::new(demo_session(), 80, 24, true);
+    let mut h = Harness::new(demo_comparison(), 80, 24, true);
     h.keys("?");
     assert!(!h.key(KeyCode::Esc), "the first Esc closes the help");
     assert!(h.key(KeyCode::Esc));
@@ -533,7 +533,7 @@ fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/index_add_saturated");
     let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
     let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
-    let mut h = Harness::new(Session::pair(a, b, Options::default()), 120, 30, false);
+    let mut h = Harness::new(Comparison::pair(a, b, Options::default()), 120, 30, false);
     let screen = h.screen();
     assert!(
         screen.contains("BENIGN  first A#1 B#1 cpp_fused_index_add_zeros_0"),

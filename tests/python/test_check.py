@@ -85,11 +85,32 @@ def scatter(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return torch.zeros(64).index_add(0, index, src) * 2
 
 
-def test_assert_deterministic_passes_a_deterministic_function(tmp_path: Path) -> None:
+def test_assert_deterministic_passes_a_deterministic_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With nothing configured, the comparison runs the package's own command.
+    monkeypatch.delenv("TRITONTUI_BIN", raising=False)
+    monkeypatch.setenv("PATH", os.defpath)
     f = torch.compile(lambda x: (x * 2).relu().sum(0) + 1)
     report = tritontui.assert_deterministic(f, torch.randn(64, 8), runs=3, dir=tmp_path)
     assert report.deterministic and len(report.traces) == 3
     assert "deterministic: 3 runs" in str(report)
+
+
+def test_the_package_installs_the_tritontui_command() -> None:
+    demo = Path(__file__).resolve().parents[2] / "assets" / "demo"
+    module = [sys.executable, "-m", "tritontui"]
+    script = Path(sys.executable).parent / "tritontui"
+    for command in (module, [str(script)]):
+        compared = subprocess.run(
+            [*command, "diff", str(demo / "run0.msgpack"), str(demo / "run1.msgpack")],
+            capture_output=True,
+            text=True,
+        )
+        assert compared.returncode == 1, compared.stderr
+        assert compared.stdout.count("root cause") >= 1, compared.stdout
+    bad = subprocess.run([*module, "diff", "nonexistent.msgpack", "x"], capture_output=True)
+    assert bad.returncode == 2 and b"nonexistent.msgpack: cannot read" in bad.stderr
 
 
 def test_assert_deterministic_names_the_kernel_argument_and_kind(tmp_path: Path) -> None:

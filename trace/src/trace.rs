@@ -176,6 +176,16 @@ pub enum EarlyEnd {
     NoEndRecord,
 }
 
+impl std::fmt::Display for EarlyEnd {
+    /// `truncated at byte N` or `no end record`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EarlyEnd::TruncatedAt(offset) => write!(f, "truncated at byte {offset}"),
+            EarlyEnd::NoEndRecord => f.write_str("no end record"),
+        }
+    }
+}
+
 /// A loaded trace.
 #[derive(Debug)]
 pub struct Trace {

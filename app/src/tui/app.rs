@@ -1,14 +1,14 @@
 //! The TUI's state and the only place it changes: [`App::update`].
 
+use super::comparison::Comparison;
 use super::highlight::{Highlighted, Request, SourceKey};
 use super::layout::{Areas, areas, list_rows};
 use super::loader::Progress;
 use super::search::Search;
-use super::session::Session;
 use super::theme::Theme;
 use crate::align::Row;
 use crate::attach::Target;
-use crate::explain::{Runs, origin_words, uninitialized_words};
+use crate::explain::{TracePair, origin_words, uninitialized_words};
 use crate::producer::{Origin, find_origins};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -86,8 +86,8 @@ pub enum Action {
     Mouse(MouseEvent),
     /// Loading progress.
     Loading(Progress),
-    /// The session is ready.
-    Loaded(Box<Session>),
+    /// The comparison is ready.
+    Loaded(Box<Comparison>),
     /// Loading failed with this one-line message.
     LoadFailed(String),
     /// A source was highlighted.
@@ -111,14 +111,14 @@ pub enum Effect {
     /// Find the producer of row `row`'s first input on a worker
     /// ([`producer_of_first_input`]) and report it as `ProducerFound`.
     FindProducer {
-        /// The session to search.
-        session: Arc<Session>,
+        /// The comparison to search.
+        comparison: Arc<Comparison>,
         /// The row whose input to trace.
         row: usize,
     },
-    /// List the attach targets of the session's traces and report them
+    /// List the attach targets of the comparison's traces and report them
     /// as `Targets`.
-    ListTargets(Arc<Session>),
+    ListTargets(Arc<Comparison>),
     /// Hand the terminal to a debugger attached to this target, take it
     /// back when the debugger exits, and report `DebuggerDone`.
     Debug(Target),
@@ -130,8 +130,8 @@ pub enum Effect {
 
 /// The app state.
 pub struct App {
-    /// The loaded session; `None` while loading.
-    pub session: Option<Arc<Session>>,
+    /// The loaded comparison; `None` while loading.
+    pub comparison: Option<Arc<Comparison>>,
     /// Latest progress of each file, and whether analysis has started.
     pub progress: [Option<Progress>; 2],
     /// Aligning and classifying.
@@ -169,7 +169,7 @@ impl App {
     /// A loading app for a terminal of `size`.
     pub fn new(theme: Theme, size: Rect) -> App {
         App {
-            session: None,
+            comparison: None,
             progress: [None, None],
             analysing: false,
             selected: 0,
@@ -191,7 +191,7 @@ impl App {
 
     /// The screen layout for the current size and view.
     pub fn areas(&self) -> Areas {
-        let pair = self.session.as_deref().is_some_and(Session::is_pair);
+        let pair = self.comparison.as_deref().is_some_and(Comparison::is_pair);
         areas(self.size, pair, self.show_source)
     }
 
@@ -277,13 +277,13 @@ impl App {
                 Progress::Reading { file, .. } => self.progress[file.min(1)] = Some(progress),
                 Progress::Analysing => self.analysing = true,
             },
-            Action::Loaded(session) => self.loaded(*session),
+            Action::Loaded(comparison) => self.loaded(*comparison),
             Action::LoadFailed(message) => effects.push(Effect::Fail(message)),
             Action::Highlighted(key, lines) => {
                 self.pending.remove(&key);
                 self.highlights.insert(key, lines);
             }
-            _ if self.session.is_none() => {}
+            _ if self.comparison.is_none() => {}
             Action::Move(n) => self.scroll_focused(n),
             Action::Page(n) => {
                 let page = self.page_height() as isize;
@@ -295,7 +295,7 @@ impl App {
             Action::PrevDivergence => self.next_divergence(false),
             Action::NextRootCause => self.next_root_cause(),
             Action::FirstDivergence => match self
-                .session()
+                .comparison()
                 .and_then(|s| s.first_divergence())
                 .map(|d| d.row)
             {
@@ -319,8 +319,8 @@ impl App {
             }
             Action::ToggleHelp => self.show_help = !self.show_help,
             Action::OpenAttach => {
-                if let Some(session) = &self.session {
-                    effects.push(Effect::ListTargets(Arc::clone(session)));
+                if let Some(comparison) = &self.comparison {
+                    effects.push(Effect::ListTargets(Arc::clone(comparison)));
                 }
             }
             Action::Targets(targets) => {
@@ -347,13 +347,13 @@ impl App {
             }
             Action::DebuggerDone(message) => {
                 self.message = Some(message);
-                if let Some(session) = &self.session {
-                    effects.push(Effect::ListTargets(Arc::clone(session)));
+                if let Some(comparison) = &self.comparison {
+                    effects.push(Effect::ListTargets(Arc::clone(comparison)));
                 }
             }
             Action::OpenSearch => {
                 let mut search = Search::default();
-                search.update(self.session().map_or(&[], |s| &s.names));
+                search.update(self.comparison().map_or(&[], |s| &s.names));
                 self.search = Some(search);
             }
             Action::SearchType(c) => self.edit_search(|q| q.push(c)),
@@ -375,24 +375,24 @@ impl App {
         effects
     }
 
-    fn session(&self) -> Option<&Session> {
-        self.session.as_deref()
+    fn comparison(&self) -> Option<&Comparison> {
+        self.comparison.as_deref()
     }
 
     fn row_count(&self) -> usize {
-        self.session().map_or(0, |s| s.rows().len())
+        self.comparison().map_or(0, |s| s.rows().len())
     }
 
-    fn loaded(&mut self, session: Session) {
-        let first = session.first_divergence().map(|d| d.row);
-        self.message = Some(match (first, session.is_pair()) {
+    fn loaded(&mut self, comparison: Comparison) {
+        let first = comparison.first_divergence().map(|d| d.row);
+        self.message = Some(match (first, comparison.is_pair()) {
             (Some(_), _) => {
                 "first divergence selected · n/N next/previous · r root causes · ? help".to_owned()
             }
             (None, true) => "the runs are identical · ? help".to_owned(),
             (None, false) => "one trace: browsing its launches · ? help".to_owned(),
         });
-        self.session = Some(Arc::new(session));
+        self.comparison = Some(Arc::new(comparison));
         self.selected = 0;
         self.offset = 0;
         if let Some(row) = first {
@@ -465,17 +465,17 @@ impl App {
     }
 
     fn no_divergence_words(&self) -> String {
-        match self.session() {
+        match self.comparison() {
             Some(s) if !s.is_pair() => "one trace: nothing to compare".to_owned(),
             _ => "no divergence: the runs are identical".to_owned(),
         }
     }
 
     fn next_divergence(&mut self, forward: bool) {
-        let Some(session) = self.session() else {
+        let Some(comparison) = self.comparison() else {
             return;
         };
-        let divergences = session.divergences();
+        let divergences = comparison.divergences();
         let selected = self.selected;
         let found = if forward {
             divergences
@@ -509,11 +509,11 @@ impl App {
     }
 
     fn next_root_cause(&mut self) {
-        let Some(session) = self.session() else {
+        let Some(comparison) = self.comparison() else {
             return;
         };
-        let divergences = session.divergences();
-        let roots = &session.roots;
+        let divergences = comparison.divergences();
+        let roots = &comparison.roots;
         let after = roots
             .iter()
             .position(|&d| divergences[d].row > self.selected);
@@ -540,36 +540,39 @@ impl App {
     }
 
     fn producer(&mut self, effects: &mut Vec<Effect>) {
-        let Some(session) = self.session() else {
+        let Some(comparison) = self.comparison() else {
             return;
         };
         let selected = self.selected;
-        let origin = session
+        let origin = comparison
             .divergence_at(selected)
             .and_then(|(_, d)| d.primary_origin().map(|o| (d, o)));
         let Some((d, origin)) = origin else {
             // Finding a producer from scratch is a pass over the trace: do
             // it on a worker and say so meanwhile.
             self.message = Some("finding the producer of the first input…".to_owned());
-            if let Some(session) = &self.session {
+            if let Some(comparison) = &self.comparison {
                 effects.push(Effect::FindProducer {
-                    session: Arc::clone(session),
+                    comparison: Arc::clone(comparison),
                     row: selected,
                 });
             }
             return;
         };
-        let b = session.b.as_ref().unwrap_or(&session.a);
-        let runs = Runs { a: &session.a, b };
+        let b = comparison.b.as_ref().unwrap_or(&comparison.a);
+        let runs = TracePair {
+            a: &comparison.a,
+            b,
+        };
         let arg = runs.arg_name(d, origin.arg);
-        let words = session
+        let words = comparison
             .analysis
             .as_ref()
             .map(|an| origin_words(runs, origin, an))
             .unwrap_or_default();
         let target = match (origin.a, origin.b) {
-            (Origin::Launch(l, _), _) => session.row_of(false, l),
-            (_, Origin::Launch(l, _)) => session.row_of(true, l),
+            (Origin::Launch(l, _), _) => comparison.row_of(false, l),
+            (_, Origin::Launch(l, _)) => comparison.row_of(true, l),
             _ => None,
         };
         let message = format!("{arg}: {words}");
@@ -619,7 +622,7 @@ impl App {
     }
 
     fn edit_search(&mut self, edit: impl FnOnce(&mut String)) {
-        let names = self.session.as_deref().map_or(&[][..], |s| &s.names[..]);
+        let names = self.comparison.as_deref().map_or(&[][..], |s| &s.names[..]);
         if let Some(search) = &mut self.search {
             edit(&mut search.query);
             search.update(names);
@@ -630,20 +633,20 @@ impl App {
         let Some(search) = self.search.take() else {
             return;
         };
-        let Some(session) = self.session() else {
+        let Some(comparison) = self.comparison() else {
             return;
         };
         let Some(name) = search.choice() else {
             self.message = Some(format!("no kernel matches {:?}", search.query));
             return;
         };
-        let rows = &session.name_rows[name];
+        let rows = &comparison.name_rows[name];
         // The next launch of that kernel after the selection, wrapping.
         let k = rows.partition_point(|&r| (r as usize) <= self.selected) % rows.len().max(1);
         let Some(&row) = rows.get(k) else { return };
         let message = format!(
             "{}: launch {} of {}",
-            session.names[name],
+            comparison.names[name],
             k + 1,
             rows.len()
         );
@@ -689,11 +692,11 @@ impl App {
 
     /// The source for the selected row: A's kernel, or B's if only B has it.
     pub fn current_source(&self) -> Option<(SourceKey, &tritontui_trace::trace::Source)> {
-        let session = self.session()?;
-        let row = *session.rows().get(self.selected)?;
-        let (is_b, trace): (bool, &Trace) = match (row, &session.b) {
+        let comparison = self.comparison()?;
+        let row = *comparison.rows().get(self.selected)?;
+        let (is_b, trace): (bool, &Trace) = match (row, &comparison.b) {
             (Row::OnlyB(_), Some(b)) => (true, b),
-            _ => (false, &session.a),
+            _ => (false, &comparison.a),
         };
         let launch = &trace.launches[if is_b { row.b()? } else { row.a()? } as usize];
         let index = trace.kernel_of(launch).source?;
@@ -752,12 +755,12 @@ fn add(at: usize, n: isize) -> usize {
 
 /// For a row without a divergent input: the producer of the first tensor
 /// argument the kernel reads, found by one pass over the trace.
-pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>, String) {
-    let Some(&r) = session.rows().get(row) else {
+pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<usize>, String) {
+    let Some(&r) = comparison.rows().get(row) else {
         return (None, String::new());
     };
-    let (is_b, trace, launch) = match (r.a(), r.b(), &session.b) {
-        (Some(a), _, _) => (false, &session.a, a),
+    let (is_b, trace, launch) = match (r.a(), r.b(), &comparison.b) {
+        (Some(a), _, _) => (false, &comparison.a, a),
         (None, Some(b), Some(tb)) => (true, tb, b),
         _ => return (None, String::new()),
     };
@@ -781,7 +784,7 @@ pub fn producer_of_first_input(session: &Session, row: usize) -> (Option<usize>,
                 pk.name,
                 pk.arg_name(usize::from(parg))
             );
-            (session.row_of(is_b, producer), words)
+            (comparison.row_of(is_b, producer), words)
         }
         Origin::GraphInput(i) => (
             None,

@@ -1,7 +1,7 @@
 //! Loads traces on a background thread and reports progress, so the
 //! screen never freezes on a large trace.
 
-use super::session::Session;
+use super::comparison::Comparison;
 use crate::analysis::Options;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
@@ -51,8 +51,8 @@ pub enum Progress {
 pub enum LoadEvent {
     /// Progress so far.
     Progress(Progress),
-    /// The session, or a one-line error.
-    Done(Result<Box<Session>, String>),
+    /// The comparison, or a one-line error.
+    Done(Result<Box<Comparison>, String>),
 }
 
 /// Loads `inputs` on a new thread, sending events through `wrap` to `tx`.
@@ -80,7 +80,7 @@ fn load(
     inputs: &Inputs,
     options: Options,
     send: &(impl Fn(LoadEvent) + Sync),
-) -> Result<Session, String> {
+) -> Result<Comparison, String> {
     let open = |file: usize, path: &Path| {
         let name = path.display().to_string();
         Trace::open_with_progress(path, |done, total| {
@@ -116,8 +116,8 @@ fn load(
     Ok(match b {
         Some(b) => {
             send(LoadEvent::Progress(Progress::Analysing));
-            Session::pair(a, b, options)
+            Comparison::pair(a, b, options)
         }
-        None => Session::single(a),
+        None => Comparison::single(a),
     })
 }

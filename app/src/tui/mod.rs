@@ -6,12 +6,12 @@
 //! mutates.
 
 pub mod app;
+pub mod comparison;
 pub mod highlight;
 pub mod layout;
 pub mod loader;
 pub mod panes;
 pub mod search;
-pub mod session;
 pub mod terminal;
 pub mod theme;
 mod timings;
@@ -30,22 +30,22 @@ use timings::Timings;
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame) {
     let area = frame.area();
-    let Some(session) = &app.session else {
+    let Some(comparison) = &app.comparison else {
         panes::loading::render(app, frame, area);
         return;
     };
     let areas = app.areas();
-    panes::header::render(app, session, frame, areas.header);
-    panes::launches::render(app, session, frame, areas.list);
+    panes::header::render(app, comparison, frame, areas.header);
+    panes::launches::render(app, comparison, frame, areas.list);
     if let Some(detail) = areas.detail {
-        panes::detail::render(app, session, frame, detail);
+        panes::detail::render(app, comparison, frame, detail);
     }
     if let Some(source) = areas.source {
-        panes::source::render(app, session, frame, source);
+        panes::source::render(app, comparison, frame, source);
     }
     panes::status::render(app, frame, areas.status);
     if app.search.is_some() {
-        panes::search::render(app, session, frame, area);
+        panes::search::render(app, comparison, frame, area);
     }
     if app.attach.is_some() {
         panes::attach::render(app, frame, area);
@@ -66,7 +66,7 @@ impl From<LoadEvent> for Action {
     fn from(event: LoadEvent) -> Action {
         match event {
             LoadEvent::Progress(p) => Action::Loading(p),
-            LoadEvent::Done(Ok(session)) => Action::Loaded(session),
+            LoadEvent::Done(Ok(comparison)) => Action::Loaded(comparison),
             LoadEvent::Done(Err(message)) => Action::LoadFailed(message),
         }
     }
@@ -106,7 +106,7 @@ fn event_loop(
     loop {
         if dirty {
             screen.draw(|f| render(app, f))?;
-            timings.frame(app.session.is_some());
+            timings.frame(app.comparison.is_some());
             panic_for_tests(app);
             if let Some(at) = key_at.take() {
                 timings.key(at);
@@ -147,12 +147,12 @@ fn event_loop(
     }
 }
 
-/// In debug builds, `TRITONTUI_DEBUG_PANIC=1` panics once the session is
+/// In debug builds, `TRITONTUI_DEBUG_PANIC=1` panics once the comparison is
 /// on screen, so tests can check that a panic restores the terminal.
 #[allow(clippy::panic)]
 fn panic_for_tests(app: &App) {
     if cfg!(debug_assertions)
-        && app.session.is_some()
+        && app.comparison.is_some()
         && std::env::var_os("TRITONTUI_DEBUG_PANIC").is_some()
     {
         panic!("TRITONTUI_DEBUG_PANIC is set");
@@ -184,10 +184,10 @@ fn perform(
         match effect {
             Effect::Quit => return Ok(Some(Done::Quit)),
             Effect::Fail(message) => return Ok(Some(Done::Failed(message))),
-            Effect::ListTargets(session) => {
+            Effect::ListTargets(comparison) => {
                 let _ = workers
                     .results
-                    .send(Message::Action(Action::Targets(session.targets())));
+                    .send(Message::Action(Action::Targets(comparison.targets())));
             }
             Effect::Debug(target) => {
                 let mut command = crate::attach::debugger_command(&target);
@@ -206,10 +206,10 @@ fn perform(
             Effect::Highlight(request) => {
                 let _ = workers.highlighter.send(request);
             }
-            Effect::FindProducer { session, row } => {
+            Effect::FindProducer { comparison, row } => {
                 let results = workers.results.clone();
                 std::thread::spawn(move || {
-                    let (target, message) = app::producer_of_first_input(&session, row);
+                    let (target, message) = app::producer_of_first_input(&comparison, row);
                     let _ = results.send(Message::Action(Action::ProducerFound {
                         from: row,
                         target,

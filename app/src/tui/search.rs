@@ -8,7 +8,7 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 pub struct Search {
     /// What the user typed.
     pub query: String,
-    /// Indices into the session's names, best match first.
+    /// Indices into the comparison's names, best match first.
     pub matches: Vec<usize>,
     /// The highlighted result.
     pub selected: usize,

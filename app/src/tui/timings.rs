@@ -31,7 +31,7 @@ impl Timings {
         }
     }
 
-    /// A frame was drawn; `loaded` says whether it showed the session.
+    /// A frame was drawn; `loaded` says whether it showed the comparison.
     pub fn frame(&mut self, loaded: bool) {
         let ms = self.start.elapsed().as_secs_f64() * 1e3;
         if std::mem::take(&mut self.first_frame) {

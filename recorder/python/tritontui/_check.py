@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,15 +66,11 @@ def _launch_words(d: dict[str, Any]) -> str:
     )
 
 
-def binary() -> str:
-    """The ``tritontui`` binary: ``$TRITONTUI_BIN``, else on ``PATH``."""
-    found = os.environ.get("TRITONTUI_BIN") or shutil.which("tritontui")
-    if not found:
-        raise RuntimeError(
-            "tritontui: comparing runs needs the tritontui binary: put it on PATH "
-            "(cargo install --path app) or set TRITONTUI_BIN"
-        )
-    return found
+def command() -> list[str]:
+    """The ``tritontui`` command: ``$TRITONTUI_BIN`` when set (a binary
+    built with cargo, say), else this package's own, run by this Python."""
+    found = os.environ.get("TRITONTUI_BIN")
+    return [found] if found else [sys.executable, "-m", "tritontui"]
 
 
 def check_determinism(
@@ -139,7 +135,7 @@ def check_determinism(
 
 def _diff(a: Path, b: Path) -> dict[str, Any]:
     proc = subprocess.run(
-        [binary(), "diff", "--json", str(a), str(b)],
+        [*command(), "diff", "--json", str(a), str(b)],
         capture_output=True,
         text=True,
         check=False,

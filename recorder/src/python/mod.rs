@@ -1,9 +1,10 @@
-//! The `tritontui._native` Python module: hashing, statistics and the
-//! background trace writer. Python owns the hooks into torch; everything
+//! The `tritontui._native` Python module: hashing, statistics, the
+//! background trace writer, and the `tritontui` command. Python owns the hooks into torch; everything
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
 mod capabilities;
+mod command;
 mod describe;
 mod gpu_batch;
 mod guard;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;
+    m.add_function(wrap_pyfunction!(command::run_command, m)?)?;
     m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

@@ -6,9 +6,9 @@ use super::{fit, grid_words, pane_block};
 use crate::align::Row;
 use crate::analysis::{Divergence, RowStatus};
 use crate::compare::access_of;
-use crate::explain::{Runs, describe, differ, origin_words};
+use crate::explain::{TracePair, differ, divergence_words, origin_words};
 use crate::tui::app::{App, Pane};
-use crate::tui::session::Session;
+use crate::tui::comparison::Comparison;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -25,7 +25,7 @@ fn side(trace: Option<&Trace>, index: Option<u32>) -> Side<'_> {
 }
 
 /// Draws the detail pane.
-pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let block = pane_block(
         app,
@@ -34,11 +34,11 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     );
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(&row) = session.rows().get(app.selected) else {
+    let Some(&row) = comparison.rows().get(app.selected) else {
         return;
     };
-    let a = side(Some(&session.a), row.a());
-    let b = side(session.b.as_ref(), row.b());
+    let a = side(Some(&comparison.a), row.a());
+    let b = side(comparison.b.as_ref(), row.b());
     let mut lines = Vec::new();
     let (trace, launch) = match (a, b) {
         (Some(x), _) | (None, Some(x)) => x,
@@ -48,7 +48,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     let at =
         |s: Side<'_>, run: &str| s.map_or(format!("{run} -"), |(_, l)| format!("{run}#{}", l.seq));
     let mut title = vec![Span::styled(kernel.name.clone(), theme.title())];
-    if session.is_pair() {
+    if comparison.is_pair() {
         title.push(Span::styled(
             format!("  {}  {}", at(a, "A"), at(b, "B")),
             theme.dim(),
@@ -58,36 +58,39 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     }
     title.push(Span::styled(format!("  {}", kernel.backend), theme.dim()));
     lines.push(Line::from(title));
-    if session.is_pair() {
-        verdict_lines(app, session, row, &mut lines);
+    if comparison.is_pair() {
+        verdict_lines(app, comparison, row, &mut lines);
     }
     argument_lines(
         app,
         a,
         b,
-        session.is_pair(),
+        comparison.is_pair(),
         usize::from(inner.width),
         &mut lines,
     );
-    launch_lines(app, a, b, session.is_pair(), &mut lines);
+    launch_lines(app, a, b, comparison.is_pair(), &mut lines);
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .scroll((u16::try_from(app.detail_scroll).unwrap_or(u16::MAX), 0));
     frame.render_widget(paragraph, inner);
 }
 
-fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'static>>) {
+fn verdict_lines(app: &App, comparison: &Comparison, row: Row, lines: &mut Vec<Line<'static>>) {
     let theme = &app.theme;
-    let Some(b) = &session.b else { return };
-    let runs = Runs { a: &session.a, b };
-    let Some(analysis) = &session.analysis else {
+    let Some(b) = &comparison.b else { return };
+    let runs = TracePair {
+        a: &comparison.a,
+        b,
+    };
+    let Some(analysis) = &comparison.analysis else {
         return;
     };
-    let status = session.status(app.selected);
-    let (glyph, style) = super::launches::glyph(app, session, app.selected);
-    let head = match (status, session.divergence_at(app.selected)) {
+    let status = comparison.status(app.selected);
+    let (glyph, style) = super::launches::glyph(app, comparison, app.selected);
+    let head = match (status, comparison.divergence_at(app.selected)) {
         (RowStatus::Equal, _) => "equal: every recorded hash agrees".to_owned(),
-        (RowStatus::Benign, _) => benign_words(session, row),
+        (RowStatus::Benign, _) => benign_words(comparison, row),
         (_, Some((index, d))) => divergence_head(runs, analysis, index, d),
         _ => String::new(),
     };
@@ -95,11 +98,11 @@ fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'s
         Span::styled(format!("{glyph} "), style),
         Span::styled(head, style),
     ]));
-    let Some((_, d)) = session.divergence_at(app.selected) else {
+    let Some((_, d)) = comparison.divergence_at(app.selected) else {
         return;
     };
     if d.origins.is_empty() {
-        lines.push(Line::raw(describe(runs, analysis, d)));
+        lines.push(Line::raw(divergence_words(runs, analysis, d)));
     } else {
         let names: Vec<String> = d.args.iter().map(|&arg| runs.arg_name(d, arg)).collect();
         lines.push(Line::raw(format!(
@@ -125,7 +128,7 @@ fn verdict_lines(app: &App, session: &Session, row: Row, lines: &mut Vec<Line<'s
 }
 
 fn divergence_head(
-    runs: Runs<'_>,
+    runs: TracePair<'_>,
     analysis: &crate::Analysis,
     index: usize,
     d: &Divergence,
@@ -165,11 +168,11 @@ fn divergence_head(
     head
 }
 
-fn benign_words(session: &Session, row: Row) -> String {
-    let (Some(ia), Some(ib), Some(b)) = (row.a(), row.b(), &session.b) else {
+fn benign_words(comparison: &Comparison, row: Row) -> String {
+    let (Some(ia), Some(ib), Some(b)) = (row.a(), row.b(), &comparison.b) else {
         return String::new();
     };
-    let diff = crate::compare::Comparer::new(&session.a, b).compare(ia, ib);
+    let diff = crate::compare::Comparer::new(&comparison.a, b).compare(ia, ib);
     let mut what = Vec::new();
     if diff.source {
         what.push("source");
@@ -184,7 +187,7 @@ fn benign_words(session: &Session, row: Row) -> String {
         what.push("strides");
     }
     if !diff.overwritten.is_empty() {
-        let kernel = session.a.kernel_of(&session.a.launches[ia as usize]);
+        let kernel = comparison.a.kernel_of(&comparison.a.launches[ia as usize]);
         let names: Vec<String> = diff
             .overwritten
             .iter()

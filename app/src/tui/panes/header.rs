@@ -1,8 +1,8 @@
 //! The run lines and the verdict line.
 
-use crate::explain::Runs;
+use crate::explain::TracePair;
 use crate::tui::app::App;
-use crate::tui::session::Session;
+use crate::tui::comparison::Comparison;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -30,7 +30,7 @@ fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Li
     ];
     if let Some(end) = &trace.early_end {
         spans.push(Span::styled(
-            format!("  ended early: {}", crate::report::early_end_words(end)),
+            format!("  ended early: {}", end),
             theme.only(),
         ));
     }
@@ -38,34 +38,40 @@ fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Li
 }
 
 /// Draws the header.
-pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    let Some(b) = &session.b else {
-        let line = run_line(app, "", &session.a, session.rows().len());
+    let Some(b) = &comparison.b else {
+        let line = run_line(app, "", &comparison.a, comparison.rows().len());
         frame.render_widget(Paragraph::new(line), area);
         return;
     };
-    let (na, nb) = session.analysis.as_ref().map_or((0, 0), |a| a.launches);
+    let (na, nb) = comparison.analysis.as_ref().map_or((0, 0), |a| a.launches);
     let mut lines = vec![
-        run_line(app, "A ", &session.a, na),
+        run_line(app, "A ", &comparison.a, na),
         run_line(app, "B ", b, nb),
     ];
-    let divergences = session.divergences();
-    let verdict = match session.first_divergence() {
+    let divergences = comparison.divergences();
+    let verdict = match comparison.first_divergence() {
         None => Line::from(vec![
             Span::styled("IDENTICAL", theme.verdict_ok()),
             Span::raw(format!(
                 "  {} launches aligned, every launch wrote the same bits",
-                session.analysis.as_ref().map_or(0, |a| a.alignment.matched)
+                comparison
+                    .analysis
+                    .as_ref()
+                    .map_or(0, |a| a.alignment.matched)
             )),
         ]),
         Some(first) => {
-            let runs = Runs { a: &session.a, b };
+            let runs = TracePair {
+                a: &comparison.a,
+                b,
+            };
             let at = |i: Option<u32>, seq: &dyn Fn(u32) -> u64, run: &str| {
                 i.map_or(format!("{run} -"), |i| format!("{run}#{}", seq(i)))
             };
             let kind = first.kind.as_str();
-            let benign = session
+            let benign = comparison
                 .analysis
                 .as_ref()
                 .is_some_and(|a| a.verdict == crate::analysis::Verdict::Benign);
@@ -85,11 +91,11 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
                     " {kind} · {} divergence{} · {} root cause{}",
                     divergences.len(),
                     if divergences.len() == 1 { "" } else { "s" },
-                    session.roots.len(),
-                    if session.roots.len() == 1 { "" } else { "s" },
+                    comparison.roots.len(),
+                    if comparison.roots.len() == 1 { "" } else { "s" },
                 )),
             ];
-            if session
+            if comparison
                 .analysis
                 .as_ref()
                 .is_some_and(|a| !a.alignment.minimal)

@@ -5,8 +5,8 @@ use super::{fit, fit_right, grid_words, pane_block};
 use crate::align::Row;
 use crate::analysis::RowStatus;
 use crate::tui::app::{App, Pane};
+use crate::tui::comparison::Comparison;
 use crate::tui::layout::list_rows;
-use crate::tui::session::Session;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -15,15 +15,15 @@ use ratatui::widgets::Paragraph;
 use tritontui_trace::Trace;
 
 /// The glyph and style of a row's status.
-pub fn glyph(app: &App, session: &Session, row: usize) -> (&'static str, Style) {
+pub fn glyph(app: &App, comparison: &Comparison, row: usize) -> (&'static str, Style) {
     let theme = &app.theme;
-    if !session.is_pair() {
+    if !comparison.is_pair() {
         return (" ", theme.text());
     }
-    match session.status(row) {
+    match comparison.status(row) {
         RowStatus::Equal => ("=", theme.equal()),
         RowStatus::Benign => ("~", theme.benign()),
-        RowStatus::Divergent(_) => match (session.rows()[row], session.divergence_at(row)) {
+        RowStatus::Divergent(_) => match (comparison.rows()[row], comparison.divergence_at(row)) {
             (Row::OnlyA(_), _) => ("<", theme.only()),
             (Row::OnlyB(_), _) => (">", theme.only()),
             (_, Some((_, d))) if d.absorbed => ("≈", theme.benign()),
@@ -39,9 +39,9 @@ struct Columns {
     grid: usize,
 }
 
-fn columns(side: usize, session: &Session) -> Columns {
-    let max_seq = session.a.launches.last().map_or(0, |l| l.seq).max(
-        session
+fn columns(side: usize, comparison: &Comparison) -> Columns {
+    let max_seq = comparison.a.launches.last().map_or(0, |l| l.seq).max(
+        comparison
             .b
             .as_ref()
             .and_then(|b| b.launches.last())
@@ -81,9 +81,9 @@ fn side_spans(
 }
 
 /// Draws the list.
-pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    let rows = session.rows();
+    let rows = comparison.rows();
     let title = vec![
         Span::styled(" launches ", theme.title()),
         Span::styled(format!("{}/{} ", app.selected + 1, rows.len()), theme.dim()),
@@ -92,13 +92,13 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = usize::from(inner.width);
-    let pair = session.is_pair();
+    let pair = comparison.is_pair();
     let side = if pair {
         width.saturating_sub(3) / 2
     } else {
         width
     };
-    let cols = columns(side, session);
+    let cols = columns(side, comparison);
     let head_side = |run: &str| {
         format!(
             "{} {} {}",
@@ -117,13 +117,13 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     )];
     let visible = list_rows(area);
     for (r, &row) in rows.iter().enumerate().skip(app.offset).take(visible) {
-        let (glyph, glyph_style) = glyph(app, session, r);
-        let name_style = match session.status(r) {
+        let (glyph, glyph_style) = glyph(app, comparison, r);
+        let name_style = match comparison.status(r) {
             RowStatus::Divergent(_) => glyph_style,
             _ => theme.text(),
         };
-        let mut spans = side_spans(&session.a, row.a(), &cols, name_style, theme.dim());
-        if let Some(b) = &session.b {
+        let mut spans = side_spans(&comparison.a, row.a(), &cols, name_style, theme.dim());
+        if let Some(b) = &comparison.b {
             spans.push(Span::styled(format!(" {glyph} "), glyph_style));
             spans.extend(side_spans(b, row.b(), &cols, name_style, theme.dim()));
         }

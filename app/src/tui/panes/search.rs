@@ -2,14 +2,14 @@
 
 use super::{centered, fit};
 use crate::tui::app::App;
-use crate::tui::session::Session;
+use crate::tui::comparison::Comparison;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 /// Draws the search box.
-pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let Some(search) = &app.search else { return };
     let theme = &app.theme;
     let box_area = centered(
@@ -43,7 +43,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
             format!(
                 "{} of {} kernels",
                 search.matches.len(),
-                session.names.len()
+                comparison.names.len()
             ),
             theme.dim(),
         ),
@@ -51,8 +51,8 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     let room = usize::from(inner.height).saturating_sub(lines.len());
     let skip = search.selected.saturating_sub(room.saturating_sub(1));
     for (k, &name) in search.matches.iter().enumerate().skip(skip).take(room) {
-        let launches = session.name_rows[name].len();
-        let label = format!("{}  ({launches})", session.names[name]);
+        let launches = comparison.name_rows[name].len();
+        let label = format!("{}  ({launches})", comparison.names[name]);
         let mut line = Line::raw(fit(&label, width));
         if k == search.selected {
             line = line.patch_style(theme.selected());

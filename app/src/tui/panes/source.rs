@@ -3,14 +3,14 @@
 
 use super::pane_block;
 use crate::tui::app::{App, Pane};
-use crate::tui::session::Session;
+use crate::tui::comparison::Comparison;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 /// Draws the source pane.
-pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
+pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let Some((key, source)) = app.current_source() else {
         let block = pane_block(
@@ -35,7 +35,7 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
     if highlighted.is_none() {
         title.push(Span::styled("highlighting… ", theme.dim()));
     }
-    if code_differs(session, app) {
+    if code_differs(comparison, app) {
         title.push(Span::styled("B's source differs ", theme.differs()));
     }
     let block = pane_block(app, Pane::Source, title);
@@ -85,8 +85,8 @@ pub fn render(app: &App, session: &Session, frame: &mut Frame, area: Rect) {
 }
 
 /// The selected pair runs different source in A and B.
-fn code_differs(session: &Session, app: &App) -> bool {
-    session
+fn code_differs(comparison: &Comparison, app: &App) -> bool {
+    comparison
         .divergence_at(app.selected)
         .and_then(|(_, d)| d.diff.as_ref())
         .is_some_and(|diff| diff.source)

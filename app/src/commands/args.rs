@@ -1,8 +1,8 @@
-//! Command-line flags.
+//! The command line's flags, parsed by clap.
 
+use crate::synth::Injection;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use tritontui::synth::Injection;
 
 /// Kernel-level divergence debugger for torch.compile programs.
 ///
@@ -32,7 +32,7 @@ pub struct Cli {
 pub enum Command {
     /// Compare two traces: where do the runs diverge, and why?
     ///
-    /// Exit status: 0 identical, 1 divergent, 2 error.
+    /// Exit status: 0 identical or benign, 1 divergent, 2 error.
     Diff(DiffArgs),
     /// Print a trace as JSON Lines: header, processes, kernels, graph
     /// inputs, launches with named arguments, markers, end.
@@ -56,7 +56,8 @@ pub enum Command {
     /// Resume the processes of a trace that are paused at a pause point.
     Resume(ResumeArgs),
     /// Write a synthetic trace pair with chosen divergences (for tests and
-    /// benchmarks).
+    /// benchmarks; not listed in the help).
+    #[command(hide = true)]
     Synth(SynthArgs),
 }
 

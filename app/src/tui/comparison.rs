@@ -6,14 +6,14 @@ use crate::analysis::{Analysis, Divergence, Options, RowStatus};
 use rustc_hash::FxHashMap;
 use tritontui_trace::Trace;
 
-/// A loaded session.
+/// A loaded comparison.
 #[derive(Debug)]
-pub struct Session {
+pub struct Comparison {
     /// Run A (the only run when browsing one trace).
     pub a: Trace,
     /// Run B, when comparing.
     pub b: Option<Trace>,
-    /// The comparison, when comparing.
+    /// The analysis of the pair, when comparing.
     pub analysis: Option<Analysis>,
     /// Rows when browsing one trace: its program launches.
     single_rows: Vec<Row>,
@@ -29,15 +29,15 @@ pub struct Session {
     pub roots: Vec<usize>,
 }
 
-impl Session {
+impl Comparison {
     /// Compares two traces.
-    pub fn pair(a: Trace, b: Trace, options: Options) -> Session {
+    pub fn pair(a: Trace, b: Trace, options: Options) -> Comparison {
         let analysis = Analysis::run(&a, &b, options);
         let roots = analysis.root_causes().map(|(i, _)| i).collect();
         Self::build(a, Some(b), Some(analysis), Vec::new(), roots)
     }
 
-    /// The processes of the session's traces a debugger could attach to.
+    /// The processes of the comparison's traces a debugger could attach to.
     pub fn targets(&self) -> Vec<crate::attach::Target> {
         match &self.b {
             Some(b) => {
@@ -50,7 +50,7 @@ impl Session {
     }
 
     /// Browses one trace.
-    pub fn single(a: Trace) -> Session {
+    pub fn single(a: Trace) -> Comparison {
         let rows = a
             .program_launches()
             .map(|(i, _)| Row::OnlyA(i as u32))
@@ -64,8 +64,8 @@ impl Session {
         analysis: Option<Analysis>,
         single_rows: Vec<Row>,
         roots: Vec<usize>,
-    ) -> Session {
-        let mut session = Session {
+    ) -> Comparison {
+        let mut comparison = Comparison {
             row_of_a: vec![u32::MAX; a.launches.len()],
             row_of_b: vec![u32::MAX; b.as_ref().map_or(0, |b| b.launches.len())],
             a,
@@ -76,8 +76,8 @@ impl Session {
             name_rows: Vec::new(),
             roots,
         };
-        session.index();
-        session
+        comparison.index();
+        comparison
     }
 
     fn index(&mut self) {

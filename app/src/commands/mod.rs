@@ -1,0 +1,412 @@
+//! The `tritontui` command: parses flags and dispatches to the engine.
+//! The binary runs it, and so does the Python package's `tritontui`
+//! command (`python -m tritontui`), through the extension.
+
+mod args;
+
+use crate::analysis::Verdict;
+use crate::synth::{self, Spec};
+use crate::tui::loader::Inputs;
+use crate::{Analysis, Options, Report, attach};
+use anyhow::Context;
+use args::{
+    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RecordArgs, ReportArgs, ResumeArgs,
+    SynthArgs,
+};
+use clap::Parser;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::time::Duration;
+use tritontui_trace::Trace;
+
+/// Exit status of a command.
+pub type ExitCode = u8;
+const SUCCESS: ExitCode = 0;
+
+/// TracePair the command line `args` (the program name first) and returns the
+/// exit status: 0 success (identical or benign for a comparison), 1
+/// divergent, 2 an error, which is printed as one line.
+pub fn run<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0, mistakes to
+            // stderr with status 2.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Diff(args)) => diff(&args),
+        Some(Command::Synth(args)) => synth(&args).map(|()| SUCCESS),
+        Some(Command::Dump(args)) => dump(&args).map(|()| SUCCESS),
+        Some(Command::Record(args)) => record(&args),
+        Some(Command::Check(args)) => check(&args),
+        Some(Command::Report(args)) => report(&args).map(|()| SUCCESS),
+        Some(Command::Attach(args)) => attach(&args),
+        Some(Command::Resume(args)) => resume(&args).map(|()| SUCCESS),
+        None => tui(&cli.traces, cli.align_deadline).map(|()| SUCCESS),
+    };
+    result.unwrap_or_else(|err| {
+        eprintln!("tritontui: {err:#}");
+        2
+    })
+}
+
+/// Loads two traces side by side, warning about any that ended early.
+fn load_pair(a: &std::path::Path, b: &std::path::Path) -> anyhow::Result<(Trace, Trace)> {
+    let (ta, tb) = std::thread::scope(|s| {
+        let left = s.spawn(|| Trace::open(a));
+        let right = Trace::open(b);
+        (left.join(), right)
+    });
+    let ta = ta.map_err(|_| anyhow::anyhow!("{}: the reader crashed", a.display()))??;
+    let tb = tb?;
+    for trace in [&ta, &tb] {
+        if let Some(end) = &trace.early_end {
+            eprintln!(
+                "tritontui: warning: {}: the trace ended early ({}); comparing the {} launches it has",
+                trace.path.display(),
+                end,
+                trace.launches.len()
+            );
+        }
+    }
+    Ok((ta, tb))
+}
+
+fn options(align_deadline: f64) -> anyhow::Result<Options> {
+    let deadline = Duration::try_from_secs_f64(align_deadline)
+        .context("--align-deadline must be a non-negative number of seconds")?;
+    Ok(Options {
+        align_deadline: deadline,
+    })
+}
+
+fn tui(traces: &[std::path::PathBuf], align_deadline: f64) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let options = options(align_deadline)?;
+    // Catch a missing file before taking over the screen.
+    for path in traces {
+        std::fs::File::open(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    }
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the UI needs a terminal; for text output use `tritontui diff A B` (or --json)"
+        );
+    }
+    let inputs = match traces {
+        [] => Inputs::Demo,
+        [a] => Inputs::One(a.clone()),
+        [a, b, ..] => Inputs::Two(a.clone(), b.clone()),
+    };
+    crate::tui::run(inputs, options)
+}
+
+fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let (a, b) = load_pair(&args.a, &args.b)?;
+    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
+    let report = Report::new(&a, &b, &analysis, args.limit);
+    let text = if args.json {
+        let mut json = serde_json::to_string_pretty(&report)?;
+        json.push('\n');
+        json
+    } else {
+        crate::report::summary(&report)
+    };
+    print_ignoring_closed_pipe(&text)?;
+    Ok(if analysis.verdict.results_agree() {
+        SUCCESS
+    } else {
+        1
+    })
+}
+
+/// Writes to stdout; a reader that went away (`| head`) is not an error.
+fn print_ignoring_closed_pipe(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn synth(args: &SynthArgs) -> anyhow::Result<()> {
+    let mut injections = args.inject.clone();
+    injections.extend(synth::spread_inserts(args.launches, args.scatter_inserts));
+    let spec = Spec {
+        launches: args.launches,
+        injections,
+        autotune: args.autotune,
+    };
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("{}: cannot create", args.out.display()))?;
+    let create = |name: &str| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
+        let path = args.out.join(name);
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("{}: cannot create", path.display()))?;
+        Ok(std::io::BufWriter::with_capacity(1 << 20, file))
+    };
+    let expected = synth::generate(&spec, create("run0.msgpack")?, create("run1.msgpack")?)
+        .with_context(|| format!("{}: cannot write the traces", args.out.display()))?;
+    for e in expected {
+        let seq = |s: Option<u64>| s.map_or("-".to_owned(), |s| s.to_string());
+        println!(
+            "{:?}: {} at A#{} B#{} {}",
+            e.injection,
+            e.kind.as_str(),
+            seq(e.a_seq),
+            seq(e.b_seq),
+            e.kernel
+        );
+    }
+    Ok(())
+}
+
+fn dump(args: &DumpArgs) -> anyhow::Result<()> {
+    let trace = Trace::open(&args.trace)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match crate::dump::dump(&trace, &mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// TracePair the command with the recorder's environment; its exit status
+/// becomes ours.
+fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("give the command to record after --")?;
+    let mut command = recorded(program, rest, &args.output, &args.hash, args.no_aten);
+    command.env("TRITONTUI_KERNELS", &args.kernels);
+    if let Some(points) = &args.break_at {
+        command.env("TRITONTUI_BREAK", points);
+    }
+    let status = command
+        .status()
+        .with_context(|| format!("{program}: cannot run"))?;
+    let code = status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2));
+    if code == 0 {
+        eprintln!("tritontui: recorded to {}", args.output.display());
+    }
+    Ok(code)
+}
+
+/// The attach targets of a trace, labelled with its file name.
+fn trace_targets(path: &std::path::Path) -> anyhow::Result<Vec<attach::Target>> {
+    let trace = Trace::open(path)?;
+    let label = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Ok(attach::targets(&trace, &label))
+}
+
+/// `tritontui attach`: lists the targets, or runs the debugger on one.
+fn attach(args: &AttachArgs) -> anyhow::Result<ExitCode> {
+    let targets = trace_targets(&args.trace)?;
+    if args.list {
+        let mut text = String::from("PID      ROLE            HOST             ALIVE   STATE\n");
+        for t in &targets {
+            let alive = match t.alive {
+                attach::Alive::Yes => "yes",
+                attach::Alive::Ended => "no",
+                attach::Alive::Remote => "?",
+            };
+            text += &format!(
+                "{:<8} {:<15} {:<16} {:<7} {}\n",
+                t.pid,
+                t.role,
+                t.host,
+                alive,
+                t.state()
+            );
+        }
+        print_ignoring_closed_pipe(&text)?;
+        return Ok(SUCCESS);
+    }
+    let path = args.trace.display();
+    let target = match args.pid {
+        Some(pid) => targets
+            .iter()
+            .find(|t| t.pid == pid)
+            .with_context(|| format!("{path}: recorded no process {pid}"))?,
+        None => default_target(&targets).with_context(|| {
+            format!("{path}: no paused or live process to attach to; see --list")
+        })?,
+    };
+    if let Some(why) = attach::obstacle(target) {
+        anyhow::bail!("{path}: {why}");
+    }
+    let mut command = attach::debugger_command(target);
+    let status = command
+        .status()
+        .with_context(|| format!("{}: cannot run", command.get_program().to_string_lossy()))?;
+    Ok(status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2)))
+}
+
+/// The paused process, else the only live one.
+fn default_target(targets: &[attach::Target]) -> Option<&attach::Target> {
+    let paused: Vec<_> = targets.iter().filter(|t| t.paused.is_some()).collect();
+    let live: Vec<_> = targets
+        .iter()
+        .filter(|t| t.alive == attach::Alive::Yes)
+        .collect();
+    match (paused.as_slice(), live.as_slice()) {
+        ([first, ..], _) => Some(first),
+        ([], [only]) => Some(only),
+        _ => None,
+    }
+}
+
+/// `tritontui resume`: resumes the trace's paused processes.
+fn resume(args: &ResumeArgs) -> anyhow::Result<()> {
+    let targets = trace_targets(&args.trace)?;
+    let resumed = attach::resume(&targets)
+        .with_context(|| format!("{}: cannot resume", args.trace.display()))?;
+    if resumed.is_empty() {
+        eprintln!("tritontui: {}: no process is paused", args.trace.display());
+    }
+    for pid in resumed {
+        eprintln!("tritontui: resumed pid {pid}");
+    }
+    Ok(())
+}
+
+/// `program rest...` with the recorder's environment: it records into
+/// `trace`.
+fn recorded(
+    program: &str,
+    rest: &[String],
+    trace: &std::path::Path,
+    hash: &str,
+    no_aten: bool,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(rest)
+        .env("TRITONTUI_RECORD", trace)
+        .env("TRITONTUI_HASH", hash)
+        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" })
+        .env_remove("TRITONTUI_BREAK");
+    command
+}
+
+/// `tritontui check`: runs the program `-n` times under the recorder and
+/// compares every run with the first.
+fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("give the command to check after --")?;
+    let options = options(args.align_deadline)?;
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("{}: cannot create", args.dir.display()))?;
+    let shown = args.command.join(" ");
+    let mut traces = Vec::new();
+    for i in 0..args.runs {
+        let trace = args.dir.join(format!("run{i}.msgpack"));
+        eprintln!("tritontui: run {}/{}: {shown}", i + 1, args.runs);
+        let started = std::time::Instant::now();
+        // The program's output goes to stderr, so that stdout holds only
+        // the verdict.
+        let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+        let status = recorded(program, rest, &trace, &args.hash, args.no_aten)
+            .stdout(std::process::Stdio::from(stdout))
+            .status()
+            .with_context(|| format!("{program}: cannot run"))?;
+        if !status.success() {
+            anyhow::bail!(
+                "run {} of `{shown}` failed ({status}); its trace is {}",
+                i + 1,
+                trace.display()
+            );
+        }
+        eprintln!(
+            "tritontui: run {}/{} done in {:.1} s: {}",
+            i + 1,
+            args.runs,
+            started.elapsed().as_secs_f64(),
+            trace.display()
+        );
+        traces.push(trace);
+    }
+    let first = Trace::open(&traces[0])?;
+    let mut comparisons = Vec::new();
+    let mut divergent_run = None;
+    let mut benign_run = None;
+    for (i, path) in traces.iter().enumerate().skip(1) {
+        let other = Trace::open(path)?;
+        let analysis = Analysis::run(&first, &other, options);
+        match analysis.verdict {
+            Verdict::Divergent => _ = divergent_run.get_or_insert(i),
+            Verdict::Benign => _ = benign_run.get_or_insert(i),
+            Verdict::Identical => {}
+        }
+        let report = Report::new(&first, &other, &analysis, 1000);
+        comparisons.push((i, report));
+    }
+    let interactive = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    if args.json {
+        let runs: Vec<_> = comparisons
+            .iter()
+            .map(|(i, report)| serde_json::json!({"run": i, "report": report}))
+            .collect();
+        let verdict = serde_json::json!({
+            "verdict": match (divergent_run, benign_run) {
+                (Some(_), _) => "nondeterministic",
+                (None, Some(_)) => "benign",
+                (None, None) => "deterministic",
+            },
+            "command": args.command,
+            "traces": traces,
+            "comparisons": runs,
+        });
+        print_ignoring_closed_pipe(&format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
+    } else if let (Some(i), true) = (divergent_run, interactive) {
+        crate::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
+    } else {
+        let mut text = match (divergent_run, benign_run) {
+            (None, None) => format!(
+                "deterministic: {} runs of `{shown}` recorded the same launches with the same bits\n",
+                args.runs
+            ),
+            (None, Some(_)) => format!(
+                "benign: {} runs of `{shown}` gave the same results bit for bit; some launches differed on the way, absorbed before the results\n",
+                args.runs
+            ),
+            (Some(_), _) => format!("nondeterministic: `{shown}` gave different results\n"),
+        };
+        for (i, report) in &comparisons {
+            if report.first_divergence.is_some() {
+                text += &format!(
+                    "\nrun {i} ({}) against run 0 ({}):\n",
+                    traces[*i].display(),
+                    traces[0].display()
+                );
+                text += &crate::report::summary(report);
+            }
+        }
+        print_ignoring_closed_pipe(&text)?;
+    }
+    Ok(if divergent_run.is_some() { 1 } else { SUCCESS })
+}
+
+/// `tritontui report`: the comparison as an HTML page.
+fn report(args: &ReportArgs) -> anyhow::Result<()> {
+    let (a, b) = load_pair(&args.a, &args.b)?;
+    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
+    let report = Report::new(&a, &b, &analysis, 1000);
+    let page = crate::html::render(&a, &b, &analysis, &report);
+    std::fs::write(&args.output, page)
+        .with_context(|| format!("{}: cannot write", args.output.display()))?;
+    eprintln!("tritontui: wrote {}", args.output.display());
+    Ok(())
+}

@@ -8,8 +8,8 @@
 use crate::align::Row;
 use crate::analysis::{Analysis, RowStatus};
 use crate::report::{DivergenceReport, Report};
+use crate::source_language::syntax_name;
 use crate::suspects::suspicious_lines;
-use crate::tui::highlight::syntax_name;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use syntect::easy::HighlightLines;

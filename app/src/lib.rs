@@ -16,6 +16,7 @@ pub mod html;
 pub mod producer;
 pub mod report;
 pub mod signature;
+pub mod source_language;
 pub mod suspects;
 pub mod synth;
 pub mod tui;

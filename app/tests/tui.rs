@@ -339,7 +339,17 @@ fn the_attach_list_shows_the_recorded_processes_and_refuses_an_ended_one() {
 fn help_lists_every_key() {
     let mut h = Harness::new(demo_comparison(), 100, 30, true);
     h.keys("?");
-    assert_snapshot!("help", h.screen());
+    let screen = h.screen();
+    for binding in tritontui::tui::keys::BINDINGS {
+        let keys: Vec<String> = binding
+            .keys
+            .iter()
+            .map(|&k| tritontui::tui::keys::name(k))
+            .collect();
+        let line = format!("{}  {}", keys.join(" "), binding.help);
+        assert!(screen.contains(&line), "help lacks `{line}`:\n{screen}");
+    }
+    assert_snapshot!("help", screen);
     h.key(KeyCode::Esc);
     assert!(!h.app.show_help);
     assert!(!h.screen().contains(" keys "));

@@ -52,18 +52,6 @@ pub fn spawn<M: Send + 'static>(
     requests
 }
 
-/// The syntect syntax for a kernel source: Triton kernels are Python, C++
-/// kernels C++; empty when neither.
-pub fn syntax_name(lang: &str, text: &str) -> &'static str {
-    match lang {
-        "python" => "Python",
-        "cpp" | "cuda" | "c++" => "C++",
-        _ if text.contains("@triton.jit") => "Python",
-        _ if text.contains("extern \"C\"") || text.contains("#include") => "C++",
-        _ => "",
-    }
-}
-
 /// Highlights one source (also used directly by tests).
 pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> Highlighted {
     let suspicious = crate::suspects::suspicious_lines(&request.text);
@@ -74,7 +62,10 @@ pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> 
             .map(|l| Line::raw(l.to_owned()))
             .collect()
     };
-    let syntax = syntaxes.find_syntax_by_name(syntax_name(&request.lang, &request.text));
+    let syntax = syntaxes.find_syntax_by_name(crate::source_language::syntax_name(
+        &request.lang,
+        &request.text,
+    ));
     let theme = themes.themes.get("base16-ocean.dark");
     let lines = match (request.color, syntax, theme) {
         (true, Some(syntax), Some(theme)) => {

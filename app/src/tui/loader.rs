@@ -5,7 +5,21 @@ use super::comparison::Comparison;
 use crate::analysis::Options;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
-use tritontui_trace::Trace;
+use tritontui_trace::{Trace, TraceError};
+
+/// Why the traces could not be loaded; each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A trace is unreadable or malformed (the message names the file).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The thread reading this trace crashed.
+    #[error("{}: the reader crashed", .0.display())]
+    ReaderCrashed(PathBuf),
+    /// Loading crashed.
+    #[error("internal error while loading the traces (a bug: please report it)")]
+    Internal,
+}
 
 /// What to open.
 #[derive(Debug, Clone)]
@@ -51,8 +65,8 @@ pub enum Progress {
 pub enum LoadEvent {
     /// Progress so far.
     Progress(Progress),
-    /// The comparison, or a one-line error.
-    Done(Result<Box<Comparison>, String>),
+    /// The comparison, or why it could not be made.
+    Done(Result<Box<Comparison>, LoadError>),
 }
 
 /// Loads `inputs` on a new thread, sending events through `wrap` to `tx`.
@@ -69,9 +83,7 @@ pub fn spawn<M: Send + 'static>(
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             load(&inputs, options, &send)
         }))
-        .unwrap_or_else(|_| {
-            Err("internal error while loading the traces (a bug: please report it)".to_owned())
-        });
+        .unwrap_or(Err(LoadError::Internal));
         send(LoadEvent::Done(result.map(Box::new)));
     });
 }
@@ -80,7 +92,7 @@ fn load(
     inputs: &Inputs,
     options: Options,
     send: &(impl Fn(LoadEvent) + Sync),
-) -> Result<Comparison, String> {
+) -> Result<Comparison, LoadError> {
     let open = |file: usize, path: &Path| {
         let name = path.display().to_string();
         Trace::open_with_progress(path, |done, total| {
@@ -91,16 +103,12 @@ fn load(
                 total,
             }));
         })
-        .map_err(|e| e.to_string())
     };
     let (a, b) = match inputs {
         Inputs::Demo => {
             let a = Trace::from_bytes(Path::new("(built-in demo) run0.msgpack"), DEMO_A);
             let b = Trace::from_bytes(Path::new("(built-in demo) run1.msgpack"), DEMO_B);
-            (
-                a.map_err(|e| e.to_string())?,
-                Some(b.map_err(|e| e.to_string())?),
-            )
+            (a?, Some(b?))
         }
         Inputs::One(path) => (open(0, path)?, None),
         Inputs::Two(pa, pb) => {
@@ -109,7 +117,7 @@ fn load(
                 let right = open(1, pb);
                 (left.join(), right)
             });
-            let a = a.map_err(|_| format!("{}: the reader crashed", pa.display()))??;
+            let a = a.map_err(|_| LoadError::ReaderCrashed(pa.clone()))??;
             (a, Some(b?))
         }
     };

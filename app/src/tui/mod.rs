@@ -5,9 +5,11 @@
 //! effects that come back, and redraws with [`render`], which never
 //! mutates.
 
+pub mod action;
 pub mod app;
 pub mod comparison;
 pub mod highlight;
+pub mod keys;
 pub mod layout;
 pub mod loader;
 pub mod panes;
@@ -67,7 +69,7 @@ impl From<LoadEvent> for Action {
         match event {
             LoadEvent::Progress(p) => Action::Loading(p),
             LoadEvent::Done(Ok(comparison)) => Action::Loaded(comparison),
-            LoadEvent::Done(Err(message)) => Action::LoadFailed(message),
+            LoadEvent::Done(Err(error)) => Action::LoadFailed(error.to_string()),
         }
     }
 }

@@ -1,40 +1,27 @@
-//! The key help overlay.
+//! The key help overlay, listed from the key table (`tui::keys`).
 
 use super::centered;
 use crate::tui::app::App;
+use crate::tui::keys::{BINDINGS, GLYPHS, name};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-/// Every key, for the overlay and the README.
-pub const KEYS: [(&str, &str); 20] = [
-    ("j k ↑ ↓", "move (the focused pane)"),
-    ("PgUp PgDn Space", "move a page"),
-    ("g G Home End", "first / last"),
-    ("n N", "next / previous divergence"),
-    ("r", "next root cause"),
-    ("f", "first divergence"),
-    ("p", "jump to the producer of the divergent input"),
-    ("Tab", "next pane: list, detail, source"),
-    ("s", "show / hide the source"),
-    ("/", "search kernels (fuzzy); Enter jumps"),
-    ("a", "attach a debugger to a recorded process"),
-    ("?", "this help"),
-    ("q Esc", "quit (Esc closes an overlay first)"),
-    ("mouse", "wheel scrolls, click selects"),
-    ("", ""),
-    ("=", "equal"),
-    ("~", "same bits, other source/config/grid"),
-    ("✗", "root cause"),
-    ("↓", "diverges, reached from a root cause"),
-    ("< >", "only in A / only in B"),
-];
-
 /// Draws the overlay.
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
-    let box_area = centered(area, 64, KEYS.len() as u16 + 2);
+    let mut rows: Vec<(String, &str)> = BINDINGS
+        .iter()
+        .map(|b| {
+            let keys: Vec<String> = b.keys.iter().map(|&k| name(k)).collect();
+            (keys.join(" "), b.help)
+        })
+        .collect();
+    rows.push(("mouse".to_owned(), "wheel scrolls, click selects"));
+    rows.push((String::new(), ""));
+    rows.extend(GLYPHS.iter().map(|&(glyph, what)| (glyph.to_owned(), what)));
+    let box_area = centered(area, 68, rows.len() as u16 + 2);
     frame.render_widget(Clear, box_area);
     let block = Block::new()
         .borders(Borders::ALL)
@@ -43,12 +30,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         .title_bottom(Span::styled(" ? or Esc closes ", theme.dim()));
     let inner = block.inner(box_area);
     frame.render_widget(block, box_area);
-    let lines: Vec<Line> = KEYS
-        .iter()
+    let lines: Vec<Line> = rows
+        .into_iter()
         .map(|(keys, what)| {
             Line::from(vec![
-                Span::styled(format!("{keys:>16}  "), theme.key()),
-                Span::raw(*what),
+                Span::styled(format!("{keys:>18}  "), theme.key()),
+                Span::raw(what),
             ])
         })
         .collect();

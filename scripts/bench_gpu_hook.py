@@ -22,7 +22,8 @@ import bench_gpu
 import torch
 import tritontui
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
-from tritontui import _native, _triton_hook
+from tritontui import _native
+from tritontui.hooks import triton as triton_hook
 
 ROUNDS = 40
 ORIGINAL = CachingAutotuner.run
@@ -51,15 +52,15 @@ def main() -> None:
             return bench_gpu.cuda_time(step, 10)
         if variant.startswith("session"):
             skip_hook = variant == "session without the Triton hook"
-            install = _triton_hook.install
+            install = triton_hook.install
             if skip_hook:
-                _triton_hook.install = lambda session: None
+                triton_hook.install = lambda session: None
             try:
                 path = os.path.join(tmp, "t.msgpack")
                 with tritontui.record(path, hash="none", kernels="no kernel", aten=False):
                     return bench_gpu.cuda_time(step, 10)
             finally:
-                _triton_hook.install = install
+                triton_hook.install = install
         wrapper = python_wrapper if variant == "Python wrapper" else native_hook(tmp)
         CachingAutotuner.run = wrapper
         try:

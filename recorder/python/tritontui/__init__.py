@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from . import _active
 from ._check import DeterminismReport, assert_deterministic, check_determinism
 from ._native import HASH_ALGORITHM, hash_bytes
 
@@ -78,16 +79,12 @@ def record(path: str | os.PathLike[str], **options: Any) -> Iterator[None]:
 
 def is_recording() -> bool:
     """Whether a recording is in progress."""
-    from . import _session
-
-    return _session.active() is not None
+    return _active.active() is not None
 
 
 def mark(label: str) -> None:
     """Puts a marker between launches (shown in the trace); no-op when not recording."""
-    from . import _session
-
-    session = _session.active()
+    session = _active.active()
     if session is not None:
         try:
             session.mark(label)

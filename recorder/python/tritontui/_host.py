@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from . import _session
+from . import _active
 from ._native import hash_bytes
 
 # The longest repr kept for a host argument; longer ones become the type.
@@ -29,7 +29,7 @@ def host_value(value: Any) -> str:
     """The trace's text for host argument ``value``. Whatever torch does to
     produce it (printing a sparse tensor reads its values) is the
     recorder's work, not the program's, and is not recorded."""
-    with _session.inside_launch():
+    with _active.inside_launch():
         if isinstance(value, torch.Generator):
             return generator_value(value)
         text = repr(value)

@@ -21,42 +21,15 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _native, _pause, _results, _tensors
+from . import _active, _native, _pause, _results, _tensors, hooks
 
-# The session recording now.
-_ACTIVE: Session | None = None
 # Whether a session still recording when the interpreter exits is stopped
 # then (registered with the first session).
 _STOPS_AT_EXIT = False
-_LOCK = threading.RLock()
-# Per thread: how many recorded launches are running. Whatever torch does
-# inside one (the Triton interpreter's copies, say) belongs to it.
-_LOCAL = threading.local()
 
 HASH_MODES = ("both", "inputs", "outputs", "none")
 # Graph inputs hashed in one device batch (a batch holds 1,024 results).
 INPUTS_PER_BATCH = 512
-
-
-def active() -> Session | None:
-    """The session recording now, if any."""
-    return _ACTIVE
-
-
-class inside_launch:
-    """Marks the current thread as running a recorded launch (or the
-    recorder's own work): torch ops and host reads in it are not recorded."""
-
-    def __enter__(self) -> None:
-        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
-
-    def __exit__(self, *exc: object) -> None:
-        _LOCAL.depth -= 1
-
-
-def in_launch() -> bool:
-    """Whether this thread is inside a recorded launch."""
-    return getattr(_LOCAL, "depth", 0) > 0 or _native.in_native_launch()
 
 
 def expand_path(path: str | os.PathLike[str]) -> str:
@@ -195,13 +168,12 @@ class Session:
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""
-        global _ACTIVE
-        with _LOCK:
+        with _active.LOCK:
             if self.failed:
                 return
             self.failed = True
-            if _ACTIVE is self:
-                _ACTIVE = None
+            if _active.active() is self:
+                _active.set_active(None)
         warnings.warn(
             f"tritontui: recording stopped after an internal error: {error!r}; "
             f"the program goes on unrecorded ({self.path} keeps what was recorded)",
@@ -209,9 +181,7 @@ class Session:
             stacklevel=3,
         )
         try:
-            from . import _hooks
-
-            _hooks.uninstall()
+            hooks.uninstall()
             self.close(f"error: {error!r}")
         except Exception:
             pass
@@ -374,31 +344,28 @@ def _version() -> str:
 
 def start(path: str | os.PathLike[str], **options: Any) -> Session:
     """Starts recording to ``path`` until :func:`stop` (or exit)."""
-    global _ACTIVE, _STOPS_AT_EXIT
-    with _LOCK:
-        if _ACTIVE is not None:
-            raise RuntimeError(f"tritontui is already recording to {_ACTIVE.path}")
+    global _STOPS_AT_EXIT
+    with _active.LOCK:
+        recording = _active.active()
+        if recording is not None:
+            raise RuntimeError(f"tritontui is already recording to {recording.path}")
         if not _STOPS_AT_EXIT:
             atexit.register(stop, "exit")
             _STOPS_AT_EXIT = True
         session = Session(path, **options)
-        from . import _hooks
-
-        session.cuda_graphs_disabled = _hooks.disable_cuda_graphs()
+        session.cuda_graphs_disabled = hooks.disable_cuda_graphs()
         session.open()
-        _hooks.install(session)
-        _ACTIVE = session
+        hooks.install(session)
+        _active.set_active(session)
         return session
 
 
 def stop(reason: str = "stopped") -> None:
     """Stops recording and completes the trace."""
-    global _ACTIVE
-    with _LOCK:
-        session, _ACTIVE = _ACTIVE, None
+    with _active.LOCK:
+        session = _active.active()
+        _active.set_active(None)
         if session is None:
             return
-        from . import _hooks
-
-        _hooks.uninstall()
+        hooks.uninstall()
         session.close(reason)

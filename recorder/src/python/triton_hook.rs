@@ -4,7 +4,7 @@
 //! microsecond per launch shows in the step time.
 //!
 //! What is fixed per autotuner (name, access codes) and per config (kernel
-//! id, grid for given sizes) comes from Python once (`tritontui._triton_hook`)
+//! id, grid for given sizes) comes from Python once (`tritontui.hooks.triton`)
 //! and is cached here; a launch then costs one describe before the original
 //! `run` and one launch record after it. Any error is handed to the
 //! session's `fail`, which stops recording; the launch itself always runs.
@@ -113,7 +113,7 @@ pub struct TritonHook {
     /// The Python session (for `fail`, `before_launch`, `gpu_failed`).
     session: Py<PyAny>,
     trace: Py<TraceFile>,
-    /// `tritontui._triton_hook`: `prepare`, `define` and `grid`.
+    /// `tritontui.hooks.triton`: `prepare`, `define` and `grid`.
     helpers: Py<PyAny>,
     options: Options,
     statics: Mutex<FxHashMap<usize, Static>>,

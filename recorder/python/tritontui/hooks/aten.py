@@ -14,8 +14,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import _session, _tensors
-from ._unwritten import unwritten_outputs
+from .. import _active, _tensors
+from .._unwritten import unwritten_outputs
 
 _ALLOCATIONS = {
     "empty",
@@ -79,14 +79,14 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
-        session = _session.active()
+        session = _active.active()
         base = func._schema.name.split("::")[-1]
         if (
             session is None
             or session is not self.session
             or func.is_view
             or base in _SKIP
-            or _session.in_launch()
+            or _active.in_launch()
             or not session.wants(f"aten::{base}")
         ):
             return func(*args, **kwargs)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from . import _session
+from .. import _active
 
 # (class, original run) for each patched class.
 _ORIGINALS: list[tuple[type, Any]] = []
@@ -52,8 +52,8 @@ def uninstall() -> None:
 
 def _patched(original: Any) -> Any:
     def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
-        session = _session.active()
-        if session is None or warmup or _session.in_launch():
+        session = _active.active()
+        if session is None or warmup or _active.in_launch():
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         name = getattr(self.fn, "__name__", "triton_kernel")
         if not session.wants(name):
@@ -72,7 +72,7 @@ def _patched(original: Any) -> Any:
         except Exception as e:
             session.fail(e)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        with _session.inside_launch():
+        with _active.inside_launch():
             result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
         try:
             constants = {

@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import _access as _outputs
-from . import _native, _tensors
+from .. import _access as _outputs
+from .. import _native, _tensors
 
 _ORIGINAL: Any = None
 

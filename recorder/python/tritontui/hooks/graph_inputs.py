@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import _session
+from .. import _active
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
@@ -31,7 +31,7 @@ def install() -> None:
     _ORIGINAL = CompiledFxGraph.__call__
 
     def call(self: Any, inputs: Any) -> Any:
-        session = _session.active()
+        session = _active.active()
         if session is not None:
             try:
                 names = _NAMES.get(id(self))

@@ -13,8 +13,9 @@ import re
 import types
 from typing import Any
 
-from . import _access as _outputs
-from . import _alloc, _session, _tensors
+from .. import _access as _outputs
+from .. import _active, _tensors
+from . import wrapper_allocations
 
 _ORIGINAL_LOAD: Any = None
 # (module, global name, original builtin) for every proxy installed.
@@ -47,7 +48,7 @@ class CppKernel:
         return self._params
 
     def __call__(self, *args: Any) -> Any:
-        session = _session.active()
+        session = _active.active()
         if session is None or not session.wants(self.name):
             return self.kernel(*args)
         try:
@@ -59,7 +60,7 @@ class CppKernel:
         except Exception as e:
             session.fail(e)
             return self.kernel(*args)
-        with _session.inside_launch():
+        with _active.inside_launch():
             result = self.kernel(*args)
         try:
             self._record(session, params, described)
@@ -140,8 +141,12 @@ def wrap_module(module: types.ModuleType) -> None:
     for name, value in list(vars(module).items()):
         if _is_cpp_kernel(value):
             proxy: Any = CppKernel(name, value, getattr(module, "__file__", ""))
-        elif name in _alloc.NAMES and callable(value) and not isinstance(value, _alloc.Allocation):
-            proxy = _alloc.Allocation(name, value)
+        elif (
+            name in wrapper_allocations.NAMES
+            and callable(value)
+            and not isinstance(value, wrapper_allocations.Allocation)
+        ):
+            proxy = wrapper_allocations.Allocation(name, value)
         else:
             continue
         setattr(module, name, proxy)
@@ -162,7 +167,7 @@ def install() -> None:
         try:
             wrap_module(module)
         except Exception as e:
-            session = _session.active()
+            session = _active.active()
             if session is not None:
                 session.fail(e)
         return module
@@ -182,5 +187,5 @@ def uninstall() -> None:
     _ORIGINAL_LOAD = None
     while _PATCHED:
         module, name, original = _PATCHED.pop()
-        if isinstance(getattr(module, name, None), (CppKernel, _alloc.Allocation)):
+        if isinstance(getattr(module, name, None), (CppKernel, wrapper_allocations.Allocation)):
             setattr(module, name, original)

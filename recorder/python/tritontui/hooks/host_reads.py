@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from . import _session, _tensors
+from .. import _active, _tensors
 
 _METHODS = ("tolist",)
 # The methods replaced while recording, by name.
@@ -38,10 +38,10 @@ def uninstall() -> None:
 def _recording(kernel_name: str, original: Any) -> Any:
     @functools.wraps(original)
     def read(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        session = _session.active()
+        session = _active.active()
         if (
             session is not None
-            and not _session.in_launch()
+            and not _active.in_launch()
             and _tensors.is_hashable(self)
             and session.wants(kernel_name)
         ):

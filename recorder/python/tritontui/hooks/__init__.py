@@ -1,4 +1,10 @@
-"""Installs and removes every hook into torch at once."""
+"""The hooks into torch, one module each, installed and removed together.
+
+Each hook records into the active session (``tritontui._active``), looked
+up when it fires, so a hook left behind by a session that ended records
+nothing. The Triton hook, the aten mode and the CUDA-graph check also take
+the session when installed: the first two record into that session only,
+the last says in it what it turned off."""
 
 from __future__ import annotations
 
@@ -7,28 +13,28 @@ import warnings
 from typing import Any
 
 from . import (
-    _aten,
-    _compile_hook,
-    _cpp_hook,
-    _graph_hook,
-    _host_reads,
-    _triton_hook,
-    _user_triton_hook,
+    aten,
+    cpp,
+    cuda_graphs,
+    graph_inputs,
+    host_reads,
+    triton,
+    user_triton,
 )
 
-_ATEN_MODE: _aten.AtenRecorder | None = None
+_ATEN_MODE: aten.AtenRecorder | None = None
 
 
 def install(session: Any) -> None:
     global _ATEN_MODE
-    _triton_hook.install(session)
-    _user_triton_hook.install()
-    _cpp_hook.install()
-    _graph_hook.install()
-    _compile_hook.install(session)
+    triton.install(session)
+    user_triton.install()
+    cpp.install()
+    graph_inputs.install()
+    cuda_graphs.install(session)
     if session.aten:
-        _host_reads.install()
-        _ATEN_MODE = _aten.AtenRecorder(session)
+        host_reads.install()
+        _ATEN_MODE = aten.AtenRecorder(session)
         _ATEN_MODE.__enter__()
 
 
@@ -40,12 +46,12 @@ def uninstall() -> None:
         # nothing once the session is gone.
         with contextlib.suppress(Exception):
             mode.__exit__(None, None, None)
-    _triton_hook.uninstall()
-    _user_triton_hook.uninstall()
-    _cpp_hook.uninstall()
-    _graph_hook.uninstall()
-    _host_reads.uninstall()
-    _compile_hook.uninstall()
+    triton.uninstall()
+    user_triton.uninstall()
+    cpp.uninstall()
+    graph_inputs.uninstall()
+    host_reads.uninstall()
+    cuda_graphs.uninstall()
 
 
 def disable_cuda_graphs() -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _session
+from .. import _active
 
 # The wrapper's allocation globals that bypass the dispatcher.
 NAMES = ("empty_strided_cpu", "empty_strided_cpu_pinned", "empty_strided_cuda")
@@ -27,11 +27,11 @@ class Allocation:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         buffer = self.allocate(*args, **kwargs)
-        session = _session.active()
+        session = _active.active()
         if (
             session is None
             or not session.aten
-            or _session.in_launch()
+            or _active.in_launch()
             or not session.wants(self.name)
         ):
             return buffer

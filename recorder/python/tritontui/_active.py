@@ -1,0 +1,46 @@
+"""Which session is recording, and whether this thread is inside a
+recorded launch: the state every hook reads. A leaf: it imports nothing
+of the package but the native module, so the session and the hooks can
+both import it."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from . import _native
+
+# The session recording now.
+_ACTIVE: Any = None
+# Guards starting and stopping a session.
+LOCK = threading.RLock()
+# Per thread: how many recorded launches are running. Whatever torch does
+# inside one (the Triton interpreter's copies, say) belongs to it.
+_LOCAL = threading.local()
+
+
+def active() -> Any:
+    """The session recording now, if any."""
+    return _ACTIVE
+
+
+def set_active(session: Any) -> None:
+    """Makes ``session`` (or None) the one recording now; hold ``LOCK``."""
+    global _ACTIVE
+    _ACTIVE = session
+
+
+class inside_launch:
+    """Marks the current thread as running a recorded launch (or the
+    recorder's own work): torch ops and host reads in it are not recorded."""
+
+    def __enter__(self) -> None:
+        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _LOCAL.depth -= 1
+
+
+def in_launch() -> bool:
+    """Whether this thread is inside a recorded launch."""
+    return getattr(_LOCAL, "depth", 0) > 0 or _native.in_native_launch()

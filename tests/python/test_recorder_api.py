@@ -55,7 +55,7 @@ def test_stats_and_the_kernel_glob(tmp_path: Path) -> None:
 
 
 def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) -> None:
-    from tritontui import _session
+    from tritontui import _active
 
     path = tmp_path / "t.msgpack"
     x = torch.randn(32)
@@ -70,8 +70,8 @@ def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) ->
 
             return fail
 
-    good = _session.active().file
-    _session.active().file = Broken()
+    good = _active.active().file
+    _active.active().file = Broken()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         y = (x * 3).sin()

@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _active
-from ._check import DeterminismReport, assert_deterministic, check_determinism
 from ._native import HASH_ALGORITHM, hash_bytes
+
+if TYPE_CHECKING:
+    from ._check import DeterminismReport, assert_deterministic, check_determinism
 
 __version__ = "0.1.0"
 __all__ = [
@@ -97,3 +99,16 @@ def hash_tensor(tensor: Any) -> int | None:
     from . import _tensors
 
     return _tensors.hash_tensor(tensor)
+
+
+# The determinism check is imported on first use: the tritontui command
+# imports this package and starts faster without it.
+_CHECK_NAMES = ("DeterminismReport", "assert_deterministic", "check_determinism")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CHECK_NAMES:
+        from . import _check
+
+        return getattr(_check, name)
+    raise AttributeError(f"module 'tritontui' has no attribute {name!r}")

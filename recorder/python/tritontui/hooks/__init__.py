@@ -1,10 +1,11 @@
 """The hooks into torch, one module each, installed and removed together.
 
-Each hook records into the active session (``tritontui._active``), looked
-up when it fires, so a hook left behind by a session that ended records
-nothing. The Triton hook, the aten mode and the CUDA-graph check also take
-the session when installed: the first two record into that session only,
-the last says in it what it turned off."""
+The C++, user-Triton, graph-input, wrapper-allocation and host-read hooks
+record into the active session (``tritontui._active``), looked up when
+they fire, so one left behind by a session that ended records nothing.
+The Triton hook and the aten mode are given their session when installed
+and record into it alone; the CUDA-graph check is given it to say in it
+what it turned off. None of them imports the session module."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ _ATEN_MODE: aten.AtenRecorder | None = None
 
 
 def install(session: Any) -> None:
+    """Installs every hook for ``session`` (aten ops and host reads only
+    when it records aten ops)."""
     global _ATEN_MODE
     triton.install(session)
     user_triton.install()
@@ -39,6 +42,7 @@ def install(session: Any) -> None:
 
 
 def uninstall() -> None:
+    """Removes every hook; safe to call twice."""
     global _ATEN_MODE
     mode, _ATEN_MODE = _ATEN_MODE, None
     if mode is not None:

@@ -52,6 +52,18 @@ _HOST_VALUE_TYPES = {
 _HOST_READS: dict[Any, bool] = {}
 
 
+# The names of each op's returns ("" where unnamed), by op: reading them
+# from the schema costs microseconds per op.
+_RETURN_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def _return_names(func: Any) -> tuple[str, ...]:
+    found = _RETURN_NAMES.get(func)
+    if found is None:
+        found = _RETURN_NAMES[func] = tuple(r.name for r in func._schema.returns)
+    return found
+
+
 def reads_to_host(func: Any) -> bool:
     """Whether the op returns a host value (a number or a bool): what it
     read is then part of the program's results."""
@@ -179,7 +191,7 @@ def _named_results(
     or ``result{i}`` by position, where the schema names none). An out=
     variant's returned out argument is already recorded, so is left out."""
     values = list(out) if isinstance(out, (list, tuple)) else [out]
-    returns = func._schema.returns
+    returns = _return_names(func)
     # A Tensor[] return spreads over several values: name them by position.
     named = len(values) == len(returns)
     given = [v for _, _, v in inputs if isinstance(v, torch.Tensor)]
@@ -187,6 +199,6 @@ def _named_results(
     for i, value in enumerate(values):
         if not isinstance(value, torch.Tensor) or any(value is g for g in given):
             continue
-        name = returns[i].name if named else ""
+        name = returns[i] if named else ""
         results.append((name or (f"result{i}" if len(values) > 1 else "result"), value))
     return results

@@ -3,21 +3,25 @@
 1. tthash64-v1 on a 256 MB tensor, beside a device-to-device copy and
    DebugMode's L1-norm hash of the same tensor.
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
-   forward and backward: step time unrecorded, with the recorder's hooks
-   installed but no kernel selected, recorded with metadata only and
-   recorded with exact hashes before and after every launch (taking
+   forward and backward, in bf16 then fp32: step time unrecorded, recorded
+   with the default options (aten ops recorded; exact hashes before and
+   after every launch, or metadata only) and with aten ops off (taking
    turns for ROUNDS rounds; each recorded mode's ratio is the median of its
-   per-round ratios to the unrecorded step measured beside it), and under
-   DebugMode with and without tensor hashes.
+   per-round ratios to the unrecorded step measured beside it), with the
+   time added per recorded launch and per hash, and under DebugMode with
+   and without tensor hashes.
 
-    python scripts/bench_gpu.py
+    python scripts/bench_gpu.py          # ROUNDS=30 by default
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,30 +29,23 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 import tritontui
+from _bench import paired_ratios, summary, take_turns
 from tritontui import _native
 
 # Turns each recording mode takes in the transformer benchmark: enough
 # that the median of the per-round ratios is known to a few hundredths on
 # a host whose speed halves and doubles from one second to the next.
-ROUNDS = 40
-
-
-def median_interval(values: list[float]) -> tuple[float, float]:
-    """A 95% confidence interval for the median of ``values``, from their
-    order statistics (no assumption about their distribution)."""
-    ordered = sorted(values)
-    n = len(ordered)
-    half_width = 0.98 * math.sqrt(n)
-    low = max(0, math.floor(n / 2 - half_width) - 1)
-    high = min(n - 1, math.ceil(n / 2 + 1 + half_width) - 1)
-    return ordered[low], ordered[high]
+ROUNDS = int(os.environ.get("ROUNDS", "30"))
 
 
 def cuda_time(fn, repeat: int) -> float:
     """Seconds per call, measured with CUDA events after a warm-up."""
     fn()
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end = (
+        torch.cuda.Event(enable_timing=True),
+        torch.cuda.Event(enable_timing=True),
+    )
     start.record()
     for _ in range(repeat):
         fn()
@@ -78,32 +75,53 @@ def hash_throughput() -> None:
     streamed = cuda_time(streamed_hashes, 10) / 10
     copied = cuda_time(lambda: t.clone(), 50)
     normed = cuda_time(lambda: t.double().norm(p=1).item(), 20)
+    # The hash kernel's own time, as the profiler sees it: no host gaps.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(5):
+            streamed_hashes()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.name == "tthash_table"]
+    kernel = sum(e.device_time for e in kernels) / 1e6 / 50 if kernels else float("nan")
     gb = t.nbytes / 1e12
     print(
-        f"256 MB: tthash64-v1 {gb / streamed:5.2f} TB/s read streamed, {gb / waited:5.2f}"
+        f"256 MB: tthash64-v1 {gb / kernel:5.2f} TB/s in its kernel ({len(kernels)} launches"
+        f" of 10 hashes), {gb / streamed:5.2f} streamed, {gb / waited:5.2f}"
         f" waiting for each | copy {2 * gb / copied:5.2f} TB/s read+write"
         f" | DebugMode L1-norm hash {gb / normed:5.2f} TB/s"
     )
     assert tritontui.hash_tensor(t) == tritontui.hash_tensor(t.cpu())
 
 
-def hashed_bytes(records: list[dict]) -> int:
-    """Bytes the device reads to hash every argument and graph input of a
-    dumped trace."""
+def hash_counts(records: list[dict]) -> tuple[int, int]:
+    """Tensors hashed (each hash counted) and the bytes the device reads
+    to hash them, over every launch argument and graph input of a dumped
+    trace."""
 
     def nbytes(arg: dict) -> int:
         itemsize = torch.empty(0, dtype=getattr(torch, arg["dtype"])).element_size()
         return math.prod(arg["shape"]) * itemsize
 
-    total = 0
+    count = total = 0
     for record in records:
         if record["type"] == "input" and record.get("hash") is not None:
+            count += 1
             total += nbytes(record)
         for arg in record.get("args", []) if record["type"] == "launch" else []:
             if "dtype" in arg:
                 hashes = (arg.get("pre") is not None) + (arg.get("post") is not None)
+                count += hashes
                 total += hashes * nbytes(arg)
-    return total
+    return count, total
+
+
+def dumped(path: str) -> list[dict]:
+    """The records of a trace, through ``tritontui dump``."""
+    binary = os.environ.get("TRITONTUI_BIN")
+    command = [binary] if binary else [sys.executable, "-m", "tritontui"]
+    out = subprocess.run(
+        [*command, "dump", path], capture_output=True, text=True, check=True
+    ).stdout
+    return [json.loads(line) for line in out.splitlines()]
 
 
 class Block(torch.nn.Module):
@@ -127,12 +145,12 @@ class Block(torch.nn.Module):
         return x + self.down(F.gelu(self.up(self.norm2(x))))
 
 
-def compiled_step() -> Callable[[], None]:
-    """One forward and backward step of the compiled 4-layer transformer,
-    compiled and warmed up."""
+def compiled_step(dtype: torch.dtype) -> Callable[[], None]:
+    """One forward and backward step of the compiled 4-layer transformer
+    in ``dtype``, compiled and warmed up."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(torch.bfloat16)
-    x = torch.randn(8, 512, 1024, device="cuda", dtype=torch.bfloat16)
+    model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(dtype)
+    x = torch.randn(8, 512, 1024, device="cuda", dtype=dtype)
     compiled = torch.compile(model)
 
     def step() -> None:
@@ -144,91 +162,77 @@ def compiled_step() -> Callable[[], None]:
     return step
 
 
-def transformer() -> None:
-    step = compiled_step()
-    rows = []
+# The recorded modes, defaults first: what a user gets.
+MODES = {
+    "defaults, metadata only (hash='none')": {"hash": "none"},
+    "defaults (exact hashes in+out)": {},
+    "aten=False, metadata only": {"aten": False, "hash": "none"},
+    "aten=False, exact hashes in+out": {"aten": False},
+}
+# Each hashing mode beside the same options with metadata only.
+METADATA_ONLY = {
+    "defaults (exact hashes in+out)": "defaults, metadata only (hash='none')",
+    "aten=False, exact hashes in+out": "aten=False, metadata only",
+}
 
-    def measure(label: str, repeat: int = 20) -> float:
-        seconds = cuda_time(step, repeat)
-        rows.append((label, seconds))
-        return seconds
 
-    # The step is bound by a shared host whose speed drifts from minute to
-    # minute: the three modes take turns, ROUNDS times (in reverse order
-    # every other round, so that a steady drift favours none), and each
-    # recorded mode's ratio is the median of its ratios to the unrecorded
-    # step of the same round.
-    # "Hook only" records nothing (its kernel filter matches no kernel): it
-    # measures what forwarding each launch through the recorder's hook
-    # costs on this host, the floor under the two recording modes.
-    modes = {
-        "unrecorded": None,
-        "tritontui, hook only (no kernel selected)": {"hash": "none", "kernels": "no kernel"},
-        "tritontui, metadata only": {"hash": "none"},
-        "tritontui, exact hashes in+out": {"hash": "both"},
-    }
-    times: dict[str, list[float]] = {label: [] for label in modes}
+def transformer(dtype: torch.dtype) -> None:
+    step = compiled_step(dtype)
+    times = take_turns({"unrecorded": None, **MODES}, lambda: cuda_time(step, 10), ROUNDS)
+    counts: dict[str, tuple[int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
-        for round_ in range(ROUNDS):
-            order = list(modes.items())
-            for label, options in order if round_ % 2 == 0 else order[::-1]:
-                if options is None:
-                    times[label].append(cuda_time(step, 10))
-                    continue
-                with tritontui.record(path, aten=False, **options):
-                    times[label].append(cuda_time(step, 10))
-        for label, seen in times.items():
-            rows.append((label, statistics.median(seen)))
-        plain = rows[0][1]
-        with tritontui.record(path, hash="both", aten=False):
-            step()
-        torch.cuda.synchronize()
-        import json
-        import subprocess
-
-        binary = os.environ.get("TRITONTUI_BIN", "tritontui")
-        dumped = subprocess.run(
-            [binary, "dump", path], capture_output=True, text=True, check=True
-        ).stdout
-        kinds = [json.loads(line) for line in dumped.splitlines()]
-        triton = sum(1 for r in kinds if r["type"] == "launch" and r["backend"] == "triton")
-        total = sum(1 for r in kinds if r["type"] == "launch")
-        hashed = hashed_bytes(kinds)
+        for label, options in MODES.items():
+            with tritontui.record(path, **options):
+                step()
+            torch.cuda.synchronize()
+            records = dumped(path)
+            launches = sum(1 for r in records if r["type"] == "launch")
+            counts[label] = (launches, *hash_counts(records))
     from torch.utils._debug_mode import DebugMode
 
+    debug = []
     with DebugMode():
-        measure("DebugMode, no hashes", 5)
+        debug.append(("DebugMode, no hashes", cuda_time(step, 5)))
     with DebugMode(), DebugMode.log_tensor_hashes(hash_inputs=True):
-        measure("DebugMode, log_tensor_hashes(hash_inputs=True)", 3)
+        debug.append(("DebugMode, log_tensor_hashes(hash_inputs=True)", cuda_time(step, 3)))
+    plain = statistics.median(times["unrecorded"])
     print(
-        f"\ntransformer step (4 layers, d=1024, 16 heads, 8x512 tokens, bf16, fwd+bwd): "
-        f"{triton} Triton launches and {total - triton} other recorded launches per step;"
-        f" exact hashes read {hashed / 1e9:.2f} GB per step"
+        f"\ntransformer step (4 layers, d=1024, 16 heads, 8x512 tokens, {dtype}, fwd+bwd),"
+        f" unrecorded {plain * 1e3:.2f} ms"
     )
-    paired = {
-        label: [t / p for t, p in zip(seen, times["unrecorded"], strict=True)]
-        for label, seen in times.items()
-    }
-    for label, seconds in rows:
-        ratio = statistics.median(paired[label]) if label in paired else seconds / plain
-        print(f"  {label:48} {seconds * 1e3:8.2f} ms  {ratio:6.2f}x")
-    print(f"  (recorded rows: the median of {ROUNDS} per-round ratios to the unrecorded step)")
-    for label, ratios in paired.items():
-        if label == "unrecorded":
-            continue
-        q1, _, q3 = statistics.quantiles(ratios, n=4)
-        low, high = median_interval(ratios)
-        print(
-            f"  ({label}: median {statistics.median(ratios):.2f}x, 95% interval of the median"
-            f" {low:.2f}x-{high:.2f}x; per round {min(ratios):.2f}x-{max(ratios):.2f}x,"
-            f" middle half {q1:.2f}x-{q3:.2f}x)"
+    print(
+        f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9}"
+        f" {'us/launch':>10} {'hashes':>7} {'GB':>6} {'us/hash':>8}"
+    )
+    ratios = paired_ratios(times, "unrecorded")
+    medians = {label: statistics.median(seen) for label, seen in times.items()}
+    for label in MODES:
+        launches, hashes, hashed = counts[label]
+        per_launch = (medians[label] - plain) / launches * 1e6
+        # What hashing adds to the same mode's metadata-only step, per hash.
+        meta = METADATA_ONLY.get(label)
+        per_hash = (
+            f"{(medians[label] - medians[meta]) / hashes * 1e6:8.2f}" if meta else f"{'-':>8}"
         )
+        print(
+            f"  {label:40} {medians[label] * 1e3:8.2f} {summary(ratios[label])}"
+            f" {launches:9d} {per_launch:10.2f} {hashes:7d}"
+            f" {hashed / 1e9:6.2f} {per_hash}"
+        )
+    for label, seconds in debug:
+        print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
+    print(
+        f"  (recorded rows: the median of {ROUNDS} per-round ratios to the unrecorded step,"
+        " with a 95% interval of that median; us/launch: time added per recorded launch;"
+        " us/hash: time hashing adds to the same mode's metadata-only step, per hash)"
+    )
 
 
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(0), torch.__version__)
     t0 = time.time()
     hash_throughput()
-    transformer()
+    for dtype in (torch.bfloat16, torch.float32):
+        transformer(dtype)
     print(f"({time.time() - t0:.0f} s)")

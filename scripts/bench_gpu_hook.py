@@ -21,6 +21,7 @@ import types
 import bench_gpu
 import torch
 import tritontui
+from _bench import median_interval
 from torch._inductor.runtime.triton_heuristics import CachingAutotuner
 from tritontui import _native
 from tritontui.hooks import triton as triton_hook
@@ -45,7 +46,7 @@ def native_hook(tmp: str) -> _native.TritonHook:
 
 
 def main() -> None:
-    step = bench_gpu.compiled_step()
+    step = bench_gpu.compiled_step(torch.bfloat16)
 
     def timed(variant: str, tmp: str) -> float:
         if variant == "unrecorded":
@@ -84,7 +85,7 @@ def main() -> None:
     print(f"{torch.cuda.get_device_name(0)}: transformer step, {ROUNDS} rounds")
     for variant, seen in times.items():
         ratios = [t / p for t, p in zip(seen, plain, strict=True)]
-        low, high = bench_gpu.median_interval(ratios)
+        low, high = median_interval(ratios)
         ratio = statistics.median(ratios)
         print(
             f"  {variant:34} {statistics.median(seen) * 1e3:6.2f} ms  {ratio:5.3f}x"

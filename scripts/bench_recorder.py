@@ -1,8 +1,10 @@
 """Benchmark of the recorder on the CPU, side by side in one process:
-CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided), and
-the time a compiled kernel launch costs unrecorded, recorded with the
-default options (aten ops around the kernels, exact hashes before and
-after), and with aten ops off, with metadata only or exact hashes.
+CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided); the
+time a compiled kernel launch costs unrecorded, recorded with the default
+options (aten ops around the kernels, exact hashes before and after), and
+with aten ops off, with metadata only or exact hashes; and a small
+compiled GPT's training step (AdamW) on two threads in the same modes,
+taking turns, with the time added per recorded launch.
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -10,11 +12,28 @@ after), and with aten ops off, with metadata only or exact hashes.
 from __future__ import annotations
 
 import os
+import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import torch
 import tritontui
+from _bench import paired_ratios, summary, take_turns
+
+# The corpus's small GPT (tests/corpus/programs/_gpt.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/corpus/programs"))
+from _gpt import GPT, T
+
+# The recorded modes, defaults first: what a user gets.
+MODES = {
+    "defaults (aten ops, hashes)": {},
+    "defaults, metadata only": {"hash": "none"},
+    "aten off, exact hashes": {"aten": False},
+    "aten off, metadata only": {"aten": False, "hash": "none"},
+}
+ROUNDS = 15
 
 
 def best_of(runs: int, fn) -> float:
@@ -68,9 +87,62 @@ def launch_overhead(numel: int, steps: int) -> None:
         print(f"  {label:28} {each * 1e6:9.1f} us {overhead:9.1f} us {seconds / plain:6.2f}x")
 
 
+def gpt_step() -> None:
+    """A training step of the corpus's small GPT (vocabulary 2,048, batch
+    8 x 16 tokens), compiled, with an eager AdamW step: most of its
+    recorded launches are the optimizer's aten ops."""
+    torch.manual_seed(0)
+    vocab = 2048
+    model = GPT(vocab)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    compiled = torch.compile(model)
+    data = torch.randint(0, vocab, (8, T + 1))
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        logits = compiled(data[:, :-1])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), data[:, 1:].reshape(-1))
+        loss.backward()
+        optimizer.step()
+
+    def measure(steps: int = 10) -> float:
+        # The first step of a session defines its kernels: not timed.
+        step()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        return (time.perf_counter() - start) / steps
+
+    for _ in range(3):
+        step()
+    launches = {}
+    for label, options in MODES.items():
+        with tritontui.record(os.path.join(tempfile.gettempdir(), "bench.msgpack"), **options):
+            step()
+            first = tritontui._active.active().seq
+            step()
+            launches[label] = tritontui._active.active().seq - first
+    times = take_turns({"unrecorded": None, **MODES}, measure, ROUNDS)
+    ratios = paired_ratios(times, "unrecorded")
+    plain = statistics.median(times["unrecorded"])
+    print(
+        f"\nsmall GPT training step (compiled, eager AdamW), {torch.get_num_threads()} threads,"
+        f" unrecorded {plain * 1e3:.2f} ms; {ROUNDS} rounds of 10 steps taking turns:"
+    )
+    print(f"  {'':28} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9} {'us/launch':>10}")
+    for label in MODES:
+        each = statistics.median(times[label])
+        print(
+            f"  {label:28} {each * 1e3:8.2f} {summary(ratios[label])} {launches[label]:9d}"
+            f" {(each - plain) / launches[label] * 1e6:10.1f}"
+        )
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} cores")
     hash_throughput()
     launch_overhead(1024, 2000)
     launch_overhead(1 << 20, 200)
+    torch.set_num_threads(2)
+    gpt_step()

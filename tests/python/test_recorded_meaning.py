@@ -99,3 +99,29 @@ def test_attention_without_dropout_leaves_its_random_state_unwritten() -> None:
     with_dropout = [("query", "in", None), ("dropout_p", "in", 0.1)]
     assert _unwritten.unwritten_outputs(op, with_dropout) == ()
     assert _unwritten.unwritten_outputs("mm", arguments) == ()
+
+
+def test_eager_ops_are_recorded_with_their_arguments_and_ops_on_no_tensor_are_not(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.msgpack"
+    x, w = torch.ones(4), torch.full((4,), 2.0)
+    with tritontui.record(path), torch.profiler.record_function("a profiler range"):
+        x.mul_(w)
+        torch.cat([x, w]).sum().item()
+    recorded = launches(path)
+    names = [r["kernel"] for r in recorded]
+    # The profiler range's enter and exit ops touch no tensor.
+    assert not [n for n in names if "record_function" in n], names
+    mul = next(r for r in recorded if r["kernel"] == "aten::mul_.Tensor")
+    assert [(a["name"], a["access"]) for a in mul["args"]] == [("self", "inout"), ("other", "in")]
+    self_arg = mul["args"][0]
+    assert self_arg["pre"] == f"{tritontui.hash_tensor(torch.ones(4)):#018x}", "hashed before"
+    assert self_arg["post"] == f"{tritontui.hash_tensor(x):#018x}", "and after it"
+    cat = next(r for r in recorded if r["kernel"] == "aten::cat")
+    # A tensor list is spread, one argument per tensor; the new tensor is
+    # the op's named result.
+    assert [a["name"] for a in cat["args"]][:2] == ["tensors[0]", "tensors[1]"], cat["args"]
+    assert cat["args"][-1]["name"] == "result" and cat["args"][-1]["access"] == "out"
+    item = next(r for r in recorded if r["kernel"] == "aten::_local_scalar_dense")
+    assert item["args"][0]["access"] == "in"

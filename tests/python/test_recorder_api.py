@@ -254,3 +254,24 @@ def test_a_compile_asking_for_cuda_graphs_gets_none_while_recording(
     assert any("asked for CUDA graphs" in str(w.message) for w in caught)
     said = [r for r in dump(path) if r["type"] == "compile" and r["event"] == "graph"]
     assert said and said[0]["info"] == {"cuda_graphs_disabled": True}, said
+
+
+def test_a_cpp_wrapper_graph_says_its_launches_are_not_recorded(tmp_path: Path) -> None:
+    # Its kernels are launched from C++, past every hook: a warning and a
+    # compile record say so, and its graph inputs are still recorded.
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: (x * 2 + 1).relu(), options={"cpp_wrapper": True})
+    x = torch.ones(8)
+    path = tmp_path / "t.msgpack"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tritontui.record(path):
+            for _ in range(2):
+                assert torch.equal(f(x), torch.full((8,), 3.0))
+    torch._dynamo.reset()
+    assert sum("cpp_wrapper=True" in str(w.message) for w in caught) == 1
+    records = dump(path)
+    said = [r for r in records if r["type"] == "compile" and r["event"] == "graph"]
+    assert [r["info"] for r in said] == [{"unrecorded": "cpp_wrapper"}], said
+    assert [r for r in records if r["type"] == "input"], "graph inputs are recorded"
+    assert not [r for r in records if r["type"] == "launch" and r["backend"] == "cpp"]

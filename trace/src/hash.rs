@@ -164,6 +164,8 @@ impl View<'_> {
 
 /// Bytes gathered at a time from a strided view.
 const GATHER: usize = 64 << 10;
+/// Columns of a transposed matrix gathered side by side.
+const TILE: usize = 16;
 
 /// Hashes the logical bytes of `view` laid over `memory` (which starts at
 /// the view's first element and is at least `view.span()` long).
@@ -172,20 +174,118 @@ pub fn hash_view(memory: &[u8], view: &View<'_>) -> u64 {
     if view.is_contiguous() {
         return hash_bytes(&memory[..total as usize]);
     }
-    let mut sum = Sum::default();
-    let mut buffer = Vec::with_capacity(GATHER + view.itemsize);
-    let mut word = 0u64;
-    for_each_element(view, |offset| {
-        buffer.extend_from_slice(&memory[offset..offset + view.itemsize]);
-        if buffer.len() >= GATHER {
-            let whole = buffer.len() & !7;
-            sum.add(word, &buffer[..whole]);
-            word += (whole / 8) as u64;
-            buffer.drain(..whole);
+    let mut gather = Gather {
+        sum: Sum::default(),
+        buffer: Vec::with_capacity(GATHER + view.itemsize),
+        word: 0,
+    };
+    let dims = view.shape.len();
+    if dims >= 2 && view.stride[dims - 2] < view.stride[dims - 1] {
+        // Transposed innermost dimensions: elements of one logical row lie
+        // far apart, those of one column close together. Gather whole rows
+        // a block at a time, reading memory down the columns.
+        let outer = View {
+            itemsize: view.itemsize,
+            shape: &view.shape[..dims - 2],
+            stride: &view.stride[..dims - 2],
+        };
+        let matrix = Matrix {
+            rows: view.shape[dims - 2],
+            cols: view.shape[dims - 1],
+            row_stride: view.stride[dims - 2] * view.itemsize,
+            col_stride: view.stride[dims - 1] * view.itemsize,
+        };
+        for_each_element(&outer, |base| match view.itemsize {
+            1 => gather.matrix::<1>(memory, base, &matrix),
+            2 => gather.matrix::<2>(memory, base, &matrix),
+            4 => gather.matrix::<4>(memory, base, &matrix),
+            8 => gather.matrix::<8>(memory, base, &matrix),
+            _ => gather.matrix_any(memory, base, &matrix, view.itemsize),
+        });
+    } else {
+        for_each_element(view, |offset| {
+            gather.push(&memory[offset..offset + view.itemsize]);
+        });
+    }
+    gather.finish(total)
+}
+
+/// The two innermost dimensions of a view, strides in bytes.
+struct Matrix {
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
+
+/// Logical bytes gathered from a strided view, summed a buffer at a time.
+struct Gather {
+    sum: Sum,
+    /// Gathered bytes not summed yet (less than a word once flushed).
+    buffer: Vec<u8>,
+    /// The word index of the buffer's first byte.
+    word: u64,
+}
+
+impl Gather {
+    fn push(&mut self, element: &[u8]) {
+        self.buffer.extend_from_slice(element);
+        if self.buffer.len() >= GATHER {
+            self.flush();
         }
-    });
-    sum.add(word, &buffer);
-    sum.finish(total)
+    }
+
+    /// Sums the buffer's whole words.
+    fn flush(&mut self) {
+        let whole = self.buffer.len() & !7;
+        self.sum.add(self.word, &self.buffer[..whole]);
+        self.word += (whole / 8) as u64;
+        self.buffer.drain(..whole);
+    }
+
+    /// Gathers one matrix at `base` in logical order, blocks of whole rows
+    /// at a time, each block filled [`TILE`] columns at a time so that the
+    /// memory under those columns is read a cache line at a time.
+    fn matrix<const N: usize>(&mut self, memory: &[u8], base: usize, m: &Matrix) {
+        let row_bytes = m.cols * N;
+        // Enough rows that each column's cache line is read whole.
+        let block = (GATHER / row_bytes.max(1)).max(64 / N);
+        for first in (0..m.rows).step_by(block) {
+            let rows = block.min(m.rows - first);
+            let start = self.buffer.len();
+            self.buffer.resize(start + rows * row_bytes, 0);
+            let out = &mut self.buffer[start..];
+            for tile in (0..m.cols).step_by(TILE) {
+                let width = TILE.min(m.cols - tile);
+                for r in 0..rows {
+                    let row = base + (first + r) * m.row_stride + tile * m.col_stride;
+                    let to = r * row_bytes + tile * N;
+                    for c in 0..width {
+                        let from = row + c * m.col_stride;
+                        let element: &[u8; N] = memory[from..from + N].try_into().expect("N bytes");
+                        out[to + c * N..to + c * N + N].copy_from_slice(element);
+                    }
+                }
+            }
+            self.flush();
+        }
+    }
+
+    /// [`Gather::matrix`] for an element size with no specialisation.
+    fn matrix_any(&mut self, memory: &[u8], base: usize, m: &Matrix, itemsize: usize) {
+        for r in 0..m.rows {
+            for c in 0..m.cols {
+                let at = base + r * m.row_stride + c * m.col_stride;
+                self.push(&memory[at..at + itemsize]);
+            }
+        }
+    }
+
+    fn finish(mut self, total: u64) -> u64 {
+        let rest = std::mem::take(&mut self.buffer);
+        self.sum.add(self.word, &rest);
+        self.sum.finish(total)
+    }
 }
 
 /// Calls `visit(byte offset)` for every element in row-major order.
@@ -275,6 +375,39 @@ mod tests {
                 }
             }
             prop_assert_eq!(hash_view(&memory, &view), reference(&gathered));
+        }
+
+        #[test]
+        fn a_permuted_batch_hashes_its_own_elements(batch in 1usize..4, rows in 1usize..9, cols in 1usize..9, itemsize in prop::sample::select(vec![1usize, 2, 4, 8, 16])) {
+            // Each matrix of a batch transposed: shape (batch, cols, rows).
+            let memory: Vec<u8> = (0..batch * rows * cols * itemsize).map(|i| (i * 13 + 5) as u8).collect();
+            let shape = [batch, cols, rows];
+            let stride = [rows * cols, 1, cols];
+            let view = View { itemsize, shape: &shape, stride: &stride };
+            let mut gathered = Vec::new();
+            for_each_element(&view, |at| gathered.extend_from_slice(&memory[at..at + itemsize]));
+            prop_assert_eq!(hash_view(&memory, &view), reference(&gathered));
+        }
+    }
+
+    #[test]
+    fn a_transposed_matrix_larger_than_one_gather_hashes_its_own_elements() {
+        for (rows, cols) in [(300, 301), (1, 40_000), (40_000, 3)] {
+            let memory: Vec<u8> = (0..rows * cols * 4).map(|i| (i * 31 + 7) as u8).collect();
+            let shape = [cols, rows];
+            let stride = [1, cols];
+            let view = View {
+                itemsize: 4,
+                shape: &shape,
+                stride: &stride,
+            };
+            let mut gathered = Vec::new();
+            for_each_element(&view, |at| gathered.extend_from_slice(&memory[at..at + 4]));
+            assert_eq!(
+                hash_view(&memory, &view),
+                reference(&gathered),
+                "{rows}x{cols}"
+            );
         }
     }
 

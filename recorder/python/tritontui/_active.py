@@ -14,9 +14,6 @@ from . import _native
 _ACTIVE: Any = None
 # Guards starting and stopping a session.
 LOCK = threading.RLock()
-# Per thread: how many recorded launches are running. Whatever torch does
-# inside one (the Triton interpreter's copies, say) belongs to it.
-_LOCAL = threading.local()
 
 
 def active() -> Any:
@@ -35,12 +32,14 @@ class inside_launch:
     recorder's own work): torch ops and host reads in it are not recorded."""
 
     def __enter__(self) -> None:
-        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+        _native.enter_launch()
 
     def __exit__(self, *exc: object) -> None:
-        _LOCAL.depth -= 1
+        _native.leave_launch()
 
 
 def in_launch() -> bool:
-    """Whether this thread is inside a recorded launch."""
-    return getattr(_LOCAL, "depth", 0) > 0 or _native.in_native_launch()
+    """Whether this thread is inside a recorded launch (counted per thread
+    by the native half, which the native hooks share): whatever torch
+    does inside one (the Triton interpreter's copies, say) belongs to it."""
+    return _native.in_launch()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 # Returned tensors left unwritten when the op draws no dropout, by op.
-_RNG_STATE_OUTPUTS = {
+RNG_STATE_OUTPUTS = {
     "_scaled_dot_product_efficient_attention": ("philox_seed", "philox_offset"),
     "_scaled_dot_product_cudnn_attention": ("philox_seed", "philox_offset"),
     "_scaled_dot_product_fused_attention_overrideable": ("philox_seed", "philox_offset"),
@@ -28,7 +28,7 @@ _RNG_STATE_OUTPUTS = {
 def unwritten_outputs(base: str, inputs: list[tuple[str, str, Any]]) -> tuple[str, ...]:
     """Names of the outputs op ``base`` returns unwritten, given its
     ``(name, access, value)`` arguments."""
-    outputs = _RNG_STATE_OUTPUTS.get(base)
+    outputs = RNG_STATE_OUTPUTS.get(base)
     if outputs is None:
         return ()
     dropout = next((value for name, _, value in inputs if name == "dropout_p"), None)

@@ -18,8 +18,21 @@ pub(super) fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
     guard(|| super::describe::probe_tensor_impl(py))
 }
 
-/// Whether this thread is inside an Inductor launch being recorded.
+/// Whether this thread is inside a recorded launch (or the recorder's own
+/// work): torch ops and host reads in it are not recorded.
 #[pyfunction]
-pub(super) fn in_native_launch() -> bool {
-    super::triton_hook::in_launch()
+pub(super) fn in_launch() -> bool {
+    super::thread_state::in_launch()
+}
+
+/// Marks this thread as inside one more recorded launch.
+#[pyfunction]
+pub(super) fn enter_launch() {
+    super::thread_state::enter_launch();
+}
+
+/// Marks this thread as out of its innermost recorded launch.
+#[pyfunction]
+pub(super) fn leave_launch() {
+    super::thread_state::leave_launch();
 }

@@ -127,6 +127,12 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
     })
 }
 
+/// Whether `value` is a tensor (of any subclass).
+pub fn is_tensor(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let torch = torch(value.py())?;
+    value.is_instance(torch.tensor.bind(value.py()))
+}
+
 /// Where the hashes of one launch's CUDA tensors are computed: a batch on
 /// the launch's stream, opened by the first CUDA tensor. (Built without
 /// CUDA support, only `capturing` and `error` are read.)

@@ -3,6 +3,8 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
+mod allocation_hook;
+mod aten_hook;
 mod capabilities;
 mod command;
 mod describe;
@@ -12,6 +14,7 @@ mod host;
 mod pause;
 mod scalar;
 mod tensor_impl;
+mod thread_state;
 mod trace_file;
 mod triton_hook;
 
@@ -35,7 +38,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<describe::Described>()?;
     m.add_class::<triton_hook::TritonHook>()?;
     m.add_class::<triton_hook::BoundRun>()?;
-    m.add_function(wrap_pyfunction!(capabilities::in_native_launch, m)?)?;
+    m.add_class::<aten_hook::AtenHook>()?;
+    m.add_class::<allocation_hook::AllocationHook>()?;
+    m.add_function(wrap_pyfunction!(capabilities::in_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::enter_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::leave_launch, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;

@@ -142,7 +142,7 @@ impl TraceFile {
     }
 
     /// Adds the results of an operation, after it ran, to `described`.
-    fn extend(
+    pub(crate) fn extend(
         &mut self,
         py: Python<'_>,
         described: &mut Described,

@@ -10,6 +10,7 @@
 //! session's `fail`, which stops recording; the launch itself always runs.
 
 use super::describe::Described;
+use super::thread_state::{Inside, thread_id};
 use super::trace_file::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
@@ -17,36 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::cell::Cell;
 use std::sync::{Arc, Mutex};
-
-thread_local! {
-    /// Recorded launches running on this thread.
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// This thread's id as the OS knows it, asked once.
-    static THREAD_ID: u64 = native_thread_id();
-}
-
-/// Whether this thread is inside a launch recorded by a [`TritonHook`].
-pub fn in_launch() -> bool {
-    DEPTH.with(|d| d.get() > 0)
-}
-
-/// Counts this thread in a recorded launch while alive.
-struct Inside;
-
-impl Inside {
-    fn enter() -> Inside {
-        DEPTH.with(|d| d.set(d.get() + 1));
-        Inside
-    }
-}
-
-impl Drop for Inside {
-    fn drop(&mut self) {
-        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
-    }
-}
 
 /// What never changes for an autotuner, fixed at its first launch.
 struct Fixed {
@@ -345,7 +317,7 @@ impl TritonHook {
             kernel,
             grid,
             stream.unwrap_or(0),
-            THREAD_ID.with(|id| *id),
+            thread_id(),
             self.options.hash_outputs,
             self.options.stats,
         )?;
@@ -479,15 +451,4 @@ fn integer_scalars(args: &Bound<'_, PyTuple>, positions: &[usize]) -> Option<Siz
             arg.cast_exact::<PyInt>().ok()?.extract::<i64>().ok()
         })
         .collect()
-}
-
-/// The calling thread's id as the OS knows it (`threading.get_native_id`).
-fn native_thread_id() -> u64 {
-    // SAFETY: gettid has no preconditions.
-    (unsafe { libc_gettid() }) as u64
-}
-
-unsafe extern "C" {
-    #[link_name = "gettid"]
-    fn libc_gettid() -> i32;
 }

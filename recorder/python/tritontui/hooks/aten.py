@@ -9,13 +9,15 @@ reading a value a launch produced."""
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import _active, _tensors
-from .._unwritten import unwritten_outputs
+from .. import _native, _tensors
+from .._unwritten import RNG_STATE_OUTPUTS, unwritten_outputs
 
 _ALLOCATIONS = {
     "empty",
@@ -48,119 +50,88 @@ _HOST_VALUE_TYPES = {
     "SymFloatType",
     "SymBoolType",
 }
-# Whether each op hands a value to the host, by op.
-_HOST_READS: dict[Any, bool] = {}
-
-
-# The names of each op's returns ("" where unnamed), by op: reading them
-# from the schema costs microseconds per op.
-_RETURN_NAMES: dict[Any, tuple[str, ...]] = {}
-
-
-def _return_names(func: Any) -> tuple[str, ...]:
-    found = _RETURN_NAMES.get(func)
-    if found is None:
-        found = _RETURN_NAMES[func] = tuple(r.name for r in func._schema.returns)
-    return found
 
 
 def reads_to_host(func: Any) -> bool:
     """Whether the op returns a host value (a number or a bool): what it
     read is then part of the program's results."""
-    found = _HOST_READS.get(func)
-    if found is None:
-        found = _HOST_READS[func] = any(
-            r.type.kind() in _HOST_VALUE_TYPES for r in func._schema.returns
-        )
-    return found
+    return any(r.type.kind() in _HOST_VALUE_TYPES for r in func._schema.returns)
+
+
+def _access(arg: Any) -> str:
+    """How an op uses a schema argument: ``in``, ``inout`` (a written
+    ``self``) or ``out`` (a written keyword-only argument)."""
+    written = arg.alias_info is not None and arg.alias_info.is_write
+    return ("out" if arg.kwarg_only else "inout") if written else "in"
 
 
 class AtenRecorder(TorchDispatchMode):
     """Records each aten op with its tensor arguments hashed before and
     after, into the session that installed it only: a mode left on a
-    thread's stack records nothing into a later session."""
+    thread's stack records nothing into a later session.
+
+    Its ``__torch_dispatch__`` is native (``_native.AtenHook``), bound to
+    the instance: no Python frame per op. The hook asks this module what
+    is fixed per op (:func:`plan`) and per argument shape (:func:`define`)
+    once and caches the answers."""
 
     def __init__(self, session: Any) -> None:
         super().__init__()
-        self.session = session
+        hook = _native.AtenHook(session, sys.modules[__name__])
+        self.__torch_dispatch__ = types.MethodType(hook, self)
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
         # torch.compile traces and compiles as if the mode were not there.
         return True
 
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
-        session = _active.active()
-        base = func._schema.name.split("::")[-1]
-        if (
-            session is None
-            or session is not self.session
-            or func.is_view
-            or base in _SKIP
-            or _active.in_launch()
-            or not session.wants(f"aten::{base}")
-        ):
-            return func(*args, **kwargs)
-        try:
-            inputs = _flatten(func, args, kwargs)
-            allocates = base in _ALLOCATIONS
-            described = session.describe(
-                [value for _, _, value in inputs],
-                _tensors.access_codes([access for _, access, _ in inputs]),
-                hash_pre=not allocates and session.hash_inputs,
-            )
-            if session.breaks is not None:
-                session.before_launch(f"aten::{base}")
-        except Exception as e:
-            session.fail(e)
-            return func(*args, **kwargs)
-        out = func(*args, **kwargs)
-        try:
-            _record(session, func, base, allocates, inputs, described, out)
-        except Exception as e:
-            session.fail(e)
-        return out
+
+# The helpers below run the first time the native hook meets an op or an
+# argument shape, possibly inside a frame that dynamo is compiling:
+# dynamo must not trace them.
 
 
-def _flatten(
-    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> list[tuple[str, str, Any]]:
-    """(name, access, value) for each argument, tensor lists spread out."""
-    out = []
-    schema = func._schema.arguments
-    for i, arg in enumerate(schema):
-        if i < len(args):
-            value = args[i]
-        elif arg.name in kwargs:
-            value = kwargs[arg.name]
-        else:
+@torch._disable_dynamo
+def plan(session: Any, func: Any) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool]:
+    """What is fixed for op ``func``: what runs it, its kernel name (None
+    when it is not recorded), its schema's arguments with their access
+    codes, whether it allocates, and whether it may leave results
+    unwritten."""
+    run = func._op if type(func) is torch._ops.OpOverload else func
+    base = func._schema.name.split("::")[-1]
+    name = f"aten::{base}"
+    if func.is_view or base in _SKIP or not session.wants(name):
+        return run, None, [], False, False
+    params = [
+        (arg.name, ord(_tensors.ACCESS_CODES[_access(arg)])) for arg in func._schema.arguments
+    ]
+    return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS
+
+
+@torch._disable_dynamo
+def define(
+    session: Any, func: Any, spread: list[int], positions: list[int], returned: int
+) -> tuple[int, list[str], bytes]:
+    """The kernel of op ``func`` called with its arguments spread as
+    ``spread`` says (per schema argument: -2 absent, -1 one value, n a list
+    of n tensors) that returned ``returned`` values, new tensors at
+    ``positions``; with those results' names and access codes."""
+    arg_specs = []
+    for arg, count in zip(func._schema.arguments, spread, strict=True):
+        access = _access(arg)
+        if count == -2:
             continue
-        written = arg.alias_info is not None and arg.alias_info.is_write
-        access = ("out" if arg.kwarg_only else "inout") if written else "in"
-        if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
-            out.extend((f"{arg.name}[{k}]", access, v) for k, v in enumerate(value))
+        if count == -1:
+            arg_specs.append((arg.name, access))
         else:
-            out.append((arg.name, access, value))
-    return out
-
-
-def _record(
-    session: Any,
-    func: Any,
-    base: str,
-    allocates: bool,
-    inputs: list[tuple[str, str, Any]],
-    described: Any,
-    out: Any,
-) -> None:
-    results = _named_results(func, inputs, out)
-    arg_specs = [(name, access) for name, access, _ in inputs]
-    arg_specs += [(name, "out") for name, _ in results]
+            arg_specs.extend((f"{arg.name}[{k}]", access) for k in range(count))
+    results = _result_names(func, positions, returned)
+    arg_specs += [(result, "out") for result in results]
+    base = func._schema.name.split("::")[-1]
+    allocates = base in _ALLOCATIONS
     name = f"aten::{base}" + (f".{func._overloadname}" if func._overloadname != "default" else "")
-    key = ("aten", name, tuple(arg_specs))
 
-    def define() -> dict[str, Any]:
+    def definition() -> dict[str, Any]:
         meta: dict[str, Any] = {"allocates": allocates}
         if reads_to_host(func):
             meta["host_read"] = True
@@ -173,32 +144,39 @@ def _record(
             "config": {},
         }
 
-    kernel = session.kernel_id(key, define)
-    # Fresh memory's bytes mean nothing, so an allocation is not hashed;
-    # nor is an output the op returns without writing it.
-    unwritten = () if allocates else unwritten_outputs(base, inputs)
-    codes = bytes(
-        ord("a") if allocates or result in unwritten else ord("o") for result, _ in results
-    )
-    session.extend(described, [tensor for _, tensor in results], codes)
-    session.launch(kernel, [], 0, described)
+    kernel = session.kernel_id(("aten", name, tuple(arg_specs)), definition)
+    # Fresh memory's bytes mean nothing, so an allocation is not hashed.
+    codes = (b"a" if allocates else b"o") * len(results)
+    return kernel, results, codes
 
 
-def _named_results(
-    func: Any, inputs: list[tuple[str, str, Any]], out: Any
-) -> list[tuple[str, torch.Tensor]]:
-    """The tensors the op returned, each named by its schema (``result``,
-    or ``result{i}`` by position, where the schema names none). An out=
-    variant's returned out argument is already recorded, so is left out."""
-    values = list(out) if isinstance(out, (list, tuple)) else [out]
-    returns = _return_names(func)
+@torch._disable_dynamo
+def result_codes(
+    func: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any] | None,
+    results: list[str],
+    codes: bytes,
+) -> bytes:
+    """``codes`` with the results this call leaves unwritten marked as
+    allocated (``tritontui._unwritten``): not hashed, never written."""
+    kwargs = kwargs or {}
+    arguments = [
+        (arg.name, "", args[i] if i < len(args) else kwargs.get(arg.name))
+        for i, arg in enumerate(func._schema.arguments)
+    ]
+    unwritten = unwritten_outputs(func._schema.name.split("::")[-1], arguments)
+    return bytes(ord("a") if r in unwritten else c for r, c in zip(results, codes, strict=True))
+
+
+def _result_names(func: Any, positions: list[int], returned: int) -> list[str]:
+    """The new tensors an op returned, each named by its schema
+    (``result``, or ``result{i}`` by position, where the schema names
+    none). A returned argument (an out= variant's) is recorded already."""
+    returns = [r.name for r in func._schema.returns]
     # A Tensor[] return spreads over several values: name them by position.
-    named = len(values) == len(returns)
-    given = [v for _, _, v in inputs if isinstance(v, torch.Tensor)]
-    results = []
-    for i, value in enumerate(values):
-        if not isinstance(value, torch.Tensor) or any(value is g for g in given):
-            continue
-        name = returns[i] if named else ""
-        results.append((name or (f"result{i}" if len(values) > 1 else "result"), value))
-    return results
+    named = returned == len(returns)
+    return [
+        (returns[i] if named else "") or (f"result{i}" if returned > 1 else "result")
+        for i in positions
+    ]

@@ -144,9 +144,9 @@ def wrap_module(module: types.ModuleType) -> None:
         elif (
             name in wrapper_allocations.NAMES
             and callable(value)
-            and not isinstance(value, wrapper_allocations.Allocation)
+            and not wrapper_allocations.is_proxy(value)
         ):
-            proxy = wrapper_allocations.Allocation(name, value)
+            proxy = wrapper_allocations.proxy(name, value)
         else:
             continue
         setattr(module, name, proxy)
@@ -187,5 +187,6 @@ def uninstall() -> None:
     _ORIGINAL_LOAD = None
     while _PATCHED:
         module, name, original = _PATCHED.pop()
-        if isinstance(getattr(module, name, None), (CppKernel, wrapper_allocations.Allocation)):
+        current = getattr(module, name, None)
+        if isinstance(current, CppKernel) or wrapper_allocations.is_proxy(current):
             setattr(module, name, original)

@@ -1,17 +1,32 @@
 """Graph inputs: each call of a compiled graph records its input tensors
 under their names in the graph (``primals_1``, ``arg0_1``), so that a
-divergent input nobody wrote inside the recorded region can be named."""
+divergent input nobody wrote inside the recorded region can be named.
+
+A graph compiled with ``torch._inductor.config.cpp_wrapper=True`` launches
+its kernels from C++, past every hook: its inputs are recorded, its
+launches are not. The first call of such a graph warns once per session
+and writes a ``compile`` record (``event: graph``, ``info: {unrecorded:
+"cpp_wrapper"}``) naming it."""
 
 from __future__ import annotations
 
+import os
 import re
+import warnings
 from typing import Any
 
 from .. import _active
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
-_NAMES: dict[int, list[str]] = {}
+# Each graph's input names, and whether it is a cpp_wrapper graph, by id.
+_GRAPHS: dict[int, tuple[list[str], bool]] = {}
+# What the Python module of a cpp_wrapper graph loads its C++ entry with.
+_CPP_WRAPPER = "CppWrapperCodeCache.load_pybinding"
+# The sessions warned that some graph's launches go unrecorded, and the
+# (session, graph) pairs whose trace says so, by id.
+_WARNED: set[int] = set()
+_TOLD: set[tuple[int, int]] = set()
 
 
 def input_names(source_code: str) -> list[str]:
@@ -34,10 +49,15 @@ def install() -> None:
         session = _active.active()
         if session is not None:
             try:
-                names = _NAMES.get(id(self))
-                if names is None:
-                    names = _NAMES[id(self)] = input_names(getattr(self, "source_code", ""))
+                known = _GRAPHS.get(id(self))
+                if known is None:
+                    source = getattr(self, "source_code", "") or ""
+                    known = _GRAPHS[id(self)] = (input_names(source), _CPP_WRAPPER in source)
+                names, cpp_wrapper = known
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
+                if cpp_wrapper and (id(session), id(self)) not in _TOLD:
+                    _TOLD.add((id(session), id(self)))
+                    _say_unrecorded(session, graph)
                 session.graph_inputs(graph, names, list(inputs))
             except Exception as e:
                 session.fail(e)
@@ -54,3 +74,27 @@ def uninstall() -> None:
 
     CompiledFxGraph.__call__ = _ORIGINAL
     _ORIGINAL = None
+
+
+def _say_unrecorded(session: Any, graph: str) -> None:
+    """Tells the user (once per session) and the trace (once per graph)
+    that a cpp_wrapper graph's launches are not recorded."""
+    if id(session) not in _WARNED:
+        _WARNED.add(id(session))
+        warnings.warn(
+            "tritontui: a graph compiled with torch._inductor.config.cpp_wrapper=True launches "
+            "its kernels from C++, which the recorder cannot see: its launches are not "
+            "recorded (compile without cpp_wrapper to record them)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    session.record_json(
+        {
+            "r": "compile",
+            "event": "graph",
+            "name": graph,
+            "pid": os.getpid(),
+            "ts": session.now(),
+            "info": {"unrecorded": "cpp_wrapper"},
+        }
+    )

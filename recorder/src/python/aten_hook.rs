@@ -1,0 +1,406 @@
+//! The aten recorder's `__torch_dispatch__`, native: every eager aten op
+//! in the recorded region comes through here, and a Python frame per op
+//! (with the dynamo guard torch wraps around a Python `__torch_dispatch__`)
+//! cost more than the rest of recording it.
+//!
+//! What is fixed per op (its name, which arguments it writes, whether it
+//! allocates) comes from Python once (`tritontui.hooks.aten.plan`) and is
+//! cached here, as is the kernel id of each argument shape it is called
+//! with (`define`). An op is then one describe before it runs and one
+//! launch record after. Any error is handed to the session's `fail`, which
+//! stops recording; the op itself always runs, once.
+
+use super::describe::{Described, is_tensor};
+use super::thread_state::{in_launch, thread_id};
+use super::trace_file::TraceFile;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::sync::{Arc, Mutex};
+
+/// How one op is handled, fixed at its first call.
+struct Plan {
+    /// Kept alive so that its address names it for the cache's lifetime.
+    _func: Py<PyAny>,
+    /// What runs the op (`OpOverload._op`: no Python frame).
+    run: Py<PyAny>,
+    /// None when the op is not recorded (views, ops that compute nothing,
+    /// kernels the session's filter leaves out).
+    recorded: Option<Recorded>,
+}
+
+/// What a recorded op's launches share.
+struct Recorded {
+    /// `aten::name`, for pause points.
+    name: String,
+    /// The schema's arguments in order: name and access code.
+    params: Vec<(Py<PyString>, u8)>,
+    /// Allocations are not hashed before (their bytes mean nothing).
+    allocates: bool,
+    /// Some results may be left unwritten, depending on the arguments
+    /// (`tritontui._unwritten`): asked of Python at every call.
+    checks_unwritten: bool,
+    /// Kernel id, result names and result codes by [`Shape`].
+    kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
+}
+
+/// A kernel definition of one op called with one [`Shape`].
+struct Kernel {
+    id: u64,
+    results: Vec<String>,
+    codes: Vec<u8>,
+}
+
+/// How a call spreads over the schema: per argument, absent (-2), one
+/// value (-1) or a list of n tensors; then which returned values are new
+/// tensors (their positions), and how many values came back.
+type Shape = SmallVec<[i32; 16]>;
+
+const ABSENT: i32 = -2;
+const ONE: i32 = -1;
+
+/// The session's choices, fixed while it records.
+#[derive(Clone, Copy)]
+struct Options {
+    hash_inputs: bool,
+    hash_outputs: bool,
+    stats: bool,
+    pauses: bool,
+}
+
+/// `__torch_dispatch__` of the aten recorder of one session, bound to the
+/// mode as a method: called as `hook(mode, func, types, args, kwargs)`.
+#[pyclass(module = "tritontui._native", frozen)]
+pub struct AtenHook {
+    /// The Python session (for `fail`, `before_launch`, `gpu_failed`).
+    session: Py<PyAny>,
+    trace: Py<TraceFile>,
+    /// `tritontui._active`, whose `_ACTIVE` says which session records.
+    active: Py<PyAny>,
+    /// `tritontui.hooks.aten`: `plan`, `define` and `result_codes`.
+    helpers: Py<PyAny>,
+    options: Options,
+    plans: Mutex<FxHashMap<usize, Arc<Plan>>>,
+}
+
+fn poisoned<T>(_: T) -> PyErr {
+    PyRuntimeError::new_err("poisoned lock")
+}
+
+/// The arguments of one call, spread as the trace records them.
+struct Call<'py> {
+    values: Vec<Bound<'py, PyAny>>,
+    codes: Vec<u8>,
+    shape: Shape,
+}
+
+#[pymethods]
+impl AtenHook {
+    /// `session` is the recording session, whose `file`, `hash_inputs`,
+    /// `hash_outputs`, `stats` and `breaks` are read now
+    /// (`device_hashing` at every op).
+    #[new]
+    fn new(py: Python<'_>, session: Py<PyAny>, helpers: Py<PyAny>) -> PyResult<Self> {
+        let s = session.bind(py);
+        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
+        Ok(AtenHook {
+            trace: s.getattr("file")?.extract()?,
+            active: py.import("tritontui._active")?.unbind().into_any(),
+            helpers,
+            options: Options {
+                hash_inputs: flag("hash_inputs")?,
+                hash_outputs: flag("hash_outputs")?,
+                stats: flag("stats")?,
+                pauses: !s.getattr("breaks")?.is_none(),
+            },
+            plans: Mutex::new(FxHashMap::default()),
+            session,
+        })
+    }
+
+    #[pyo3(signature = (_mode, func, _types, args=None, kwargs=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        _mode: &Bound<'_, PyAny>,
+        func: &Bound<'_, PyAny>,
+        _types: &Bound<'_, PyAny>,
+        args: Option<&Bound<'_, PyTuple>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let args = match args {
+            Some(args) => args.clone(),
+            None => PyTuple::empty(py),
+        };
+        let kwargs = kwargs.filter(|k| !k.is_empty());
+        let plan = match self.plan(py, func) {
+            Ok(plan) => plan,
+            Err(e) => {
+                self.fail(py, e);
+                return Ok(func.call(&args, kwargs)?.unbind());
+            }
+        };
+        let run = plan.run.bind(py);
+        let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
+            return Ok(run.call(&args, kwargs)?.unbind());
+        };
+        let before = self.before(py, recorded, &args, kwargs);
+        let (call, mut described) = match before {
+            Ok(before) => before,
+            Err(e) => {
+                self.fail(py, e);
+                return Ok(run.call(&args, kwargs)?.unbind());
+            }
+        };
+        let out = run.call(&args, kwargs)?;
+        if let Err(e) = self.after(
+            py,
+            func,
+            recorded,
+            &args,
+            kwargs,
+            call,
+            &out,
+            &mut described,
+        ) {
+            self.fail(py, e);
+        }
+        Ok(out.unbind())
+    }
+}
+
+impl AtenHook {
+    /// Whether this hook's session is the one recording, and this thread
+    /// is not inside a launch already being recorded.
+    fn recording(&self, py: Python<'_>) -> bool {
+        !in_launch()
+            && self
+                .active
+                .bind(py)
+                .getattr(intern!(py, "_ACTIVE"))
+                .is_ok_and(|active| active.is(self.session.bind(py)))
+    }
+
+    fn fail(&self, py: Python<'_>, error: PyErr) {
+        // `fail` warns once and stops recording; if even that fails there
+        // is nothing left to tell.
+        let _ = self
+            .session
+            .bind(py)
+            .call_method1(intern!(py, "fail"), (error,));
+    }
+
+    /// The op's plan: cached, or asked of Python at its first call.
+    fn plan(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Arc<Plan>> {
+        let key = func.as_ptr() as usize;
+        if let Some(found) = self.plans.lock().map_err(poisoned)?.get(&key) {
+            return Ok(Arc::clone(found));
+        }
+        type Answer = (
+            Py<PyAny>,
+            Option<String>,
+            Vec<(Py<PyString>, u8)>,
+            bool,
+            bool,
+        );
+        let (run, name, params, allocates, checks_unwritten): Answer = self
+            .helpers
+            .bind(py)
+            .call_method1(intern!(py, "plan"), (self.session.bind(py), func))?
+            .extract()?;
+        let plan = Arc::new(Plan {
+            _func: func.clone().unbind(),
+            run,
+            recorded: name.map(|name| Recorded {
+                name,
+                params,
+                allocates,
+                checks_unwritten,
+                kernels: Mutex::new(FxHashMap::default()),
+            }),
+        });
+        let mut plans = self.plans.lock().map_err(poisoned)?;
+        Ok(Arc::clone(plans.entry(key).or_insert(plan)))
+    }
+
+    /// Spreads the call's arguments and describes them.
+    fn before<'py>(
+        &self,
+        py: Python<'py>,
+        recorded: &Recorded,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<(Call<'py>, Described)> {
+        let call = spread(recorded, args, kwargs)?;
+        // The session turns it off when device hashing fails anywhere.
+        let device_hashing: bool = self
+            .session
+            .bind(py)
+            .getattr(intern!(py, "device_hashing"))?
+            .extract()?;
+        let described = self.trace.bind(py).borrow_mut().describe(
+            py,
+            PyList::new(py, &call.values)?.as_any(),
+            &call.codes,
+            self.options.hash_inputs && !recorded.allocates,
+            device_hashing,
+            None,
+        )?;
+        if self.options.pauses {
+            self.session
+                .bind(py)
+                .call_method1(intern!(py, "before_launch"), (&recorded.name,))?;
+        }
+        Ok((call, described))
+    }
+
+    /// Adds the op's new tensors to its arguments and writes the launch
+    /// record; an op that touched no tensor at all is not recorded.
+    #[allow(clippy::too_many_arguments)]
+    fn after<'py>(
+        &self,
+        py: Python<'py>,
+        func: &Bound<'py, PyAny>,
+        recorded: &Recorded,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+        mut call: Call<'py>,
+        out: &Bound<'py, PyAny>,
+        described: &mut Described,
+    ) -> PyResult<()> {
+        let values: Vec<Bound<'py, PyAny>> =
+            if out.is_instance_of::<PyTuple>() || out.is_instance_of::<PyList>() {
+                out.try_iter()?.collect::<PyResult<_>>()?
+            } else {
+                vec![out.clone()]
+            };
+        let mut results = Vec::new();
+        let mut touched = false;
+        for value in &call.values {
+            touched |= is_tensor(value)?;
+        }
+        call.shape.push(i32::MIN);
+        for (i, value) in values.iter().enumerate() {
+            if is_tensor(value)? && !call.values.iter().any(|given| given.is(value)) {
+                call.shape.push(i as i32);
+                results.push(value.clone());
+            }
+        }
+        if !touched && results.is_empty() {
+            return Ok(());
+        }
+        call.shape.push(values.len() as i32);
+        let kernel = self.kernel(py, func, recorded, &call, values.len())?;
+        let codes = if recorded.checks_unwritten {
+            self.helpers
+                .bind(py)
+                .call_method1(
+                    intern!(py, "result_codes"),
+                    (func, args, kwargs, &kernel.results, &kernel.codes[..]),
+                )?
+                .extract()?
+        } else {
+            kernel.codes.clone()
+        };
+        let mut trace = self.trace.bind(py).borrow_mut();
+        trace.extend(py, described, PyList::new(py, &results)?.as_any(), &codes)?;
+        trace.launch(
+            py,
+            described,
+            kernel.id,
+            Vec::new(),
+            0,
+            thread_id(),
+            self.options.hash_outputs,
+            self.options.stats,
+        )?;
+        drop(trace);
+        if let Some(error) = described.gpu_error() {
+            self.session
+                .bind(py)
+                .call_method1(intern!(py, "gpu_failed"), (error,))?;
+        }
+        Ok(())
+    }
+
+    /// The kernel of this op called with this shape: cached, or defined by
+    /// Python the first time.
+    fn kernel(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        recorded: &Recorded,
+        call: &Call<'_>,
+        returned: usize,
+    ) -> PyResult<Arc<Kernel>> {
+        if let Some(found) = recorded.kernels.lock().map_err(poisoned)?.get(&call.shape) {
+            return Ok(Arc::clone(found));
+        }
+        let spread: Vec<i32> = call.shape[..recorded.params.len()].to_vec();
+        let positions: Vec<i32> =
+            call.shape[recorded.params.len() + 1..call.shape.len() - 1].to_vec();
+        let (id, results, codes): (u64, Vec<String>, Vec<u8>) = self
+            .helpers
+            .bind(py)
+            .call_method1(
+                intern!(py, "define"),
+                (self.session.bind(py), func, spread, positions, returned),
+            )?
+            .extract()?;
+        let kernel = Arc::new(Kernel { id, results, codes });
+        let mut kernels = recorded.kernels.lock().map_err(poisoned)?;
+        Ok(Arc::clone(
+            kernels.entry(call.shape.clone()).or_insert(kernel),
+        ))
+    }
+}
+
+/// The call's arguments in schema order, tensor lists spread out, each
+/// with its parameter's access code.
+fn spread<'py>(
+    recorded: &Recorded,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Call<'py>> {
+    let mut call = Call {
+        values: Vec::with_capacity(recorded.params.len()),
+        codes: Vec::with_capacity(recorded.params.len()),
+        shape: Shape::new(),
+    };
+    for (i, (name, code)) in recorded.params.iter().enumerate() {
+        let value = if i < args.len() {
+            Some(args.get_item(i)?)
+        } else if let Some(kwargs) = kwargs {
+            kwargs.get_item(name.bind(args.py()))?
+        } else {
+            None
+        };
+        let Some(value) = value else {
+            call.shape.push(ABSENT);
+            continue;
+        };
+        let list = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+        let items: Vec<Bound<'py, PyAny>> = if list {
+            value.try_iter()?.collect::<PyResult<_>>()?
+        } else {
+            Vec::new()
+        };
+        let mut has_tensor = false;
+        for item in &items {
+            has_tensor |= is_tensor(item)?;
+        }
+        if has_tensor {
+            call.shape.push(items.len() as i32);
+            call.codes.extend(std::iter::repeat_n(*code, items.len()));
+            call.values.extend(items);
+        } else {
+            call.shape.push(ONE);
+            call.codes.push(*code);
+            call.values.push(value);
+        }
+    }
+    Ok(call)
+}

@@ -1,0 +1,58 @@
+"""What the recorder benchmarks share: recording modes measured in turns
+beside the unrecorded program, and the statistics of their ratios."""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import tempfile
+from collections.abc import Callable
+
+import tritontui
+
+
+def median_interval(values: list[float]) -> tuple[float, float]:
+    """A 95% confidence interval for the median of ``values``, from their
+    order statistics (no assumption about their distribution)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    half_width = 0.98 * math.sqrt(n)
+    low = max(0, math.floor(n / 2 - half_width) - 1)
+    high = min(n - 1, math.ceil(n / 2 + 1 + half_width) - 1)
+    return ordered[low], ordered[high]
+
+
+def take_turns(
+    modes: dict[str, dict | None], measure: Callable[[], float], rounds: int
+) -> dict[str, list[float]]:
+    """Seconds per step of each mode (None: unrecorded; else the options
+    of ``tritontui.record``), ``rounds`` times each. The host's speed
+    drifts from minute to minute: the modes take turns, in reverse order
+    every other round, so that a steady drift favours none."""
+    times: dict[str, list[float]] = {label: [] for label in modes}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.msgpack")
+        for round_ in range(rounds):
+            order = list(modes.items())
+            for label, options in order if round_ % 2 == 0 else order[::-1]:
+                if options is None:
+                    times[label].append(measure())
+                    continue
+                with tritontui.record(path, **options):
+                    times[label].append(measure())
+    return times
+
+
+def paired_ratios(times: dict[str, list[float]], base: str) -> dict[str, list[float]]:
+    """Each mode's per-round ratios to mode ``base`` in the same round."""
+    return {
+        label: [t / b for t, b in zip(seen, times[base], strict=True)]
+        for label, seen in times.items()
+    }
+
+
+def summary(ratios: list[float]) -> str:
+    """``1.23x (1.20-1.27x)``: the median ratio and its 95% interval."""
+    low, high = median_interval(ratios)
+    return f"{statistics.median(ratios):5.2f}x ({low:.2f}-{high:.2f}x)"

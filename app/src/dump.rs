@@ -44,6 +44,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "hash": h.options.hash, "hash_inputs": h.options.hash_inputs, "hash_outputs": h.options.hash_outputs,
             "stats": h.options.stats, "aten": h.options.aten, "kernels": h.options.kernels,
             "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
+            "inherited_hashes": h.options.inherited_hashes,
         },
     }))?;
     for p in &trace.processes {
@@ -80,7 +81,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                     ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
                     ArgRef::Tensor(t) => json!({
                         "name": name, "access": io, "dtype": t.layout.dtype, "shape": t.layout.shape,
-                        "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written, "allocated": t.allocated,
+                        "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written, "allocated": t.allocated, "inherited": t.inherited,
                         "pre": t.pre.map(hex), "post": t.post.map(hex),
                         "stats": t.stats.map(|s| json!({"min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf})),
                     }),

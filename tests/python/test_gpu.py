@@ -14,6 +14,7 @@ import pytest
 import torch
 import tritontui
 from conftest import Paused, attach, binary, diff, launches
+from test_recorded_meaning import assert_inherited_hashes_are_exact
 
 pytestmark = pytest.mark.gpu
 
@@ -319,3 +320,9 @@ def test_a_reduce_overhead_compile_is_recorded_launch_by_launch(tmp_path: Path) 
     triton = [r for r in launches(path) if r["backend"] == "triton"]
     assert len(triton) == 4, [r["kernel"] for r in triton]
     assert all(a["post"] is not None for r in triton for a in r["args"] if "dtype" in a)
+
+
+def test_hashes_taken_from_the_data_flow_are_the_device_hashes_themselves(
+    run_program, tmp_path: Path
+) -> None:
+    assert_inherited_hashes_are_exact(run_program, tmp_path, "cuda")

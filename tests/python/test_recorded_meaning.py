@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 import tritontui
-from conftest import dump, launches
+from conftest import diff, dump, launches
 from tritontui import _access, _host, _unwritten
 
 
@@ -125,3 +125,48 @@ def test_eager_ops_are_recorded_with_their_arguments_and_ops_on_no_tensor_are_no
     assert cat["args"][-1]["name"] == "result" and cat["args"][-1]["access"] == "out"
     item = next(r for r in recorded if r["kernel"] == "aten::_local_scalar_dense")
     assert item["args"][0]["access"] == "in"
+
+
+def test_hashes_taken_from_the_data_flow_are_the_hashes_themselves(
+    run_program, tmp_path: Path
+) -> None:
+    # Inside a graph call, a view's bytes before a launch are known from
+    # the launch that last touched them or from the call's entry: the
+    # trace marks them inherited and the reader fills them in. Recorded
+    # again hashing every input, each inherited hash is the hash itself.
+    assert_inherited_hashes_are_exact(run_program, tmp_path, "cpu")
+
+
+def assert_inherited_hashes_are_exact(run_program, tmp_path: Path, device: str) -> None:
+    """Records ``views_in_a_graph.py`` on ``device`` with inherited hashes
+    and hashing every input, and compares the two traces."""
+    run_program("views_in_a_graph.py", "inherited.msgpack", device)
+    run_program(
+        "views_in_a_graph.py",
+        "hashed.msgpack",
+        device,
+        env={"TRITONTUI_HASH_EVERY_INPUT": "1"},
+    )
+    inherited, hashed = (
+        launches(tmp_path / "inherited.msgpack"),
+        launches(tmp_path / "hashed.msgpack"),
+    )
+    assert [r["kernel"] for r in inherited] == [r["kernel"] for r in hashed]
+    taken = 0
+    for a, b in zip(inherited, hashed, strict=True):
+        for x, y in zip(a["args"], b["args"], strict=True):
+            assert not y.get("inherited"), y
+            if x.get("inherited"):
+                taken += 1
+                assert x["pre"] is not None and x["pre"] == y["pre"], (a["kernel"], x, y)
+            if "dtype" in x and x["access"] != "out":
+                assert x["post"] == y["post"], (a["kernel"], x, y)
+    assert taken >= 15, taken
+    # In place: the updated input's hash before its kernel is the entry's.
+    update = next(r for r in inherited if "copy_" in r["kernel"])
+    assert any(x.get("inherited") and x["access"] == "in" for x in update["args"]), update
+    # A transposed view is another view of the bytes: hashed.
+    second_mm = [r for r in inherited if r["kernel"] == "aten::mm.out"][1]
+    assert not any(x.get("inherited") for x in second_mm["args"]), second_mm
+    status, _ = diff(tmp_path / "inherited.msgpack", tmp_path / "hashed.msgpack")
+    assert status == 0

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 4;
+pub const SCHEMA_MINOR: u32 = 5;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -213,6 +213,10 @@ pub struct RecordOptions {
     /// Whether CUDA graphs were turned off so that launches could be seen.
     #[serde(default)]
     pub cuda_graphs_disabled: bool,
+    /// Whether a launch inside a graph call may have taken its hashes
+    /// before from the data flow (1.5, [`TensorArg::INHERITED`]).
+    #[serde(default)]
+    pub inherited_hashes: bool,
 }
 
 fn default_hash() -> String {
@@ -233,6 +237,7 @@ impl Default for RecordOptions {
             aten: false,
             kernels: default_glob(),
             cuda_graphs_disabled: false,
+            inherited_hashes: false,
         }
     }
 }
@@ -423,6 +428,10 @@ impl TensorArg {
     /// left its bytes as they were (an allocation, or an output an
     /// operation returns unwritten), so it is not hashed.
     pub const ALLOCATED: u64 = 2;
+    /// Flag bit (1.5): the bytes before the launch were not hashed; they
+    /// are those the same view held when last hashed in this graph call
+    /// (see `known_views`), and a reader takes `pre` from there.
+    pub const INHERITED: u64 = 4;
 
     /// Whether the written flag is set.
     pub fn written(&self) -> bool {
@@ -432,6 +441,11 @@ impl TensorArg {
     /// Whether the allocated flag is set.
     pub fn allocated(&self) -> bool {
         self.flags & Self::ALLOCATED != 0
+    }
+
+    /// Whether the inherited flag is set.
+    pub fn inherited(&self) -> bool {
+        self.flags & Self::INHERITED != 0
     }
 }
 

@@ -5,6 +5,7 @@ use crate::format::{
     KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record,
     ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
 };
+use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -96,6 +97,7 @@ const HAS_POST: u8 = 4;
 const SCALAR: u8 = 8;
 const HAS_STATS: u8 = 16;
 const ALLOCATED: u8 = 32;
+const INHERITED: u8 = 64;
 
 /// A borrowed, decoded view of an [`Arg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,6 +126,10 @@ pub struct TensorRef<'t> {
     /// The launch handed out this memory without writing it: its bytes
     /// after the launch are whatever the memory held.
     pub allocated: bool,
+    /// `pre` was not hashed before the launch but taken from the data
+    /// flow: the same view's hash after the launch that last touched it
+    /// in this graph call, or on the call's entry (`known_views`).
+    pub inherited: bool,
     /// Summary statistics, if computed.
     pub stats: Option<Stats>,
 }
@@ -445,8 +451,9 @@ impl Trace {
         )
     }
 
-    /// The tensors of a graph call, as graph inputs named by the graph.
-    fn add_call(&mut self, call: CallRecord, ids: &Ids) -> Result<(), String> {
+    /// The tensors of a graph call, as graph inputs named by the graph;
+    /// the first record of a call starts what is known of its views.
+    fn add_call(&mut self, call: CallRecord, ids: &mut Ids) -> Result<(), String> {
         let graph = ids
             .graphs
             .get(call.graph)
@@ -473,6 +480,23 @@ impl Trace {
                 t,
                 ids,
             )?;
+        }
+        if call.first == 0 {
+            ids.known.clear();
+        }
+        for arg in &call.args {
+            let ArgValue::Tensor(t) = arg else { continue };
+            let span = ids
+                .layouts
+                .get(t.layout)
+                .map_or(0, |i| self.layouts[i as usize].span);
+            ids.known.input(Touched {
+                ptr: t.ptr,
+                span,
+                layout: t.layout,
+                allocated: false,
+                value: t.pre,
+            });
         }
         Ok(())
     }
@@ -524,7 +548,7 @@ impl Trace {
         Ok(())
     }
 
-    fn add_launch(&mut self, launch: LaunchRecord, ids: &Ids) -> Result<(), String> {
+    fn add_launch(&mut self, launch: LaunchRecord, ids: &mut Ids) -> Result<(), String> {
         let kernel = ids.kernels.get(launch.kernel).ok_or_else(|| {
             format!(
                 "launch {} refers to kernel {}, which is not defined before it",
@@ -541,6 +565,7 @@ impl Trace {
         let mut grid = [1u64; 3];
         grid[..launch.grid.len()].copy_from_slice(&launch.grid);
         let args_start = index(self.args.len())?;
+        let mut touched = Vec::new();
         for value in launch.args {
             let arg = match value {
                 ArgValue::Scalar(scalar) => {
@@ -561,12 +586,31 @@ impl Trace {
                         )
                     })?;
                     let mut flags = 0;
+                    let mut t = t;
+                    if t.inherited() {
+                        flags |= INHERITED;
+                        if t.pre.is_none() {
+                            t.pre = ids.known.get(t.ptr, t.layout).copied().flatten();
+                        }
+                        // As the recorder does for hashes it computed: a
+                        // change is a write.
+                        if t.pre.is_some() && t.post.is_some() && t.pre != t.post {
+                            flags |= WRITTEN;
+                        }
+                    }
                     if t.written() {
                         flags |= WRITTEN;
                     }
                     if t.allocated() {
                         flags |= ALLOCATED;
                     }
+                    touched.push(Touched {
+                        ptr: t.ptr,
+                        span: self.layouts[layout as usize].span,
+                        layout: t.layout,
+                        allocated: t.allocated(),
+                        value: t.post,
+                    });
                     if t.pre.is_some() {
                         flags |= HAS_PRE;
                     }
@@ -601,6 +645,7 @@ impl Trace {
             args_start,
             args_len: index(self.args.len())? - args_start,
         });
+        ids.known.after_launch(touched);
         Ok(())
     }
 
@@ -645,6 +690,7 @@ impl Trace {
             post: (a.flags & HAS_POST != 0).then_some(a.post),
             written: a.flags & WRITTEN != 0,
             allocated: a.flags & ALLOCATED != 0,
+            inherited: a.flags & INHERITED != 0,
             stats,
         })
     }
@@ -666,6 +712,8 @@ struct Ids {
     graphs: IdMap,
     /// The graphs defined so far; calls name their inputs from here.
     graph_table: Vec<LoadedGraph>,
+    /// The views known in the current graph call, with their hashes.
+    known: KnownViews<Option<u64>>,
 }
 
 /// A graph definition as calls use it.

@@ -116,10 +116,12 @@ class Session:
                 "aten": self.aten,
                 "kernels": self.kernels,
                 "cuda_graphs_disabled": self.cuda_graphs_disabled,
+                "inherited_hashes": self.inherits_hashes(),
             },
         }
         _probe_tensor_impl()
         self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
+        self.file.inherit_hashes = self.inherits_hashes()
         self.device_hashing = _tensors.gpu_hashing()
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
@@ -128,6 +130,20 @@ class Session:
         os.environ["TRITONTUI_TRACE"] = self.path
         if self.breaks is not None:
             os.environ["TRITONTUI_BREAK_ID"] = f"{os.getpid()}-{time.time_ns()}"
+
+    def inherits_hashes(self) -> bool:
+        """Whether a launch inside a graph call takes its hashes before
+        from the data flow where it can (``known_views`` in the trace
+        crate): only when every launch there is recorded (aten ops, every
+        kernel) and hashed before and after, and not turned off with
+        ``TRITONTUI_HASH_EVERY_INPUT=1``."""
+        return (
+            self.aten
+            and self.kernels == "*"
+            and self.hash_inputs
+            and self.hash_outputs
+            and os.environ.get("TRITONTUI_HASH_EVERY_INPUT") != "1"
+        )
 
     def close(self, reason: str = "exit") -> None:
         """Records the program's results (unless an internal error stopped
@@ -150,7 +166,7 @@ class Session:
         for all of the results), so every batch is described first."""
         try:
             batches = [
-                self.describe(chunk, b"i" * len(chunk), hash_pre=True)
+                self.describe(chunk, b"i" * len(chunk), hash_pre=True, inherit=False)
                 for tensors in _results.by_device(_results.live_tensors()).values()
                 for chunk in (
                     tensors[start : start + INPUTS_PER_BATCH]
@@ -262,16 +278,19 @@ class Session:
         *,
         hash_pre: bool | None = None,
         stream: int | None = None,
+        inherit: bool = True,
     ) -> Any:
         """Reads a launch's arguments before it runs (see
         ``_native.TraceFile.describe``); hashes them when the session hashes
-        inputs, unless ``hash_pre`` says otherwise."""
+        inputs, unless ``hash_pre`` says otherwise, or (when ``inherit``)
+        the data flow of the graph call running knows their bytes."""
         return self.file.describe(
             values,
             access,
             self.hash_inputs if hash_pre is None else hash_pre,
             self.device_hashing,
             stream,
+            inherit,
         )
 
     def extend(self, described: Any, values: Iterable[Any], access: bytes) -> None:
@@ -301,10 +320,15 @@ class Session:
         hash_pre = self.hash_inputs or self.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
-            described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre)
+            described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False)
             self.file.graph_call(graph, names, start, described)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)
+
+    def graph_call_end(self) -> None:
+        """The graph call whose inputs were recorded last returned."""
+        if self.file is not None:
+            self.file.graph_call_end()
 
     def gpu_failed(self, error: str) -> None:
         """Hashes CUDA tensors on the host from now on, saying why once."""

@@ -90,7 +90,7 @@ impl AllocationHook {
         };
         let mut trace = trace.bind(py).borrow_mut();
         let empty = PyList::empty(py);
-        let mut described = trace.describe(py, empty.as_any(), b"", false, false, None)?;
+        let mut described = trace.describe(py, empty.as_any(), b"", false, false, None, false)?;
         let buffers = PyList::new(py, [buffer])?;
         trace.extend(py, &mut described, buffers.as_any(), b"a")?;
         trace.launch(

@@ -248,6 +248,7 @@ impl AtenHook {
             self.options.hash_inputs && !recorded.allocates,
             device_hashing,
             None,
+            true,
         )?;
         if self.options.pauses {
             self.session

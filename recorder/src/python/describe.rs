@@ -17,6 +17,7 @@ use pyo3::types::PyType;
 use std::collections::HashMap;
 use tritontui_trace::format::{ArgValue, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
+use tritontui_trace::known_views::{KnownViews, Touched};
 
 /// How an argument is used, as the hooks pass it (one byte per argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,8 @@ struct TensorView {
     arg: usize,
     access: Access,
     hashable: bool,
+    /// Whether a hash before the launch is coming.
+    hashed_before: bool,
     /// CUDA device index, [`HOST`] or [`ELSEWHERE`].
     device: i32,
     ptr: u64,
@@ -97,10 +100,12 @@ impl Dtypes {
     }
 }
 
-/// What describing interns into: the trace's layouts and the dtype table.
+/// What describing interns into: the trace's layouts and the dtype table;
+/// and the views whose hash before a launch may be inherited, if any.
 pub struct Tables<'a> {
     pub writer: &'a mut crate::background::BackgroundWriter,
     pub dtypes: &'a mut Dtypes,
+    pub known: Option<&'a KnownViews<bool>>,
 }
 
 /// `torch.Tensor`, `torch.nn.Parameter` and `torch.strided`, looked up once.
@@ -125,6 +130,20 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
             strided: torch.getattr("strided")?.unbind(),
         })
     })
+}
+
+/// Bytes from a view's first element to one past its last.
+fn span(view: &TensorView) -> u64 {
+    if view.shape.contains(&0) {
+        return 0;
+    }
+    let last: u64 = view
+        .shape
+        .iter()
+        .zip(&view.stride)
+        .map(|(&n, &s)| (n - 1) * s)
+        .sum();
+    (last + 1) * view.itemsize
 }
 
 /// Whether `value` is a tensor (of any subclass).
@@ -236,7 +255,7 @@ impl Described {
             let value = value?;
             let code = access.get(i).copied().unwrap_or(b'i');
             let access = Access::from_code(code)?;
-            let Some(view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
+            let Some(mut view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
             else {
                 self.args
                     .push(ArgValue::Scalar(super::scalar::scalar(&value)?));
@@ -256,11 +275,16 @@ impl Described {
                 )
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let tensor_index = self.tensors.len();
-            let pre = if hash_pre && matches!(access, Access::In | Access::InOut) {
+            let wants_pre = hash_pre && matches!(access, Access::In | Access::InOut);
+            // The same view's bytes known from the data flow: not hashed again.
+            let inherited = wants_pre
+                && tables.known.and_then(|known| known.get(view.ptr, layout)) == Some(&true);
+            let pre = if wants_pre && !inherited {
                 self.hash(py, &view)?
             } else {
                 Value::Missing
             };
+            view.hashed_before = !matches!(pre, Value::Missing);
             let mut arg = TensorArg {
                 layout,
                 ptr: view.ptr,
@@ -268,7 +292,7 @@ impl Described {
                     Access::In => 0,
                     Access::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
                     Access::Out | Access::InOut => TensorArg::WRITTEN,
-                },
+                } | if inherited { TensorArg::INHERITED } else { 0 },
                 pre: None,
                 post: None,
                 stats: None,
@@ -278,6 +302,35 @@ impl Described {
             self.tensors.push(view);
         }
         Ok(())
+    }
+
+    /// What the launch left known of each tensor argument's view, after
+    /// [`Described::complete`] asked for hashes after it when `hash_post`.
+    pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
+        self.touched(|view| hash_post && view.hashable && view.access != Access::Allocated)
+    }
+
+    /// What a graph call's entry made known of its inputs' views.
+    pub fn touched_inputs(&self) -> Vec<Touched<bool>> {
+        self.touched(|view| view.hashed_before)
+    }
+
+    fn touched(&self, hashed: impl Fn(&TensorView) -> bool) -> Vec<Touched<bool>> {
+        self.tensors
+            .iter()
+            .filter_map(|view| {
+                let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
+                    return None;
+                };
+                Some(Touched {
+                    ptr: view.ptr,
+                    span: span(view),
+                    layout: arg.layout,
+                    allocated: view.access == Access::Allocated,
+                    value: hashed(view),
+                })
+            })
+            .collect()
     }
 
     /// After the launch: hashes (and summarises) what was asked.
@@ -489,6 +542,7 @@ fn read_tensor(
         arg,
         access,
         hashable: exact && meta.device != ELSEWHERE && !meta.dtype.starts_with('q'),
+        hashed_before: false,
         device: meta.device,
         ptr: meta.ptr,
         itemsize: u64::from(meta.itemsize),

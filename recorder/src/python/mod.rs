@@ -5,6 +5,7 @@
 
 mod allocation_hook;
 mod aten_hook;
+mod call_scope;
 mod capabilities;
 mod command;
 mod describe;

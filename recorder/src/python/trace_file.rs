@@ -1,8 +1,10 @@
 //! `TraceFile`: one trace written from a background thread, the process
 //! table kept current beside it.
 
+use super::call_scope::CallScope;
 use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
+use super::thread_state::thread_id;
 use crate::background::BackgroundWriter;
 use crate::procs::Watcher;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -22,6 +24,8 @@ pub(crate) struct TraceFile {
     next_seq: u64,
     /// When the session started: record times count from here.
     start: Instant,
+    /// The graph calls in progress and the views their launches touched.
+    scope: CallScope,
 }
 
 impl TraceFile {
@@ -53,6 +57,21 @@ impl TraceFile {
         Ok(Tables {
             writer,
             dtypes: &mut self.dtypes,
+            known: None,
+        })
+    }
+
+    /// [`TraceFile::tables`], with the views a launch on this thread may
+    /// inherit its hashes before from.
+    fn tables_inheriting(&mut self) -> PyResult<Tables<'_>> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
+        Ok(Tables {
+            writer,
+            dtypes: &mut self.dtypes,
+            known: self.scope.inheritable(thread_id()),
         })
     }
 }
@@ -90,6 +109,7 @@ impl TraceFile {
                 dtypes: Dtypes::default(),
                 next_seq: 0,
                 start,
+                scope: CallScope::new(),
             })
         })
     }
@@ -115,10 +135,13 @@ impl TraceFile {
 
     /// Reads the arguments of a launch before it runs: `access` holds a
     /// code per argument (`i` read, `o` written, `x` both, `a` allocated),
-    /// and readable arguments are hashed when `hash_pre`. CUDA tensors are
-    /// hashed on the device on `stream` (the current stream when None)
-    /// when `device_hashing`, else copied to the host.
-    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None))]
+    /// and readable arguments are hashed when `hash_pre`, except (when
+    /// `inherit`) those whose bytes the data flow of the current graph
+    /// call already knows. CUDA tensors are hashed on the device on
+    /// `stream` (the current stream when None) when `device_hashing`, else
+    /// copied to the host.
+    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true))]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn describe(
         &mut self,
         py: Python<'_>,
@@ -127,17 +150,15 @@ impl TraceFile {
         hash_pre: bool,
         device_hashing: bool,
         stream: Option<u64>,
+        inherit: bool,
     ) -> PyResult<Described> {
         guard(|| {
-            Described::new(
-                py,
-                self.tables()?,
-                values,
-                access,
-                hash_pre,
-                device_hashing,
-                stream,
-            )
+            let tables = if inherit {
+                self.tables_inheriting()?
+            } else {
+                self.tables()?
+            };
+            Described::new(py, tables, values, access, hash_pre, device_hashing, stream)
         })
     }
 
@@ -172,6 +193,7 @@ impl TraceFile {
             self.next_seq += 1;
             let ts = self.now();
             described.complete(py, hash_post, stats)?;
+            self.scope.after_launch(described.touched_after(hash_post));
             let launch = LaunchRecord {
                 seq,
                 kernel,
@@ -220,6 +242,10 @@ impl TraceFile {
         described: &mut Described,
     ) -> PyResult<()> {
         guard(|| {
+            if first == 0 {
+                self.scope.begin(thread_id());
+            }
+            self.scope.inputs(described.touched_inputs());
             let graph = self
                 .writer()?
                 .graph(graph, || {
@@ -237,6 +263,20 @@ impl TraceFile {
             };
             self.queue(Record::Call(call), described)
         })
+    }
+
+    /// The graph call whose inputs were queued last on this thread
+    /// returned.
+    fn graph_call_end(&mut self) {
+        self.scope.end();
+    }
+
+    /// Whether a launch inside a graph call may take its hashes before
+    /// from the data flow: only when every launch there is recorded and
+    /// hashed before and after (the session's choice).
+    #[setter]
+    fn set_inherit_hashes(&mut self, enabled: bool) {
+        self.scope.enabled = enabled;
     }
 
     /// Queues the tensors of one device still alive as recording stops

@@ -257,6 +257,7 @@ impl TritonHook {
             self.options.hash_inputs,
             device_hashing,
             stream,
+            true,
         )?;
         if self.options.pauses {
             self.session

@@ -47,6 +47,7 @@ def install() -> None:
 
     def call(self: Any, inputs: Any) -> Any:
         session = _active.active()
+        recorded = False
         if session is not None:
             try:
                 known = _GRAPHS.get(id(self))
@@ -59,9 +60,17 @@ def install() -> None:
                     _TOLD.add((id(session), id(self)))
                     _say_unrecorded(session, graph)
                 session.graph_inputs(graph, names, list(inputs))
+                recorded = True
             except Exception as e:
                 session.fail(e)
-        return _ORIGINAL(self, inputs)
+        try:
+            return _ORIGINAL(self, inputs)
+        finally:
+            if recorded:
+                try:
+                    session.graph_call_end()
+                except Exception as e:
+                    session.fail(e)
 
     CompiledFxGraph.__call__ = call
 

@@ -1,0 +1,84 @@
+//! Which compiled graph call is running, and what is known of the views
+//! its launches touched (`tritontui_trace::known_views`): inside one call
+//! on one thread, a launch's hash before it is redundant when the same
+//! view was hashed after the launch that last touched it (or on the
+//! call's entry), and the trace marks it *inherited* instead.
+
+use tritontui_trace::known_views::{KnownViews, Touched};
+
+/// The graph calls in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Calls {
+    None,
+    /// One call, on this thread.
+    One {
+        thread: u64,
+    },
+    /// Calls nested or on several threads at once (this many): nothing
+    /// is inherited until all of them have ended.
+    Several(u32),
+}
+
+/// The graph calls of one trace and what their launches touched.
+pub struct CallScope {
+    /// Whether hashes may be inherited at all: only when every launch
+    /// inside a call is recorded (aten ops on, every kernel) and hashed
+    /// before and after.
+    pub enabled: bool,
+    calls: Calls,
+    /// Views whose hash after their last launch (or on entry) is coming.
+    known: KnownViews<bool>,
+}
+
+impl CallScope {
+    /// No call in progress, inheriting nothing until enabled.
+    pub fn new() -> CallScope {
+        CallScope {
+            enabled: false,
+            calls: Calls::None,
+            known: KnownViews::default(),
+        }
+    }
+
+    /// A graph call begins on `thread`, its inputs about to be recorded.
+    pub fn begin(&mut self, thread: u64) {
+        self.known.clear();
+        self.calls = match self.calls {
+            Calls::None => Calls::One { thread },
+            Calls::One { .. } => Calls::Several(2),
+            Calls::Several(n) => Calls::Several(n + 1),
+        };
+    }
+
+    /// A graph call ended.
+    pub fn end(&mut self) {
+        self.calls = match self.calls {
+            Calls::None | Calls::One { .. } | Calls::Several(1) => Calls::None,
+            Calls::Several(n) => Calls::Several(n - 1),
+        };
+        if self.calls == Calls::None {
+            self.known.clear();
+        }
+    }
+
+    /// What a launch on `thread` may inherit from: the known views, while
+    /// inheriting is on and a single call runs on this thread.
+    pub fn inheritable(&self, thread: u64) -> Option<&KnownViews<bool>> {
+        (self.enabled && self.calls == Calls::One { thread }).then_some(&self.known)
+    }
+
+    /// A graph call's inputs as it recorded them.
+    pub fn inputs(&mut self, inputs: impl IntoIterator<Item = Touched<bool>>) {
+        if matches!(self.calls, Calls::One { .. }) {
+            inputs.into_iter().for_each(|t| self.known.input(t));
+        }
+    }
+
+    /// A launch recorded while a single call runs (on any thread: the
+    /// reader applies every launch too).
+    pub fn after_launch(&mut self, args: impl IntoIterator<Item = Touched<bool>>) {
+        if matches!(self.calls, Calls::One { .. }) {
+            self.known.after_launch(args);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The views of memory whose bytes are known within one compiled graph
+//! call: where a launch's hash before it can be taken from the data flow
+//! instead of computed (format 1.5, the *inherited* flag).
+//!
+//! Inside a graph call only Inductor's generated wrapper runs, and with
+//! aten ops recorded every write it makes is a recorded launch. So the
+//! bytes a launch reads through a view were last hashed when the graph
+//! was called (an input) or after the launch that last touched them,
+//! unless some launch since touched overlapping bytes through another
+//! view. The recorder uses this table to skip such hashes; the reader
+//! fills them in from it. Both apply the same events in the same order
+//! (see [`KnownViews::after_launch`]), so they agree.
+
+/// What is known of the views touched since the last graph call began,
+/// with a value per view: the recorder keeps whether a hash of them is
+/// coming, the reader the hash itself.
+#[derive(Debug, Clone)]
+pub struct KnownViews<T> {
+    views: Vec<KnownView<T>>,
+}
+
+#[derive(Debug, Clone)]
+struct KnownView<T> {
+    ptr: u64,
+    end: u64,
+    layout: u64,
+    value: T,
+}
+
+/// One tensor argument of a launch as [`KnownViews::after_launch`] needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Touched<T> {
+    /// Address of the first element.
+    pub ptr: u64,
+    /// Bytes from the first element to one past the last.
+    pub span: u64,
+    /// Layout id.
+    pub layout: u64,
+    /// The launch handed this memory out without writing it.
+    pub allocated: bool,
+    /// What is known of the view's bytes after the launch.
+    pub value: T,
+}
+
+impl<T> Default for KnownViews<T> {
+    fn default() -> Self {
+        KnownViews { views: Vec::new() }
+    }
+}
+
+impl<T> KnownViews<T> {
+    /// Forgets everything: a graph call begins (or ends).
+    pub fn clear(&mut self) {
+        self.views.clear();
+    }
+
+    /// What is known of the bytes of the view `layout` at `ptr`.
+    pub fn get(&self, ptr: u64, layout: u64) -> Option<&T> {
+        self.views
+            .iter()
+            .rev()
+            .find(|v| v.ptr == ptr && v.layout == layout)
+            .map(|v| &v.value)
+    }
+
+    /// A graph input, as the call hashed it on entry.
+    pub fn input(&mut self, touched: Touched<T>) {
+        self.set(touched);
+    }
+
+    /// After a launch, each tensor argument in order: an allocation's
+    /// bytes are unknown; any other argument's view holds what the launch
+    /// left there (its hash after), and other views of overlapping bytes
+    /// are forgotten.
+    pub fn after_launch(&mut self, args: impl IntoIterator<Item = Touched<T>>) {
+        for touched in args {
+            if touched.allocated {
+                self.forget(touched.ptr, touched.span);
+            } else {
+                self.set(touched);
+            }
+        }
+    }
+
+    fn set(&mut self, touched: Touched<T>) {
+        self.forget(touched.ptr, touched.span);
+        self.views.push(KnownView {
+            ptr: touched.ptr,
+            end: touched.ptr.saturating_add(touched.span),
+            layout: touched.layout,
+            value: touched.value,
+        });
+    }
+
+    fn forget(&mut self, ptr: u64, span: u64) {
+        let end = ptr.saturating_add(span);
+        // An empty view overlaps nothing but itself.
+        self.views.retain(|v| {
+            let overlaps = if span == 0 || v.end == v.ptr {
+                v.ptr == ptr
+            } else {
+                v.ptr < end && ptr < v.end
+            };
+            !overlaps
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ptr: u64, span: u64, layout: u64, value: u64) -> Touched<u64> {
+        Touched {
+            ptr,
+            span,
+            layout,
+            value,
+            allocated: false,
+        }
+    }
+
+    #[test]
+    fn a_view_is_known_until_overlapping_bytes_are_touched() {
+        let mut known = KnownViews::default();
+        known.input(at(100, 16, 1, 7));
+        assert_eq!(known.get(100, 1), Some(&7));
+        assert_eq!(known.get(100, 2), None, "another view of the same bytes");
+        // A launch reads the view and writes elsewhere.
+        known.after_launch([at(100, 16, 1, 7), at(200, 8, 3, 9)]);
+        assert_eq!((known.get(100, 1), known.get(200, 3)), (Some(&7), Some(&9)));
+        // Another view of the same bytes is written: the first is forgotten.
+        known.after_launch([at(104, 4, 4, 5)]);
+        assert_eq!((known.get(100, 1), known.get(104, 4)), (None, Some(&5)));
+        assert_eq!(
+            known.get(200, 3),
+            Some(&9),
+            "bytes next to them are untouched"
+        );
+    }
+
+    #[test]
+    fn an_allocation_and_a_new_call_forget() {
+        let mut known = KnownViews::default();
+        known.after_launch([at(0, 64, 1, 1), at(64, 64, 1, 2)]);
+        known.after_launch([Touched {
+            allocated: true,
+            ..at(32, 64, 9, 0)
+        }]);
+        assert_eq!((known.get(0, 1), known.get(64, 1)), (None, None));
+        known.input(at(500, 8, 2, 3));
+        known.clear();
+        assert_eq!(known.get(500, 2), None);
+    }
+
+    #[test]
+    fn empty_views_do_not_forget_their_neighbours() {
+        let mut known = KnownViews::default();
+        known.input(at(100, 16, 1, 7));
+        known.after_launch([at(116, 0, 2, 0), at(100, 0, 3, 0)]);
+        assert_eq!(
+            known.get(100, 1),
+            None,
+            "an empty view at the same address replaces it"
+        );
+        known.input(at(200, 16, 1, 8));
+        known.after_launch([at(216, 0, 2, 0)]);
+        assert_eq!(known.get(200, 1), Some(&8));
+    }
+}

@@ -92,26 +92,29 @@ def hash_throughput() -> None:
     assert tritontui.hash_tensor(t) == tritontui.hash_tensor(t.cpu())
 
 
-def hash_counts(records: list[dict]) -> tuple[int, int]:
-    """Tensors hashed (each hash counted) and the bytes the device reads
-    to hash them, over every launch argument and graph input of a dumped
-    trace."""
+def hash_counts(records: list[dict]) -> tuple[int, int, int]:
+    """Tensors hashed (each hash counted), the bytes the device reads to
+    hash them, and the hashes before a launch taken from the data flow
+    instead (inherited, not hashed), over every launch argument and graph
+    input of a dumped trace."""
 
     def nbytes(arg: dict) -> int:
         itemsize = torch.empty(0, dtype=getattr(torch, arg["dtype"])).element_size()
         return math.prod(arg["shape"]) * itemsize
 
-    count = total = 0
+    count = total = inherited = 0
     for record in records:
         if record["type"] == "input" and record.get("hash") is not None:
             count += 1
             total += nbytes(record)
         for arg in record.get("args", []) if record["type"] == "launch" else []:
             if "dtype" in arg:
-                hashes = (arg.get("pre") is not None) + (arg.get("post") is not None)
+                taken = bool(arg.get("inherited"))
+                inherited += taken
+                hashes = (arg.get("pre") is not None and not taken) + (arg.get("post") is not None)
                 count += hashes
                 total += hashes * nbytes(arg)
-    return count, total
+    return count, total, inherited
 
 
 def dumped(path: str) -> list[dict]:
@@ -179,7 +182,7 @@ METADATA_ONLY = {
 def transformer(dtype: torch.dtype) -> None:
     step = compiled_step(dtype)
     times = take_turns({"unrecorded": None, **MODES}, lambda: cuda_time(step, 10), ROUNDS)
-    counts: dict[str, tuple[int, int, int]] = {}
+    counts: dict[str, tuple[int, int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
         for label, options in MODES.items():
@@ -203,12 +206,12 @@ def transformer(dtype: torch.dtype) -> None:
     )
     print(
         f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9}"
-        f" {'us/launch':>10} {'hashes':>7} {'GB':>6} {'us/hash':>8}"
+        f" {'us/launch':>10} {'hashes':>7} {'GB':>6} {'us/hash':>8} {'inherited':>9}"
     )
     ratios = paired_ratios(times, "unrecorded")
     medians = {label: statistics.median(seen) for label, seen in times.items()}
     for label in MODES:
-        launches, hashes, hashed = counts[label]
+        launches, hashes, hashed, inherited = counts[label]
         per_launch = (medians[label] - plain) / launches * 1e6
         # What hashing adds to the same mode's metadata-only step, per hash.
         meta = METADATA_ONLY.get(label)
@@ -218,14 +221,15 @@ def transformer(dtype: torch.dtype) -> None:
         print(
             f"  {label:40} {medians[label] * 1e3:8.2f} {summary(ratios[label])}"
             f" {launches:9d} {per_launch:10.2f} {hashes:7d}"
-            f" {hashed / 1e9:6.2f} {per_hash}"
+            f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d}"
         )
     for label, seconds in debug:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
     print(
         f"  (recorded rows: the median of {ROUNDS} per-round ratios to the unrecorded step,"
         " with a 95% interval of that median; us/launch: time added per recorded launch;"
-        " us/hash: time hashing adds to the same mode's metadata-only step, per hash)"
+        " us/hash: time hashing adds to the same mode's metadata-only step, per hash;"
+        " inherited: hashes before a launch taken from the data flow, not computed)"
     )
 
 

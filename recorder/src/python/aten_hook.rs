@@ -11,9 +11,8 @@
 //! stops recording; the op itself always runs, once.
 
 use super::describe::{Described, is_tensor};
-use super::thread_state::{in_launch, thread_id};
-use super::trace_file::TraceFile;
-use pyo3::exceptions::PyRuntimeError;
+use super::hook_session::{HookSession, poisoned};
+use super::thread_state::in_launch;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -62,32 +61,16 @@ type Shape = SmallVec<[i32; 16]>;
 const ABSENT: i32 = -2;
 const ONE: i32 = -1;
 
-/// The session's choices, fixed while it records.
-#[derive(Clone, Copy)]
-struct Options {
-    hash_inputs: bool,
-    hash_outputs: bool,
-    stats: bool,
-    pauses: bool,
-}
-
 /// `__torch_dispatch__` of the aten recorder of one session, bound to the
 /// mode as a method: called as `hook(mode, func, types, args, kwargs)`.
 #[pyclass(module = "tritontui._native", frozen)]
 pub struct AtenHook {
-    /// The Python session (for `fail`, `before_launch`, `gpu_failed`).
-    session: Py<PyAny>,
-    trace: Py<TraceFile>,
+    session: HookSession,
     /// `tritontui._active`, whose `_ACTIVE` says which session records.
     active: Py<PyAny>,
     /// `tritontui.hooks.aten`: `plan`, `define` and `result_codes`.
     helpers: Py<PyAny>,
-    options: Options,
     plans: Mutex<FxHashMap<usize, Arc<Plan>>>,
-}
-
-fn poisoned<T>(_: T) -> PyErr {
-    PyRuntimeError::new_err("poisoned lock")
 }
 
 /// The arguments of one call, spread as the trace records them.
@@ -104,20 +87,11 @@ impl AtenHook {
     /// (`device_hashing` at every op).
     #[new]
     fn new(py: Python<'_>, session: Py<PyAny>, helpers: Py<PyAny>) -> PyResult<Self> {
-        let s = session.bind(py);
-        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
         Ok(AtenHook {
-            trace: s.getattr("file")?.extract()?,
+            session: HookSession::new(py, session)?,
             active: py.import("tritontui._active")?.unbind().into_any(),
             helpers,
-            options: Options {
-                hash_inputs: flag("hash_inputs")?,
-                hash_outputs: flag("hash_outputs")?,
-                stats: flag("stats")?,
-                pauses: !s.getattr("breaks")?.is_none(),
-            },
             plans: Mutex::new(FxHashMap::default()),
-            session,
         })
     }
 
@@ -139,7 +113,7 @@ impl AtenHook {
         let plan = match self.plan(py, func) {
             Ok(plan) => plan,
             Err(e) => {
-                self.fail(py, e);
+                self.session.fail(py, e);
                 return Ok(func.call(&args, kwargs)?.unbind());
             }
         };
@@ -151,7 +125,7 @@ impl AtenHook {
         let (call, mut described) = match before {
             Ok(before) => before,
             Err(e) => {
-                self.fail(py, e);
+                self.session.fail(py, e);
                 return Ok(run.call(&args, kwargs)?.unbind());
             }
         };
@@ -166,7 +140,7 @@ impl AtenHook {
             &out,
             &mut described,
         ) {
-            self.fail(py, e);
+            self.session.fail(py, e);
         }
         Ok(out.unbind())
     }
@@ -181,16 +155,7 @@ impl AtenHook {
                 .active
                 .bind(py)
                 .getattr(intern!(py, "_ACTIVE"))
-                .is_ok_and(|active| active.is(self.session.bind(py)))
-    }
-
-    fn fail(&self, py: Python<'_>, error: PyErr) {
-        // `fail` warns once and stops recording; if even that fails there
-        // is nothing left to tell.
-        let _ = self
-            .session
-            .bind(py)
-            .call_method1(intern!(py, "fail"), (error,));
+                .is_ok_and(|active| active.is(self.session.python.bind(py)))
     }
 
     /// The op's plan: cached, or asked of Python at its first call.
@@ -209,7 +174,7 @@ impl AtenHook {
         let (run, name, params, allocates, checks_unwritten): Answer = self
             .helpers
             .bind(py)
-            .call_method1(intern!(py, "plan"), (self.session.bind(py), func))?
+            .call_method1(intern!(py, "plan"), (self.session.python.bind(py), func))?
             .extract()?;
         let plan = Arc::new(Plan {
             _func: func.clone().unbind(),
@@ -235,26 +200,14 @@ impl AtenHook {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<(Call<'py>, Described)> {
         let call = spread(recorded, args, kwargs)?;
-        // The session turns it off when device hashing fails anywhere.
-        let device_hashing: bool = self
-            .session
-            .bind(py)
-            .getattr(intern!(py, "device_hashing"))?
-            .extract()?;
-        let described = self.trace.bind(py).borrow_mut().describe(
+        let described = self.session.before(
             py,
             PyList::new(py, &call.values)?.as_any(),
             &call.codes,
-            self.options.hash_inputs && !recorded.allocates,
-            device_hashing,
+            self.session.hash_inputs && !recorded.allocates,
             None,
-            true,
+            &recorded.name,
         )?;
-        if self.options.pauses {
-            self.session
-                .bind(py)
-                .call_method1(intern!(py, "before_launch"), (&recorded.name,))?;
-        }
         Ok((call, described))
     }
 
@@ -306,25 +259,15 @@ impl AtenHook {
         } else {
             kernel.codes.clone()
         };
-        let mut trace = self.trace.bind(py).borrow_mut();
-        trace.extend(py, described, PyList::new(py, &results)?.as_any(), &codes)?;
-        trace.launch(
+        let results = PyList::new(py, &results)?;
+        self.session.after(
             py,
             described,
+            Some((results.as_any(), &codes)),
             kernel.id,
             Vec::new(),
             0,
-            thread_id(),
-            self.options.hash_outputs,
-            self.options.stats,
-        )?;
-        drop(trace);
-        if let Some(error) = described.gpu_error() {
-            self.session
-                .bind(py)
-                .call_method1(intern!(py, "gpu_failed"), (error,))?;
-        }
-        Ok(())
+        )
     }
 
     /// The kernel of this op called with this shape: cached, or defined by
@@ -348,7 +291,13 @@ impl AtenHook {
             .bind(py)
             .call_method1(
                 intern!(py, "define"),
-                (self.session.bind(py), func, spread, positions, returned),
+                (
+                    self.session.python.bind(py),
+                    func,
+                    spread,
+                    positions,
+                    returned,
+                ),
             )?
             .extract()?;
         let kernel = Arc::new(Kernel { id, results, codes });

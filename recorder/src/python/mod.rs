@@ -11,6 +11,7 @@ mod command;
 mod describe;
 mod gpu_batch;
 mod guard;
+mod hook_session;
 mod host;
 mod pause;
 mod scalar;

@@ -48,8 +48,10 @@ impl TraceFile {
         .map_err(io_error)
     }
 
-    /// The writer and the dtype table, borrowed together.
-    fn tables(&mut self) -> PyResult<Tables<'_>> {
+    /// The writer and the dtype table, borrowed together (with the views
+    /// a launch on this thread may inherit its hashes before from, when
+    /// `inheriting`).
+    fn tables(&mut self, inheriting: bool) -> PyResult<Tables<'_>> {
         let writer = self
             .writer
             .as_mut()
@@ -57,21 +59,11 @@ impl TraceFile {
         Ok(Tables {
             writer,
             dtypes: &mut self.dtypes,
-            known: None,
-        })
-    }
-
-    /// [`TraceFile::tables`], with the views a launch on this thread may
-    /// inherit its hashes before from.
-    fn tables_inheriting(&mut self) -> PyResult<Tables<'_>> {
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
-        Ok(Tables {
-            writer,
-            dtypes: &mut self.dtypes,
-            known: self.scope.inheritable(thread_id()),
+            known: if inheriting {
+                self.scope.inheritable(thread_id())
+            } else {
+                None
+            },
         })
     }
 }
@@ -153,11 +145,7 @@ impl TraceFile {
         inherit: bool,
     ) -> PyResult<Described> {
         guard(|| {
-            let tables = if inherit {
-                self.tables_inheriting()?
-            } else {
-                self.tables()?
-            };
+            let tables = self.tables(inherit)?;
             Described::new(py, tables, values, access, hash_pre, device_hashing, stream)
         })
     }
@@ -170,7 +158,7 @@ impl TraceFile {
         values: &Bound<'_, PyAny>,
         access: &[u8],
     ) -> PyResult<()> {
-        guard(|| described.add(py, self.tables()?, values, access, false))
+        guard(|| described.add(py, self.tables(false)?, values, access, false))
     }
 
     /// Queues a launch after it ran and returns its sequence number: its

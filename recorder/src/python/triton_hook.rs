@@ -10,9 +10,8 @@
 //! session's `fail`, which stops recording; the launch itself always runs.
 
 use super::describe::Described;
-use super::thread_state::{Inside, thread_id};
-use super::trace_file::TraceFile;
-use pyo3::exceptions::PyRuntimeError;
+use super::hook_session::{HookSession, poisoned};
+use super::thread_state::Inside;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
@@ -69,25 +68,13 @@ impl Last {
 /// The integer scalar arguments of a launch, which its grid depends on.
 type Sizes = SmallVec<[i64; 4]>;
 
-/// The session's choices, fixed while it records.
-#[derive(Clone, Copy)]
-struct Options {
-    hash_inputs: bool,
-    hash_outputs: bool,
-    stats: bool,
-    pauses: bool,
-}
-
 /// The replacement of `CachingAutotuner.run` for one recording session.
 #[pyclass(module = "tritontui._native", frozen)]
 pub struct TritonHook {
     original: Py<PyAny>,
-    /// The Python session (for `fail`, `before_launch`, `gpu_failed`).
-    session: Py<PyAny>,
-    trace: Py<TraceFile>,
+    session: HookSession,
     /// `tritontui.hooks.triton`: `prepare`, `define` and `grid`.
     helpers: Py<PyAny>,
-    options: Options,
     statics: Mutex<FxHashMap<usize, Static>>,
 }
 
@@ -96,10 +83,6 @@ pub struct TritonHook {
 pub struct BoundRun {
     hook: Py<TritonHook>,
     autotuner: Py<PyAny>,
-}
-
-fn poisoned<T>(_: T) -> PyErr {
-    PyRuntimeError::new_err("poisoned lock")
 }
 
 #[pymethods]
@@ -114,20 +97,11 @@ impl TritonHook {
         session: Py<PyAny>,
         helpers: Py<PyAny>,
     ) -> PyResult<Self> {
-        let s = session.bind(py);
-        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
         Ok(TritonHook {
             original,
-            trace: s.getattr("file")?.extract()?,
+            session: HookSession::new(py, session)?,
             helpers,
-            options: Options {
-                hash_inputs: flag("hash_inputs")?,
-                hash_outputs: flag("hash_outputs")?,
-                stats: flag("stats")?,
-                pauses: !s.getattr("breaks")?.is_none(),
-            },
             statics: Mutex::new(FxHashMap::default()),
-            session,
         })
     }
 
@@ -192,7 +166,7 @@ impl BoundRun {
             Ok(Some(before)) => before,
             Ok(None) => return hook.call_original(py, autotuner, args, kwargs),
             Err(e) => {
-                hook.fail(py, e);
+                hook.session.fail(py, e);
                 return hook.call_original(py, autotuner, args, kwargs);
             }
         };
@@ -201,7 +175,7 @@ impl BoundRun {
             hook.call_original(py, autotuner, args, kwargs)?
         };
         if let Err(e) = hook.after(py, autotuner, args, &fixed, stream_handle, &mut described) {
-            hook.fail(py, e);
+            hook.session.fail(py, e);
         }
         Ok(result)
     }
@@ -222,15 +196,6 @@ impl TritonHook {
         Ok(self.original.bind(py).call(all, kwargs)?.unbind())
     }
 
-    fn fail(&self, py: Python<'_>, error: PyErr) {
-        // `fail` warns once and stops recording; if even that fails there
-        // is nothing left to tell.
-        let _ = self
-            .session
-            .bind(py)
-            .call_method1(intern!(py, "fail"), (error,));
-    }
-
     /// What is fixed for the autotuner and the launch's arguments,
     /// described; None when the kernel is not recorded.
     fn before(
@@ -244,26 +209,14 @@ impl TritonHook {
         if !fixed.wanted {
             return Ok(None);
         }
-        // The session turns it off when device hashing fails anywhere.
-        let device_hashing: bool = self
-            .session
-            .bind(py)
-            .getattr(intern!(py, "device_hashing"))?
-            .extract()?;
-        let described = self.trace.bind(py).borrow_mut().describe(
+        let described = self.session.before(
             py,
             args.as_any(),
             &fixed.codes,
-            self.options.hash_inputs,
-            device_hashing,
+            self.session.hash_inputs,
             stream,
-            true,
+            &fixed.name,
         )?;
-        if self.options.pauses {
-            self.session
-                .bind(py)
-                .call_method1(intern!(py, "before_launch"), (&fixed.name,))?;
-        }
         Ok(Some((fixed, described)))
     }
 
@@ -282,7 +235,10 @@ impl TritonHook {
         let (name, codes, wanted): (String, Vec<u8>, bool) = self
             .helpers
             .bind(py)
-            .call_method1(intern!(py, "prepare"), (autotuner, self.session.bind(py)))?
+            .call_method1(
+                intern!(py, "prepare"),
+                (autotuner, self.session.python.bind(py)),
+            )?
             .extract()?;
         let fixed = Arc::new(Fixed {
             name,
@@ -312,22 +268,8 @@ impl TritonHook {
         described: &mut Described,
     ) -> PyResult<()> {
         let (kernel, grid) = self.kernel_and_grid(py, autotuner, fixed, args)?;
-        self.trace.bind(py).borrow_mut().launch(
-            py,
-            described,
-            kernel,
-            grid,
-            stream.unwrap_or(0),
-            thread_id(),
-            self.options.hash_outputs,
-            self.options.stats,
-        )?;
-        if let Some(error) = described.gpu_error() {
-            self.session
-                .bind(py)
-                .call_method1(intern!(py, "gpu_failed"), (error,))?;
-        }
-        Ok(())
+        self.session
+            .after(py, described, None, kernel, grid, stream.unwrap_or(0))
     }
 
     /// The kernel id of the autotuner's config (its one launcher's, after
@@ -374,7 +316,7 @@ impl TritonHook {
             None => helpers
                 .call_method1(
                     intern!(py, "define"),
-                    (self.session.bind(py), autotuner, &config),
+                    (self.session.python.bind(py), autotuner, &config),
                 )?
                 .extract()?,
         };

@@ -1,0 +1,122 @@
+//! What the native hooks (`TritonHook`, `AtenHook`) share: the session
+//! they record into, its choices fixed when recording starts, and the
+//! two calls around a recorded launch (describe before it, write the
+//! record after it). Errors go to the session's `fail`, which warns once
+//! and stops recording.
+
+use super::describe::Described;
+use super::thread_state::thread_id;
+use super::trace_file::TraceFile;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+
+/// The session a native hook records into.
+pub struct HookSession {
+    /// The Python session (for `fail`, `before_launch`, `gpu_failed`,
+    /// `device_hashing`, and the hooks' helpers).
+    pub python: Py<PyAny>,
+    trace: Py<TraceFile>,
+    /// Arguments are hashed before each launch.
+    pub hash_inputs: bool,
+    hash_outputs: bool,
+    stats: bool,
+    /// Pause points are set: each launch asks the session first.
+    pauses: bool,
+}
+
+impl HookSession {
+    /// Reads the session's `file`, `hash_inputs`, `hash_outputs`, `stats`
+    /// and `breaks` now (`device_hashing` at every launch).
+    pub fn new(py: Python<'_>, session: Py<PyAny>) -> PyResult<HookSession> {
+        let s = session.bind(py);
+        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
+        Ok(HookSession {
+            trace: s.getattr("file")?.extract()?,
+            hash_inputs: flag("hash_inputs")?,
+            hash_outputs: flag("hash_outputs")?,
+            stats: flag("stats")?,
+            pauses: !s.getattr("breaks")?.is_none(),
+            python: session,
+        })
+    }
+
+    /// Hands `error` to the session, which warns once and stops recording
+    /// (if even that fails there is nothing left to tell).
+    pub fn fail(&self, py: Python<'_>, error: PyErr) {
+        let _ = self
+            .python
+            .bind(py)
+            .call_method1(intern!(py, "fail"), (error,));
+    }
+
+    /// Describes a launch's arguments before it runs (hashing them when
+    /// `hash_pre`, on `stream`), then stops at a pause point naming
+    /// `kernel` if there is one.
+    pub fn before(
+        &self,
+        py: Python<'_>,
+        values: &Bound<'_, PyAny>,
+        codes: &[u8],
+        hash_pre: bool,
+        stream: Option<u64>,
+        kernel: &str,
+    ) -> PyResult<Described> {
+        let session = self.python.bind(py);
+        // The session turns it off when device hashing fails anywhere.
+        let device_hashing: bool = session.getattr(intern!(py, "device_hashing"))?.extract()?;
+        let described = self.trace.bind(py).borrow_mut().describe(
+            py,
+            values,
+            codes,
+            hash_pre,
+            device_hashing,
+            stream,
+            true,
+        )?;
+        if self.pauses {
+            session.call_method1(intern!(py, "before_launch"), (kernel,))?;
+        }
+        Ok(described)
+    }
+
+    /// Writes the launch record after the launch, `results` (new tensors
+    /// with their access codes) added to its arguments.
+    pub fn after(
+        &self,
+        py: Python<'_>,
+        described: &mut Described,
+        results: Option<(&Bound<'_, PyAny>, &[u8])>,
+        kernel: u64,
+        grid: Vec<u64>,
+        stream: u64,
+    ) -> PyResult<()> {
+        {
+            let mut trace = self.trace.bind(py).borrow_mut();
+            if let Some((values, codes)) = results {
+                trace.extend(py, described, values, codes)?;
+            }
+            trace.launch(
+                py,
+                described,
+                kernel,
+                grid,
+                stream,
+                thread_id(),
+                self.hash_outputs,
+                self.stats,
+            )?;
+        }
+        if let Some(error) = described.gpu_error() {
+            self.python
+                .bind(py)
+                .call_method1(intern!(py, "gpu_failed"), (error,))?;
+        }
+        Ok(())
+    }
+}
+
+/// The error of a lock a panicking thread held.
+pub fn poisoned<T>(_: T) -> PyErr {
+    PyRuntimeError::new_err("poisoned lock")
+}

@@ -83,6 +83,9 @@ class Session:
             break_at = os.environ.get("TRITONTUI_BREAK") or None
         self.breaks = _pause.PausePoints(break_at) if break_at else None
         self.cuda_graphs_disabled = False
+        # Graphs whose launches no hook sees (compiled with cpp_wrapper),
+        # each told to the user and the trace once.
+        self.unrecorded_graphs: set[str] = set()
         self.failed = False
         self._last_seq = 0
         self._kernel_ids: dict[Any, int] = {}
@@ -313,15 +316,20 @@ class Session:
             self.gpu_failed(described.gpu_error)
         return seq
 
-    def graph_inputs(self, graph: str, names: list[str], inputs: list[Any]) -> None:
+    def graph_inputs(
+        self, graph: str, names: list[str], inputs: list[Any], *, all_recorded: bool = True
+    ) -> None:
         """Records the tensors a compiled graph is called with (named by
         ``names``, the graph's input names), hashed now; CUDA tensors of one
-        call share one device batch per ``INPUTS_PER_BATCH`` inputs."""
+        call share one device batch per ``INPUTS_PER_BATCH`` inputs.
+        ``all_recorded``: whether every launch the call makes is recorded
+        (not for a cpp_wrapper graph), so that its launches may take their
+        hashes before from the data flow."""
         hash_pre = self.hash_inputs or self.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
             described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False)
-            self.file.graph_call(graph, names, start, described)
+            self.file.graph_call(graph, names, start, described, all_recorded)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)
 

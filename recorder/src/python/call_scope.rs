@@ -14,8 +14,9 @@ enum Calls {
     One {
         thread: u64,
     },
-    /// Calls nested or on several threads at once (this many): nothing
-    /// is inherited until all of them have ended.
+    /// Calls nested or on several threads at once, or one whose launches
+    /// are not all recorded (this many): nothing is inherited until all
+    /// of them have ended.
     Several(u32),
 }
 
@@ -40,11 +41,15 @@ impl CallScope {
         }
     }
 
-    /// A graph call begins on `thread`, its inputs about to be recorded.
-    pub fn begin(&mut self, thread: u64) {
+    /// A graph call begins on `thread`, its inputs about to be recorded;
+    /// `all_recorded` says whether every launch it makes will be (not so
+    /// for a graph whose generated C++ launches its kernels): if not,
+    /// nothing is inherited until it ends.
+    pub fn begin(&mut self, thread: u64, all_recorded: bool) {
         self.known.clear();
         self.calls = match self.calls {
-            Calls::None => Calls::One { thread },
+            Calls::None if all_recorded => Calls::One { thread },
+            Calls::None => Calls::Several(1),
             Calls::One { .. } => Calls::Several(2),
             Calls::Several(n) => Calls::Several(n + 1),
         };

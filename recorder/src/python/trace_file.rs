@@ -221,17 +221,19 @@ impl TraceFile {
     /// its inputs described (and hashed) by `describe`: the described
     /// values are the graph's inputs from position `first` on. `names`, a
     /// list of the graph's input names, is read the first time the graph
-    /// is called.
+    /// is called. `all_recorded` says whether every launch the call makes
+    /// is recorded (not for a cpp_wrapper graph).
     fn graph_call(
         &mut self,
         graph: &str,
         names: &Bound<'_, PyAny>,
         first: u64,
         described: &mut Described,
+        all_recorded: bool,
     ) -> PyResult<()> {
         guard(|| {
             if first == 0 {
-                self.scope.begin(thread_id());
+                self.scope.begin(thread_id(), all_recorded);
             }
             self.scope.inputs(described.touched_inputs());
             let graph = self

@@ -23,10 +23,6 @@ _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args
 _GRAPHS: dict[int, tuple[list[str], bool]] = {}
 # What the Python module of a cpp_wrapper graph loads its C++ entry with.
 _CPP_WRAPPER = "CppWrapperCodeCache.load_pybinding"
-# The sessions warned that some graph's launches go unrecorded, and the
-# (session, graph) pairs whose trace says so, by id.
-_WARNED: set[int] = set()
-_TOLD: set[tuple[int, int]] = set()
 
 
 def input_names(source_code: str) -> list[str]:
@@ -56,10 +52,9 @@ def install() -> None:
                     known = _GRAPHS[id(self)] = (input_names(source), _CPP_WRAPPER in source)
                 names, cpp_wrapper = known
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
-                if cpp_wrapper and (id(session), id(self)) not in _TOLD:
-                    _TOLD.add((id(session), id(self)))
+                if cpp_wrapper and graph not in session.unrecorded_graphs:
                     _say_unrecorded(session, graph)
-                session.graph_inputs(graph, names, list(inputs))
+                session.graph_inputs(graph, names, list(inputs), all_recorded=not cpp_wrapper)
                 recorded = True
             except Exception as e:
                 session.fail(e)
@@ -88,8 +83,7 @@ def uninstall() -> None:
 def _say_unrecorded(session: Any, graph: str) -> None:
     """Tells the user (once per session) and the trace (once per graph)
     that a cpp_wrapper graph's launches are not recorded."""
-    if id(session) not in _WARNED:
-        _WARNED.add(id(session))
+    if not session.unrecorded_graphs:
         warnings.warn(
             "tritontui: a graph compiled with torch._inductor.config.cpp_wrapper=True launches "
             "its kernels from C++, which the recorder cannot see: its launches are not "
@@ -97,6 +91,7 @@ def _say_unrecorded(session: Any, graph: str) -> None:
             RuntimeWarning,
             stacklevel=4,
         )
+    session.unrecorded_graphs.add(graph)
     session.record_json(
         {
             "r": "compile",

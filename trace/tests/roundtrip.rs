@@ -7,9 +7,9 @@ use tritontui_trace::format::{
     CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
 };
 use tritontui_trace::{
-    Access, ArgDef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord, KernelDef,
-    LaunchRecord, LayoutDef, Next, Record, RecordReader, Scalar, Stats, TensorArg, Trace,
-    TraceError, TraceWriter,
+    Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
+    KernelDef, LaunchRecord, LayoutDef, Next, Record, RecordReader, Scalar, Stats, TensorArg,
+    Trace, TraceError, TraceWriter,
 };
 
 fn scalar() -> impl Strategy<Value = Scalar> {
@@ -607,4 +607,92 @@ fn a_trace_without_end_record_says_so() {
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
     assert_eq!(trace.early_end, Some(EarlyEnd::NoEndRecord));
     assert_eq!(trace.launches.len(), 3);
+}
+
+/// A tensor argument of `layout` at `ptr` with these flags and hashes.
+fn tensor(layout: u64, ptr: u64, flags: u64, pre: Option<u64>, post: Option<u64>) -> ArgValue {
+    ArgValue::Tensor(TensorArg {
+        layout,
+        ptr,
+        flags,
+        pre,
+        post,
+        stats: None,
+    })
+}
+
+#[test]
+fn inherited_hashes_are_filled_in_from_the_data_flow() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let kernel = w
+        .add_kernel(KernelDef {
+            id: 0,
+            name: "k".into(),
+            backend: "triton".into(),
+            args: Vec::new(),
+            source: None,
+            meta: BTreeMap::new(),
+            config: BTreeMap::new(),
+        })
+        .expect("kernel");
+    let rows = w.layout("float32", 4, &[8], &[1], 0).expect("layout");
+    let half = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
+    w.write(&Record::Graph(GraphDef {
+        id: 1,
+        key: "g".into(),
+        inputs: vec!["x".into()],
+    }))
+    .expect("graph");
+    let inherited = TensorArg::INHERITED;
+    // Hashed on the call's entry: x at 0x100.
+    w.write(&call(1, 0, vec![entered(rows, 0x100, 10)]))
+        .expect("call");
+    let mut launch = |seq: u64, args: Vec<ArgValue>| {
+        w.launch(&LaunchRecord {
+            seq,
+            kernel,
+            grid: vec![1],
+            stream: 0,
+            device: 0,
+            thread: 1,
+            ts: seq,
+            autotune: false,
+            args,
+        })
+        .expect("launch")
+    };
+    // Reads x (inherited from the entry) and writes y at 0x200.
+    launch(
+        1,
+        vec![
+            tensor(rows, 0x100, inherited, None, Some(10)),
+            tensor(rows, 0x200, TensorArg::WRITTEN, None, Some(20)),
+        ],
+    );
+    // Reads y (inherited from launch 1), writes the first half of x
+    // through another view, and reads x whole after that: not inherited,
+    // a reader finds nothing (and a writer would not have set the flag).
+    launch(
+        2,
+        vec![
+            tensor(rows, 0x200, inherited, None, Some(21)),
+            tensor(half, 0x100, TensorArg::WRITTEN, None, Some(30)),
+        ],
+    );
+    launch(3, vec![tensor(rows, 0x100, inherited, None, Some(40))]);
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    let args = |seq: usize| -> Vec<(Option<u64>, bool, bool)> {
+        trace
+            .args_of(&trace.launches[seq])
+            .filter_map(|a| match a {
+                ArgRef::Tensor(t) => Some((t.pre, t.inherited, t.written)),
+                ArgRef::Scalar(_) => None,
+            })
+            .collect()
+    };
+    assert_eq!(args(0), vec![(Some(10), true, false), (None, false, true)]);
+    // y's hash changed in launch 2 although it was only read: a write.
+    assert_eq!(args(1), vec![(Some(20), true, true), (None, false, true)]);
+    assert_eq!(args(2), vec![(None, true, false)]);
 }

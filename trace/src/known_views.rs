@@ -11,17 +11,22 @@
 //! fills them in from it. Both apply the same events in the same order
 //! (see [`KnownViews::after_launch`]), so they agree.
 
+use std::collections::BTreeMap;
+
 /// What is known of the views touched since the last graph call began,
 /// with a value per view: the recorder keeps whether a hash of them is
-/// coming, the reader the hash itself.
+/// coming, the reader the hash itself. The views kept never overlap
+/// (setting one forgets those it overlaps), so they are kept by address
+/// and an overlap is found in logarithmic time. An empty view holds no
+/// bytes: it is never known and forgets nothing.
 #[derive(Debug, Clone)]
 pub struct KnownViews<T> {
-    views: Vec<KnownView<T>>,
+    /// By address of the first byte.
+    views: BTreeMap<u64, KnownView<T>>,
 }
 
 #[derive(Debug, Clone)]
 struct KnownView<T> {
-    ptr: u64,
     end: u64,
     layout: u64,
     value: T,
@@ -44,7 +49,9 @@ pub struct Touched<T> {
 
 impl<T> Default for KnownViews<T> {
     fn default() -> Self {
-        KnownViews { views: Vec::new() }
+        KnownViews {
+            views: BTreeMap::new(),
+        }
     }
 }
 
@@ -57,9 +64,8 @@ impl<T> KnownViews<T> {
     /// What is known of the bytes of the view `layout` at `ptr`.
     pub fn get(&self, ptr: u64, layout: u64) -> Option<&T> {
         self.views
-            .iter()
-            .rev()
-            .find(|v| v.ptr == ptr && v.layout == layout)
+            .get(&ptr)
+            .filter(|v| v.layout == layout)
             .map(|v| &v.value)
     }
 
@@ -83,26 +89,37 @@ impl<T> KnownViews<T> {
     }
 
     fn set(&mut self, touched: Touched<T>) {
+        if touched.span == 0 {
+            return;
+        }
         self.forget(touched.ptr, touched.span);
-        self.views.push(KnownView {
-            ptr: touched.ptr,
-            end: touched.ptr.saturating_add(touched.span),
-            layout: touched.layout,
-            value: touched.value,
-        });
+        self.views.insert(
+            touched.ptr,
+            KnownView {
+                end: touched.ptr.saturating_add(touched.span),
+                layout: touched.layout,
+                value: touched.value,
+            },
+        );
     }
 
     fn forget(&mut self, ptr: u64, span: u64) {
         let end = ptr.saturating_add(span);
-        // An empty view overlaps nothing but itself.
-        self.views.retain(|v| {
-            let overlaps = if span == 0 || v.end == v.ptr {
-                v.ptr == ptr
-            } else {
-                v.ptr < end && ptr < v.end
-            };
-            !overlaps
-        });
+        if span == 0 {
+            return;
+        }
+        // The views starting before `end`, last first: they overlap until
+        // one ends at or before `ptr` (and all before it do too).
+        let overlapping: Vec<u64> = self
+            .views
+            .range(..end)
+            .rev()
+            .take_while(|(_, v)| v.end > ptr)
+            .map(|(&start, _)| start)
+            .collect();
+        for start in overlapping {
+            self.views.remove(&start);
+        }
     }
 }
 
@@ -154,17 +171,31 @@ mod tests {
     }
 
     #[test]
-    fn empty_views_do_not_forget_their_neighbours() {
+    fn empty_views_are_never_known_and_forget_nothing() {
         let mut known = KnownViews::default();
         known.input(at(100, 16, 1, 7));
-        known.after_launch([at(116, 0, 2, 0), at(100, 0, 3, 0)]);
-        assert_eq!(
-            known.get(100, 1),
-            None,
-            "an empty view at the same address replaces it"
-        );
-        known.input(at(200, 16, 1, 8));
-        known.after_launch([at(216, 0, 2, 0)]);
-        assert_eq!(known.get(200, 1), Some(&8));
+        known.after_launch([at(116, 0, 2, 0), at(100, 0, 3, 0), at(108, 0, 4, 0)]);
+        assert_eq!(known.get(100, 1), Some(&7));
+        assert_eq!(known.get(100, 3), None);
+        known.after_launch([at(112, 8, 5, 9)]);
+        assert_eq!(known.get(100, 1), None, "a view overlapping its end");
+    }
+
+    #[test]
+    fn overlaps_are_found_on_both_sides() {
+        let mut known = KnownViews::default();
+        known.after_launch([
+            at(0, 10, 1, 1),
+            at(10, 10, 1, 2),
+            at(20, 10, 1, 3),
+            at(40, 10, 1, 4),
+        ]);
+        // Spans the end of the first, the second whole, the start of the third.
+        known.after_launch([at(5, 20, 2, 9)]);
+        let left: Vec<_> = [(0, 1), (10, 1), (20, 1), (40, 1), (5, 2)]
+            .iter()
+            .map(|&(p, l)| known.get(p, l).copied())
+            .collect();
+        assert_eq!(left, vec![None, None, None, Some(4), Some(9)]);
     }
 }

@@ -481,6 +481,9 @@ impl Trace {
                 ids,
             )?;
         }
+        if !self.header.options.inherited_hashes {
+            return Ok(());
+        }
         if call.first == 0 {
             ids.known.clear();
         }
@@ -604,13 +607,15 @@ impl Trace {
                     if t.allocated() {
                         flags |= ALLOCATED;
                     }
-                    touched.push(Touched {
-                        ptr: t.ptr,
-                        span: self.layouts[layout as usize].span,
-                        layout: t.layout,
-                        allocated: t.allocated(),
-                        value: t.post,
-                    });
+                    if self.header.options.inherited_hashes {
+                        touched.push(Touched {
+                            ptr: t.ptr,
+                            span: self.layouts[layout as usize].span,
+                            layout: t.layout,
+                            allocated: t.allocated(),
+                            value: t.post,
+                        });
+                    }
                     if t.pre.is_some() {
                         flags |= HAS_PRE;
                     }
@@ -645,7 +650,10 @@ impl Trace {
             args_start,
             args_len: index(self.args.len())? - args_start,
         });
-        ids.known.after_launch(touched);
+        // Only a trace that may inherit hashes needs what is known.
+        if !touched.is_empty() {
+            ids.known.after_launch(touched);
+        }
         Ok(())
     }
 

@@ -623,7 +623,9 @@ fn tensor(layout: u64, ptr: u64, flags: u64, pre: Option<u64>, post: Option<u64>
 
 #[test]
 fn inherited_hashes_are_filled_in_from_the_data_flow() {
-    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let mut inheriting = header();
+    inheriting.options.inherited_hashes = true;
+    let mut w = TraceWriter::new(Vec::new(), &inheriting).expect("header");
     let kernel = w
         .add_kernel(KernelDef {
             id: 0,

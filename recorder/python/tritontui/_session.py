@@ -100,6 +100,7 @@ class Session:
     def open(self) -> None:
         """Creates the trace and writes its header."""
         versions = _versions()
+        inherits = self.inherits_hashes()
         header = {
             "format": "tritontui-trace",
             "version": [1, 3],
@@ -119,12 +120,12 @@ class Session:
                 "aten": self.aten,
                 "kernels": self.kernels,
                 "cuda_graphs_disabled": self.cuda_graphs_disabled,
-                "inherited_hashes": self.inherits_hashes(),
+                "inherited_hashes": inherits,
             },
         }
         _probe_tensor_impl()
         self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
-        self.file.inherit_hashes = self.inherits_hashes()
+        self.file.inherit_hashes = inherits
         self.device_hashing = _tensors.gpu_hashing()
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()

@@ -72,18 +72,26 @@ impl CallScope {
         (self.enabled && self.calls == Calls::One { thread }).then_some(&self.known)
     }
 
-    /// A graph call's inputs as it recorded them.
-    pub fn inputs(&mut self, inputs: impl IntoIterator<Item = Touched<bool>>) {
-        if matches!(self.calls, Calls::One { .. }) {
-            inputs.into_iter().for_each(|t| self.known.input(t));
+    /// Whether what launches touch is kept: while inheriting is on and a
+    /// single call runs (launches on any thread count: the reader
+    /// replays every launch too).
+    fn tracking(&self) -> bool {
+        self.enabled && matches!(self.calls, Calls::One { .. })
+    }
+
+    /// A graph call's inputs as it recorded them (`inputs` is asked only
+    /// while they are kept).
+    pub fn inputs(&mut self, inputs: impl FnOnce() -> Vec<Touched<bool>>) {
+        if self.tracking() {
+            inputs().into_iter().for_each(|t| self.known.input(t));
         }
     }
 
-    /// A launch recorded while a single call runs (on any thread: the
-    /// reader applies every launch too).
-    pub fn after_launch(&mut self, args: impl IntoIterator<Item = Touched<bool>>) {
-        if matches!(self.calls, Calls::One { .. }) {
-            self.known.after_launch(args);
+    /// A launch's tensor arguments after it (`args` is asked only while
+    /// they are kept: most launches run outside any graph call).
+    pub fn after_launch(&mut self, args: impl FnOnce() -> Vec<Touched<bool>>) {
+        if self.tracking() {
+            self.known.after_launch(args());
         }
     }
 }

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use std::collections::HashMap;
-use tritontui_trace::format::{ArgValue, Stats, TensorArg};
+use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched};
 
@@ -130,20 +130,6 @@ fn torch(py: Python<'_>) -> PyResult<&Torch> {
             strided: torch.getattr("strided")?.unbind(),
         })
     })
-}
-
-/// Bytes from a view's first element to one past its last.
-fn span(view: &TensorView) -> u64 {
-    if view.shape.contains(&0) {
-        return 0;
-    }
-    let last: u64 = view
-        .shape
-        .iter()
-        .zip(&view.stride)
-        .map(|(&n, &s)| (n - 1) * s)
-        .sum();
-    (last + 1) * view.itemsize
 }
 
 /// Whether `value` is a tensor (of any subclass).
@@ -322,9 +308,11 @@ impl Described {
                 let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
                     return None;
                 };
+                let stride: smallvec::SmallVec<[i64; 6]> =
+                    view.stride.iter().map(|&s| s as i64).collect();
                 Some(Touched {
                     ptr: view.ptr,
-                    span: span(view),
+                    span: LayoutDef::span_of(&view.shape, &stride, view.itemsize as u32),
                     layout: arg.layout,
                     allocated: view.access == Access::Allocated,
                     value: hashed(view),

@@ -181,7 +181,8 @@ impl TraceFile {
             self.next_seq += 1;
             let ts = self.now();
             described.complete(py, hash_post, stats)?;
-            self.scope.after_launch(described.touched_after(hash_post));
+            self.scope
+                .after_launch(|| described.touched_after(hash_post));
             let launch = LaunchRecord {
                 seq,
                 kernel,
@@ -235,7 +236,7 @@ impl TraceFile {
             if first == 0 {
                 self.scope.begin(thread_id(), all_recorded);
             }
-            self.scope.inputs(described.touched_inputs());
+            self.scope.inputs(|| described.touched_inputs());
             let graph = self
                 .writer()?
                 .graph(graph, || {

@@ -113,7 +113,8 @@ __device__ __forceinline__ uint64_t hash_contiguous(const uint8_t *data, uint64_
 
 struct Dims {
     uint64_t shape[MAX_DIMS];
-    uint64_t stride[MAX_DIMS];  // in elements
+    uint64_t stride[MAX_DIMS];  // in elements (hash_words: in bytes)
+    uint64_t weight[MAX_DIMS];  // hash_words only: logical words per step
 };
 
 // Byte offset of logical element e. `narrow` says every index fits in 32
@@ -138,29 +139,105 @@ __device__ __forceinline__ uint64_t element_offset(uint64_t e, const Dims &d, in
     return offset * itemsize;
 }
 
-// A view whose rows (the last dimension, stride 1) are runs of whole,
-// 8-byte aligned words, as permuted dense tensors and slices of them are:
-// each word is one load, found from its row's offset. `dims` holds the
-// outer dimensions (`ndim` of them), whose elements are the rows.
-__device__ __forceinline__ uint64_t hash_rows(const uint8_t *data, uint64_t nwords,
-                                              uint32_t row_words, int ndim, const Dims &dims,
-                                              uint64_t itemsize, uint64_t block,
-                                              uint64_t blocks) {
+// Words each thread of hash_words loads before mixing any: one load at a
+// time per thread leaves the memory system idle.
+#define WORDS_IN_FLIGHT 4
+
+// Loads one element of ITEMSIZE bytes (1, 2, 4 or 8) as the low bytes of a
+// word.
+template <int ITEMSIZE>
+__device__ __forceinline__ uint64_t load_element(const uint8_t *p) {
+    if (ITEMSIZE == 1) return __ldg(p);
+    if (ITEMSIZE == 2) return __ldg(reinterpret_cast<const uint16_t *>(p));
+    if (ITEMSIZE == 4) return __ldg(reinterpret_cast<const uint32_t *>(p));
+    return __ldg(reinterpret_cast<const unsigned long long *>(p));
+}
+
+// A view whose rows (its last dimension) are whole words, read in the order
+// of memory rather than the logical one: permuted tensors (attention's q, k,
+// v), slices of them, transposed matrices (an mm's `weight.t()`). Read in
+// logical order, a warp's loads would land rows apart in memory.
+//
+// The view is seen as words: its last dimension split into words of
+// 8 / ITEMSIZE elements. `dims` holds the words' dimensions ordered by
+// memory stride, smallest last (the host sorts them): consecutive threads
+// take words next to each other in memory. Each dimension's `weight` turns
+// a word's position back into its logical index, which keys its mix.
+// Strides are in bytes. ONE_LOAD: a word is 8 aligned bytes of memory;
+// otherwise its elements are `element_stride` bytes apart.
+template <int ITEMSIZE, bool ONE_LOAD, int RUN>
+__device__ __forceinline__ uint64_t hash_words(const uint8_t *data, uint64_t nwords, int ndim,
+                                               const Dims &dims, uint64_t element_stride,
+                                               uint64_t block, uint64_t blocks) {
+    constexpr int PER_WORD = 8 / ITEMSIZE;
+    constexpr int RUNS_IN_FLIGHT = WORDS_IN_FLIGHT / RUN;
     bool narrow = nwords <= 0xffffffffull;
+    uint64_t nruns = nwords / RUN;
+    // The innermost dimension in runs of RUN words, each run one index
+    // computation: the divisions, not the loads, bound this loop.
+    uint64_t inner_runs = dims.shape[ndim - 1] / RUN;
+    uint64_t inner_stride = dims.stride[ndim - 1], inner_weight = dims.weight[ndim - 1];
     uint64_t stride = blocks * blockDim.x;
     uint64_t sum = 0;
-    for (uint64_t w = block * blockDim.x + threadIdx.x; w < nwords; w += stride) {
-        uint64_t row, col;
-        if (narrow) {
-            row = (uint32_t)w / row_words;
-            col = (uint32_t)w - (uint32_t)row * row_words;
-        } else {
-            row = w / row_words;
-            col = w - row * row_words;
+    for (uint64_t first = block * blockDim.x + threadIdx.x; first < nruns;
+         first += RUNS_IN_FLIGHT * stride) {
+        uint64_t words[RUNS_IN_FLIGHT][RUN];
+        uint64_t index[RUNS_IN_FLIGHT];
+#pragma unroll
+        for (int u = 0; u < RUNS_IN_FLIGHT; u++) {
+            uint64_t t = first + u * stride;
+            if (t >= nruns) break;
+            uint64_t offset, w;
+            if (narrow) {
+                uint32_t t32 = (uint32_t)t;
+                uint32_t digit = (t32 % (uint32_t)inner_runs) * RUN;
+                t32 /= (uint32_t)inner_runs;
+                offset = digit * inner_stride;
+                w = digit * inner_weight;
+                for (int i = ndim - 2; i >= 0; i--) {
+                    uint32_t n = (uint32_t)dims.shape[i];
+                    digit = t32 % n;
+                    t32 /= n;
+                    offset += digit * dims.stride[i];
+                    w += digit * dims.weight[i];
+                }
+            } else {
+                uint64_t digit = (t % inner_runs) * RUN;
+                t /= inner_runs;
+                offset = digit * inner_stride;
+                w = digit * inner_weight;
+                for (int i = ndim - 2; i >= 0; i--) {
+                    digit = t % dims.shape[i];
+                    t /= dims.shape[i];
+                    offset += digit * dims.stride[i];
+                    w += digit * dims.weight[i];
+                }
+            }
+            index[u] = w;
+#pragma unroll
+            for (int r = 0; r < RUN; r++) {
+                const uint8_t *p = data + offset + r * inner_stride;
+                uint64_t word = 0;
+                if (ONE_LOAD) {
+                    word = __ldg(reinterpret_cast<const unsigned long long *>(p));
+                } else {
+#pragma unroll
+                    for (int k = 0; k < PER_WORD; k++) {
+                        word |= load_element<ITEMSIZE>(p + k * element_stride)
+                                << (8 * ITEMSIZE * k);
+                    }
+                }
+                words[u][r] = word;
+            }
         }
-        const uint8_t *p = data + element_offset(row, dims, ndim, itemsize, narrow) + col * 8;
-        sum += mix_word(__ldg(reinterpret_cast<const unsigned long long *>(p)),
-                        SEED + (w + 1) * STEP);
+#pragma unroll
+        for (int u = 0; u < RUNS_IN_FLIGHT; u++) {
+            if (first + u * stride >= nruns) break;
+#pragma unroll
+            for (int r = 0; r < RUN; r++) {
+                sum += mix_word(words[u][r], SEED + (index[u] + r * inner_weight + 1) * STEP);
+            }
+        }
     }
     return sum;
 }
@@ -184,10 +261,10 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
                 const uint8_t *p = data + element_offset(e0 + k, dims, ndim, itemsize, narrow);
                 uint64_t v;
                 switch (itemsize) {
-                    case 1: v = *p; break;
-                    case 2: v = *reinterpret_cast<const uint16_t *>(p); break;
-                    case 4: v = *reinterpret_cast<const uint32_t *>(p); break;
-                    default: v = *reinterpret_cast<const uint64_t *>(p); break;
+                    case 1: v = load_element<1>(p); break;
+                    case 2: v = load_element<2>(p); break;
+                    case 4: v = load_element<4>(p); break;
+                    default: v = load_element<8>(p); break;
                 }
                 word |= v << (8 * itemsize * k);
             }
@@ -205,20 +282,45 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
     return sum;
 }
 
-// One tensor of a hash table; ndim 0 means contiguous and 16-byte aligned.
-// row_words > 0: read by rows of that many words (see hash_rows).
+// How an item is read: LAYOUT_CONTIGUOUS needs 16-byte alignment and no
+// dims; LAYOUT_WORDS and LAYOUT_WORD_ELEMENTS are hash_words, with one load
+// per word or one per element; LAYOUT_STRIDED is hash_strided.
+#define LAYOUT_CONTIGUOUS 0
+#define LAYOUT_WORDS 1
+#define LAYOUT_WORD_ELEMENTS 2
+#define LAYOUT_STRIDED 3
+
+// One tensor of a hash table.
 struct Item {
     const uint8_t *data;
     uint64_t numel;
     uint64_t itemsize;
+    uint64_t element_stride;  // LAYOUT_WORD_ELEMENTS: bytes between a word's elements
+    uint32_t layout;
     uint32_t ndim;
     uint32_t slot;
     uint32_t first_block;
     uint32_t blocks;
-    uint32_t row_words;
-    uint32_t reserved;
+    uint32_t run;  // hash_words: words per index computation (1 or 4)
     Dims dims;
 };
+
+// hash_words gathering elements of the item's size.
+template <int RUN>
+__device__ __forceinline__ uint64_t word_elements(const Item &item, uint64_t nwords,
+                                                  uint64_t block) {
+    switch (item.itemsize) {
+        case 1:
+            return hash_words<1, false, RUN>(item.data, nwords, item.ndim, item.dims,
+                                             item.element_stride, block, item.blocks);
+        case 2:
+            return hash_words<2, false, RUN>(item.data, nwords, item.ndim, item.dims,
+                                             item.element_stride, block, item.blocks);
+        default:
+            return hash_words<4, false, RUN>(item.data, nwords, item.ndim, item.dims,
+                                             item.element_stride, block, item.blocks);
+    }
+}
 
 #define TABLE_ITEMS 16
 
@@ -235,15 +337,25 @@ extern "C" __global__ void tthash_table(const __grid_constant__ Table table) {
     while (i + 1 < table.count && table.items[i + 1].first_block <= blockIdx.x) i++;
     const Item &item = table.items[i];
     uint64_t block = blockIdx.x - item.first_block;
+    uint64_t nwords = item.numel * item.itemsize / 8;
     uint64_t sum;
-    if (item.ndim == 0) {
-        sum = hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks);
-    } else if (item.row_words > 0) {
-        sum = hash_rows(item.data, item.numel * item.itemsize / 8, item.row_words, item.ndim - 1,
-                        item.dims, item.itemsize, block, item.blocks);
-    } else {
-        sum = hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
-                           item.blocks);
+    switch (item.layout) {
+        case LAYOUT_CONTIGUOUS:
+            sum = hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks);
+            break;
+        case LAYOUT_WORDS:
+            sum = item.run == 4 ? hash_words<8, true, 4>(item.data, nwords, item.ndim, item.dims,
+                                                         0, block, item.blocks)
+                                : hash_words<8, true, 1>(item.data, nwords, item.ndim, item.dims,
+                                                         0, block, item.blocks);
+            break;
+        case LAYOUT_WORD_ELEMENTS:
+            sum = item.run == 4 ? word_elements<4>(item, nwords, block)
+                                : word_elements<1>(item, nwords, block);
+            break;
+        default:
+            sum = hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
+                               item.blocks);
     }
     add_sum(sum, table.results, item.slot, item.blocks);
 }

@@ -17,9 +17,12 @@
 //! that the driver library loads before calling into it, because cudarc
 //! panics rather than failing when it does not.
 
+mod layout;
+
 use crate::background::Delivered;
 use cudarc::driver::result;
 use cudarc::driver::sys;
+use layout::{Dims, Layout, coalesce, dims, reading};
 use smallvec::SmallVec;
 use std::ffi::{CString, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,8 +39,6 @@ pub const BATCH: usize = 1024;
 pub const STATS_SLOTS: usize = 69;
 /// Batches the ring holds per device.
 const RANGES: usize = 1024;
-/// Most dimensions a strided view may keep after merging.
-const MAX_DIMS: usize = 6;
 /// How long a thread waiting for a batch sleeps between polls.
 const POLL: std::time::Duration = std::time::Duration::from_micros(50);
 /// How often a waiting thread asks the driver about the batch's event
@@ -351,14 +352,6 @@ pub struct Finished {
 // SAFETY: see `Device`; the event and host range belong to this batch alone.
 unsafe impl Send for Finished {}
 
-/// `Dims` in the PTX source.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Dims {
-    shape: [u64; MAX_DIMS],
-    stride: [u64; MAX_DIMS],
-}
-
 /// `Item` in the PTX source: one hash of a table.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -366,20 +359,17 @@ struct Item {
     data: u64,
     numel: u64,
     itemsize: u64,
-    /// 0: contiguous and 16-byte aligned.
+    /// [`Layout::WordElements`]: bytes between a word's elements.
+    element_stride: u64,
+    layout: Layout,
     ndim: u32,
     slot: u32,
     first_block: u32,
     blocks: u32,
-    /// More than 0: read by rows of this many 8-byte words (see
-    /// [`row_words`]).
-    row_words: u32,
-    reserved: u32,
+    /// `hash_words`: words per index computation.
+    run: u32,
     dims: Dims,
 }
-
-// The kernels read `Item` with the same layout.
-const _: () = assert!(std::mem::size_of::<Item>() == 144);
 
 /// `Table` in the PTX source, passed by value.
 #[repr(C)]
@@ -389,24 +379,8 @@ struct Table {
     items: [Item; TABLE_ITEMS],
 }
 
-/// Sizes or strides of a coalesced view.
-pub type Extents = SmallVec<[u64; MAX_DIMS]>;
-
-/// Drops size-1 dimensions and merges dimensions that are contiguous with
-/// each other, so most views keep one to three.
-pub fn coalesce(shape: &[u64], stride: &[u64]) -> (Extents, Extents) {
-    let mut dims: SmallVec<[(u64, u64); MAX_DIMS]> = SmallVec::new();
-    for (&n, &s) in shape.iter().zip(stride) {
-        if n == 1 {
-            continue;
-        }
-        match dims.last_mut() {
-            Some(last) if last.1 == n * s => *last = (last.0 * n, s),
-            _ => dims.push((n, s)),
-        }
-    }
-    dims.into_iter().unzip()
-}
+// A kernel's parameters may take at most 4 KiB.
+const _: () = assert!(std::mem::size_of::<Table>() <= 4096);
 
 impl Batch {
     /// Reserves result slots on `ordinal` for work on `stream` (a raw
@@ -477,35 +451,28 @@ impl Batch {
             return Ok(None);
         };
         let (shape, stride) = coalesce(shape, stride);
-        let contiguous =
-            shape.len() <= 1 && stride.first().is_none_or(|&s| s == 1) && ptr.is_multiple_of(16);
-        let (ndim, dims) = if contiguous {
-            (0, dims(&[], &[])?.1)
-        } else {
-            dims(&shape, &stride)?
-        };
+        let reading = reading(ptr, itemsize, &shape, &stride)?;
         // Every hash gets at least one block: it writes the result, 0 for
         // no bytes.
-        let work = if contiguous {
-            (nbytes / 16).div_ceil(u64::from(THREADS) * 4)
-        } else {
-            nbytes.div_ceil(8).div_ceil(u64::from(THREADS))
+        let work = match reading.layout {
+            Layout::Contiguous => (nbytes / 16).div_ceil(u64::from(THREADS) * 4),
+            Layout::Words | Layout::WordElements => nbytes
+                .div_ceil(8)
+                .div_ceil(u64::from(THREADS) * WORDS_IN_FLIGHT),
+            Layout::Strided => nbytes.div_ceil(8).div_ceil(u64::from(THREADS)),
         };
         self.table.push(Item {
             data: ptr,
             numel,
             itemsize,
-            ndim: ndim as u32,
+            element_stride: reading.element_stride,
+            layout: reading.layout,
+            ndim: reading.ndim,
             slot: slot as u32,
             first_block: 0,
             blocks: self.blocks(work),
-            row_words: if contiguous {
-                0
-            } else {
-                row_words(ptr, itemsize, &shape, &stride)
-            },
-            reserved: 0,
-            dims,
+            run: reading.run,
+            dims: reading.dims,
         });
         if self.table.len() == TABLE_ITEMS {
             self.dispatch()?;
@@ -633,44 +600,12 @@ impl Drop for Batch {
     }
 }
 
-/// The words per row of a coalesced view the kernel can read a word at a
-/// time (`hash_rows`): its last dimension has stride 1 and spans whole
-/// words, and every row starts 8-byte aligned. 0 when it cannot.
-fn row_words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> u32 {
-    let (Some(&last), Some(&1)) = (shape.last(), stride.last()) else {
-        return 0;
-    };
-    let row_bytes = last * itemsize;
-    let aligned = ptr.is_multiple_of(8)
-        && row_bytes.is_multiple_of(8)
-        && stride[..stride.len() - 1]
-            .iter()
-            .all(|&s| (s * itemsize).is_multiple_of(8));
-    if aligned {
-        u32::try_from(row_bytes / 8).unwrap_or(0)
-    } else {
-        0
-    }
-}
-
 /// Threads per block of every kernel.
 const THREADS: u32 = 256;
 
-/// The `Dims` parameter of a coalesced view.
-fn dims(shape: &[u64], stride: &[u64]) -> Result<(i32, Dims)> {
-    if shape.len() > MAX_DIMS {
-        return Err(GpuError(format!(
-            "a view of more than {MAX_DIMS} dimensions"
-        )));
-    }
-    let mut dims = Dims {
-        shape: [1; MAX_DIMS],
-        stride: [0; MAX_DIMS],
-    };
-    dims.shape[..shape.len()].copy_from_slice(shape);
-    dims.stride[..stride.len()].copy_from_slice(stride);
-    Ok((shape.len() as i32, dims))
-}
+/// Words each thread of `hash_words` loads at once (`WORDS_IN_FLIGHT` in
+/// the PTX source).
+const WORDS_IN_FLIGHT: u64 = 4;
 
 impl Finished {
     /// Waits for the device (on the caller's thread) and returns the
@@ -778,39 +713,5 @@ impl Drop for Finished {
             let ok = self.synchronize().is_ok();
             self.release(ok);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_of_whole_aligned_words_are_read_by_rows() {
-        // A permuted bf16 tensor: rows of 64 elements, 16 words.
-        assert_eq!(
-            row_words(0x1000, 2, &[8, 16, 512, 64], &[524288, 64, 1024, 1]),
-            16
-        );
-        // A transpose gathers elements; so do rows of 3 bytes, rows whose
-        // starts are not 8-byte aligned, and a misaligned base.
-        assert_eq!(row_words(0x1000, 4, &[32, 1024], &[1, 32]), 0);
-        assert_eq!(row_words(0x1000, 1, &[4, 3], &[8, 1]), 0);
-        assert_eq!(row_words(0x1000, 2, &[4, 4], &[6, 1]), 0);
-        assert_eq!(row_words(0x1002, 2, &[4, 4], &[8, 1]), 0);
-        assert_eq!(row_words(0x1008, 4, &[100], &[1]), 50);
-    }
-
-    #[test]
-    fn contiguous_dimensions_merge() {
-        let merged = |shape: &[u64], stride: &[u64]| {
-            let (shape, stride) = coalesce(shape, stride);
-            (shape.to_vec(), stride.to_vec())
-        };
-        assert_eq!(merged(&[4, 1, 8], &[8, 8, 1]), (vec![32], vec![1]));
-        // A transpose stays two-dimensional.
-        assert_eq!(merged(&[8, 4], &[1, 8]), (vec![8, 4], vec![1, 8]));
-        assert_eq!(merged(&[], &[]), (vec![], vec![]));
-        assert_eq!(merged(&[2, 3, 4], &[24, 4, 1]), (vec![2, 12], vec![24, 1]));
     }
 }

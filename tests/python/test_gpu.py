@@ -79,6 +79,32 @@ def test_views_read_row_by_row_hash_as_on_the_host(dtype: torch.dtype) -> None:
         assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_transposed_views_hash_as_on_the_host(dtype: torch.dtype) -> None:
+    # An mm's `weight.t()` and batched transposes whose rows are whole words
+    # are read in the order of memory, a word's elements gathered down the
+    # columns; rows that end inside a word (37 elements) are read element by
+    # element in logical order.
+    base = torch.randn(6, 40, 96, device="cuda") * 3
+    t = base > 0 if dtype == torch.bool else base.to(dtype)
+    views = [
+        t[0].t(),
+        t.transpose(1, 2),
+        t[:, :, 8:].transpose(1, 2),
+        t[1:, 1:33].transpose(1, 2),
+        t.permute(2, 0, 1),
+        t[:, 3:].transpose(1, 2),
+        t[0].t()[::2],
+        t[0, :, :1].t().expand(5, 40),
+    ]
+    if dtype in (torch.float32, torch.bfloat16):
+        weight = torch.randn(3072, 1024, device="cuda").to(dtype)
+        views += [weight.t(), weight[:, 16:].t()]
+    for v in views:
+        gpu, cpu = both(v)
+        assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
+
+
 def test_empty_zero_dim_and_odd_lengths() -> None:
     for t in [
         torch.empty(0, 5, device="cuda"),

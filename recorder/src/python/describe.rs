@@ -583,12 +583,14 @@ fn read_attributes(
     }))
 }
 
-/// The raw handle of the current stream of the tensor's device.
+/// The raw handle of the current stream of the tensor's device (what
+/// Inductor's wrappers call `get_raw_stream`: no `torch.cuda.Stream`
+/// object is built).
 #[cfg(feature = "cuda")]
 fn current_stream(py: Python<'_>, view: &TensorView) -> PyResult<u64> {
-    let cuda = py.import(intern!(py, "torch.cuda"))?;
-    cuda.call_method1(intern!(py, "current_stream"), (view.device,))?
-        .getattr(intern!(py, "cuda_stream"))?
+    let torch_c = py.import(intern!(py, "torch._C"))?;
+    torch_c
+        .call_method1(intern!(py, "_cuda_getCurrentRawStream"), (view.device,))?
         .extract()
 }
 

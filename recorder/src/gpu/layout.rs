@@ -1,0 +1,270 @@
+//! How the table kernel reads one view (`Item` and `Dims` in the PTX
+//! source): contiguous bytes sixteen at a time; views whose rows are whole
+//! words, word by word in the order of memory (`hash_words`); anything
+//! else element by element in logical order (`hash_strided`).
+//!
+//! The hash sums each word's mix keyed by the word's logical index, so the
+//! order the device reads words in changes nothing but speed. Read in
+//! logical order, the words of a permuted or transposed view lie rows apart
+//! in memory, and a warp's loads touch as many rows as it has threads.
+
+use super::{GpuError, Result};
+use smallvec::SmallVec;
+
+/// Most dimensions a strided view may keep after merging.
+pub const MAX_DIMS: usize = 6;
+
+/// `Dims` in the PTX source.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    pub shape: [u64; MAX_DIMS],
+    /// In elements (`hash_words`: in bytes).
+    pub stride: [u64; MAX_DIMS],
+    /// `hash_words` only: logical words per step along the dimension.
+    pub weight: [u64; MAX_DIMS],
+}
+
+/// `LAYOUT_*` in the PTX source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Layout {
+    /// Contiguous and 16-byte aligned; no dimensions.
+    Contiguous = 0,
+    /// Whole words, each one aligned 8-byte load.
+    Words = 1,
+    /// Whole words, each gathered from elements `element_stride` bytes
+    /// apart.
+    WordElements = 2,
+    /// Anything else: element by element, in logical order.
+    Strided = 3,
+}
+
+/// How one view is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub layout: Layout,
+    pub ndim: u32,
+    pub dims: Dims,
+    /// [`Layout::WordElements`]: bytes between a word's elements.
+    pub element_stride: u64,
+    /// `hash_words`: words a thread reads per index computation, along
+    /// the innermost dimension (4 where its size allows, else 1).
+    pub run: u32,
+}
+
+/// Sizes or strides of a coalesced view.
+pub type Extents = SmallVec<[u64; MAX_DIMS]>;
+
+/// Drops size-1 dimensions and merges dimensions that are contiguous with
+/// each other, so most views keep one to three.
+pub fn coalesce(shape: &[u64], stride: &[u64]) -> (Extents, Extents) {
+    let mut dims: SmallVec<[(u64, u64); MAX_DIMS]> = SmallVec::new();
+    for (&n, &s) in shape.iter().zip(stride) {
+        if n == 1 {
+            continue;
+        }
+        match dims.last_mut() {
+            Some(last) if last.1 == n * s => *last = (last.0 * n, s),
+            _ => dims.push((n, s)),
+        }
+    }
+    dims.into_iter().unzip()
+}
+
+/// The `Dims` parameter of a coalesced view, strides in elements.
+pub fn dims(shape: &[u64], stride: &[u64]) -> Result<(i32, Dims)> {
+    if shape.len() > MAX_DIMS {
+        return Err(GpuError(format!(
+            "a view of more than {MAX_DIMS} dimensions"
+        )));
+    }
+    let mut dims = Dims {
+        shape: [1; MAX_DIMS],
+        stride: [0; MAX_DIMS],
+        weight: [0; MAX_DIMS],
+    };
+    dims.shape[..shape.len()].copy_from_slice(shape);
+    dims.stride[..stride.len()].copy_from_slice(stride);
+    Ok((shape.len() as i32, dims))
+}
+
+/// How to read the view of `itemsize`-byte elements at `ptr` whose
+/// coalesced dimensions are `shape` and `stride` (in elements).
+pub fn reading(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Result<Reading> {
+    let contiguous =
+        shape.len() <= 1 && stride.first().is_none_or(|&s| s == 1) && ptr.is_multiple_of(16);
+    if contiguous {
+        return Ok(Reading {
+            layout: Layout::Contiguous,
+            ndim: 0,
+            dims: dims(&[], &[])?.1,
+            element_stride: 0,
+            run: 1,
+        });
+    }
+    if let Some(reading) = words(ptr, itemsize, shape, stride) {
+        return Ok(reading);
+    }
+    let (ndim, dims) = dims(shape, stride)?;
+    Ok(Reading {
+        layout: Layout::Strided,
+        ndim: ndim as u32,
+        dims,
+        element_stride: 0,
+        run: 1,
+    })
+}
+
+/// The view as words in the order of memory, when its rows (the last
+/// dimension) are whole words of elements of 1, 2, 4 or 8 bytes: the last
+/// dimension splits into words of `8 / itemsize` elements, and the words'
+/// dimensions are sorted by their stride in bytes, largest first, each
+/// with its weight in logical words.
+fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Reading> {
+    let n = shape.len();
+    if n == 0 || n > MAX_DIMS || !matches!(itemsize, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let per_word = 8 / itemsize;
+    let last = shape[n - 1];
+    if !last.is_multiple_of(per_word) {
+        return None;
+    }
+    let mut word_dims: SmallVec<[(u64, u64, u64); MAX_DIMS]> = SmallVec::new();
+    let mut weight = 1;
+    word_dims.push((last / per_word, per_word * stride[n - 1] * itemsize, weight));
+    weight *= last / per_word;
+    for d in (0..n - 1).rev() {
+        word_dims.push((shape[d], stride[d] * itemsize, weight));
+        weight *= shape[d];
+    }
+    // One aligned load per word: the elements of a word are adjacent, and
+    // every word starts on 8 bytes.
+    let one_load =
+        stride[n - 1] == 1 && ptr.is_multiple_of(8) && word_dims.iter().all(|d| d.1 % 8 == 0);
+    if !one_load && itemsize == 8 {
+        // An 8-byte element that is not 8-byte aligned.
+        return None;
+    }
+    word_dims.retain(|d| d.0 > 1);
+    if word_dims.is_empty() {
+        // One word: the kernel still needs an innermost dimension.
+        word_dims.push((1, 0, 0));
+    }
+    // Stable: equal strides (broadcast dimensions) keep their order.
+    word_dims.sort_by_key(|d| std::cmp::Reverse(d.1));
+    let innermost = word_dims[word_dims.len() - 1].0;
+    let mut dims = Dims {
+        shape: [1; MAX_DIMS],
+        stride: [0; MAX_DIMS],
+        weight: [0; MAX_DIMS],
+    };
+    for (i, &(size, step, weight)) in word_dims.iter().enumerate() {
+        dims.shape[i] = size;
+        dims.stride[i] = step;
+        dims.weight[i] = weight;
+    }
+    Some(Reading {
+        layout: if one_load {
+            Layout::Words
+        } else {
+            Layout::WordElements
+        },
+        ndim: word_dims.len() as u32,
+        dims,
+        element_stride: stride[n - 1] * itemsize,
+        run: if innermost.is_multiple_of(4) { 4 } else { 1 },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words' dimensions of a reading: (size, stride in bytes, weight).
+    fn word_dims(r: &Reading) -> Vec<(u64, u64, u64)> {
+        (0..r.ndim as usize)
+            .map(|i| (r.dims.shape[i], r.dims.stride[i], r.dims.weight[i]))
+            .collect()
+    }
+
+    #[test]
+    fn contiguous_dimensions_merge() {
+        let (shape, stride) = coalesce(&[2, 1, 3, 4], &[12, 99, 4, 1]);
+        assert_eq!((&shape[..], &stride[..]), (&[24][..], &[1][..]));
+        let (shape, stride) = coalesce(&[4, 3], &[1, 4]);
+        assert_eq!((&shape[..], &stride[..]), (&[4, 3][..], &[1, 4][..]));
+    }
+
+    #[test]
+    fn aligned_contiguous_views_are_read_sixteen_bytes_at_a_time() {
+        let r = reading(0x1000, 4, &[100], &[1]).unwrap();
+        assert_eq!((r.layout, r.ndim), (Layout::Contiguous, 0));
+        // Misaligned by 8: whole words still, one load each.
+        let r = reading(0x1008, 4, &[100], &[1]).unwrap();
+        assert_eq!(r.layout, Layout::Words);
+        assert_eq!(word_dims(&r), vec![(50, 8, 1)]);
+    }
+
+    #[test]
+    fn permuted_rows_are_read_in_the_order_of_memory() {
+        // Attention's q of a packed qkv, bfloat16 (8, 16, 512, 64) with
+        // strides (1572864, 64, 3072, 1): logically the 512 positions come
+        // before the 64-element rows, in memory the 16 heads do.
+        let r = reading(0x1000, 2, &[8, 16, 512, 64], &[1572864, 64, 3072, 1]).unwrap();
+        assert_eq!(r.layout, Layout::Words);
+        assert_eq!(
+            word_dims(&r),
+            vec![
+                (8, 3145728, 131072),
+                (512, 6144, 16),
+                (16, 128, 8192),
+                (16, 8, 1)
+            ]
+        );
+        assert_eq!(r.run, 4);
+    }
+
+    #[test]
+    fn transposed_matrices_are_read_down_their_columns() {
+        // weight.t() of a (3072, 1024) bfloat16 weight: words of 4 elements
+        // 2048 bytes apart, consecutive threads on consecutive rows.
+        let r = reading(0x1000, 2, &[1024, 3072], &[1, 1024]).unwrap();
+        assert_eq!(r.layout, Layout::WordElements);
+        assert_eq!(r.element_stride, 2048);
+        assert_eq!(word_dims(&r), vec![(768, 8192, 1), (1024, 2, 768)]);
+        assert_eq!(r.run, 4);
+    }
+
+    #[test]
+    fn rows_that_end_inside_a_word_are_read_by_elements() {
+        for (ptr, itemsize, shape, stride) in [
+            (0x1000, 2, &[4u64, 3][..], &[8u64, 1][..]),
+            (0x1000, 2, &[1024, 37], &[1, 1024]),
+            (0x1000, 16, &[4, 4], &[8, 1]),
+            (0x1004, 8, &[4, 4], &[8, 1]),
+        ] {
+            let r = reading(ptr, itemsize, shape, stride).unwrap();
+            assert_eq!(r.layout, Layout::Strided, "{shape:?} {stride:?}");
+        }
+        // Rows of whole words whose starts are not 8-byte aligned gather
+        // their elements.
+        let r = reading(0x1000, 2, &[4, 4], &[6, 1]).unwrap();
+        assert_eq!(r.layout, Layout::WordElements);
+        assert_eq!(word_dims(&r), vec![(4, 12, 1)]);
+        // A single word keeps one dimension, of size 1; runs of 4 words
+        // only where the innermost dimension divides by 4.
+        let r = reading(0x1000, 2, &[4], &[3]).unwrap();
+        assert_eq!((word_dims(&r), r.run), (vec![(1, 0, 0)], 1));
+        let r = reading(0x1000, 2, &[6, 12], &[1, 6]).unwrap();
+        assert_eq!((word_dims(&r), r.run), (vec![(3, 48, 1), (6, 2, 3)], 1));
+    }
+
+    #[test]
+    fn too_many_dimensions_is_an_error() {
+        let shape = [2; 7];
+        let stride = [1, 3, 9, 27, 81, 243, 729];
+        assert!(reading(0x1000, 1, &shape, &stride).is_err());
+    }
+}

@@ -46,6 +46,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
             "inherited_hashes": h.options.inherited_hashes,
         },
+        "distributed": h.distributed,
     }))?;
     for p in &trace.processes {
         line(

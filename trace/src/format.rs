@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 5;
+pub const SCHEMA_MINOR: u32 = 6;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,6 +167,33 @@ pub struct Header {
     /// Recorder options in force.
     #[serde(default)]
     pub options: RecordOptions,
+    /// This process's place in a multi-process run (torchrun's rank and
+    /// world size), when it has one (1.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distributed>,
+}
+
+/// A rank of a multi-process run, as its launcher (torchrun) named it in
+/// the environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Distributed {
+    /// Global rank (`RANK`).
+    pub rank: u32,
+    /// Number of ranks (`WORLD_SIZE`).
+    pub world_size: u32,
+    /// Rank on this node (`LOCAL_RANK`).
+    #[serde(default)]
+    pub local_rank: u32,
+    /// Ranks on this node (`LOCAL_WORLD_SIZE`, 0 if unknown).
+    #[serde(default)]
+    pub local_world_size: u32,
+    /// This node's index among the nodes (`GROUP_RANK`, 0 if unknown).
+    #[serde(default)]
+    pub node_rank: u32,
+    /// The launcher's run id (`TORCHELASTIC_RUN_ID`), shared by the ranks
+    /// of one run.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
 }
 
 impl Header {
@@ -185,6 +212,7 @@ impl Header {
             cuda: None,
             devices: Vec::new(),
             options: RecordOptions::default(),
+            distributed: None,
         }
     }
 }

@@ -219,6 +219,29 @@ fn header() -> Header {
     header
 }
 
+#[test]
+fn a_rank_header_round_trips_and_a_header_without_one_reads_as_none() {
+    use tritontui_trace::Distributed;
+    let rank = Distributed {
+        rank: 3,
+        world_size: 8,
+        local_rank: 1,
+        local_world_size: 2,
+        node_rank: 1,
+        run_id: "job-7".into(),
+    };
+    for distributed in [Some(rank), None] {
+        let header = Header {
+            distributed: distributed.clone(),
+            ..header()
+        };
+        let mut bytes = Vec::new();
+        TraceWriter::new(&mut bytes, &header).expect("header");
+        let (read, _) = RecordReader::open(Path::new("t"), &bytes).expect("open");
+        assert_eq!(read.distributed, distributed);
+    }
+}
+
 fn write_all(records: &[Record]) -> Vec<u8> {
     let mut writer = TraceWriter::new(Vec::new(), &header()).expect("header");
     for record in records {

@@ -113,7 +113,9 @@ pub struct DumpArgs {
 /// Flags of `tritontui record`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// The trace to write; `{pid}` and `{rank}` are filled in.
+    /// The trace to write; `{pid}`, `{rank}`, `{local_rank}` and
+    /// `{world_size}` are filled in (under torchrun each rank writes its
+    /// own trace, `-rank{rank}` added to a path without `{rank}`).
     #[arg(short, long, value_name = "TRACE")]
     pub output: PathBuf,
     /// What to hash: both (before and after each launch), inputs, outputs,

@@ -6,16 +6,42 @@ kernel globs pause it before compiling a matching kernel.
 
 Recording begins when the program imports torch, and the variable is
 removed from the environment so Inductor's compile workers and other
-children do not record into the same file."""
+children do not record into the same file.
+
+torchrun's launcher (``torchrun``, ``python -m torch.distributed.run``)
+runs no kernels: it records nothing and leaves the variable to the ranks
+it starts, each of which records into its own trace (``{rank}`` in the
+path, else ``-rank{rank}`` added; see ``_session.expand_path``)."""
 
 from __future__ import annotations
 
 import importlib.abc
+import itertools
 import os
 import sys
 import warnings
 
-_PATH = os.environ.pop("TRITONTUI_RECORD", "")
+# The modules that run torchrun's launcher.
+_LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")
+
+
+def _is_launcher() -> bool:
+    """Whether this process is torchrun's launcher, which starts the ranks."""
+    if os.path.basename(sys.argv[0]) == "torchrun":
+        return True
+    argv = getattr(sys, "orig_argv", sys.argv)
+    return any(a == "-m" and b in _LAUNCHERS for a, b in itertools.pairwise(argv))
+
+
+if os.environ.get("TRITONTUI_RECORD") and _is_launcher():
+    _PATH = ""
+    print(
+        f"tritontui: torchrun's ranks record into {os.environ['TRITONTUI_RECORD']} "
+        "(one trace per rank; the launcher itself is not recorded)",
+        file=sys.stderr,
+    )
+else:
+    _PATH = os.environ.pop("TRITONTUI_RECORD", "")
 
 
 def _start() -> None:

@@ -32,9 +32,45 @@ HASH_MODES = ("both", "inputs", "outputs", "none")
 INPUTS_PER_BATCH = 512
 
 
+def distributed() -> dict[str, Any] | None:
+    """This process's place in a multi-process run, as its launcher
+    (torchrun) set it in the environment: the header's ``distributed``;
+    None outside one."""
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        return None
+
+    def number(name: str) -> int:
+        try:
+            return int(os.environ.get(name, "0"))
+        except ValueError:
+            return 0
+
+    return {
+        "rank": number("RANK"),
+        "world_size": number("WORLD_SIZE"),
+        "local_rank": number("LOCAL_RANK"),
+        "local_world_size": number("LOCAL_WORLD_SIZE"),
+        "node_rank": number("GROUP_RANK"),
+        "run_id": os.environ.get("TORCHELASTIC_RUN_ID", ""),
+    }
+
+
 def expand_path(path: str | os.PathLike[str]) -> str:
-    """Fills in ``{pid}`` and ``{rank}`` (torch.distributed's RANK, else 0)."""
-    return os.fspath(path).format(pid=os.getpid(), rank=os.environ.get("RANK", "0"))
+    """Fills in ``{pid}``, ``{rank}``, ``{local_rank}`` and ``{world_size}``
+    (from torchrun's environment; 0, 0 and 1 outside a multi-process run).
+    In a run of several ranks a path without ``{rank}`` gets ``-rank{rank}``
+    before its extension, so that ranks never write into one file."""
+    text = os.fspath(path)
+    place = distributed() or {"rank": 0, "local_rank": 0, "world_size": 1}
+    if place["world_size"] > 1 and "{rank}" not in text:
+        root, extension = os.path.splitext(text)
+        text = f"{root}-rank{{rank}}{extension}"
+    return text.format(
+        pid=os.getpid(),
+        rank=place["rank"],
+        local_rank=place["local_rank"],
+        world_size=place["world_size"],
+    )
 
 
 def _versions() -> dict[str, Any]:
@@ -123,7 +159,12 @@ class Session:
                 "inherited_hashes": inherits,
             },
         }
+        place = distributed()
+        if place is not None:
+            header["distributed"] = place
         _probe_tensor_impl()
+        # `run0/rank{rank}.msgpack`: each rank's trace in one folder.
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
         self.file.inherit_hashes = inherits
         self.device_hashing = _tensors.gpu_hashing()

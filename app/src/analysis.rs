@@ -4,7 +4,7 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Origin, Survivors, is_allocation, is_host_read, trace_flow};
+use crate::producer::{Origin, Survivors, is_allocation, is_collective, is_host_read, trace_flow};
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -17,6 +17,9 @@ use tritontui_trace::{Access, Trace};
 pub enum Kind {
     /// Every input equal, a written argument differs after the launch.
     NondeterministicKernel,
+    /// A collective (`c10d::allreduce_`, ...) whose inputs on this rank are
+    /// equal and whose result differs: another rank sent different data.
+    Collective,
     /// Same kernel and inputs, a different config or grid, outputs differ.
     LaunchConfig,
     /// An argument differs before the launch.
@@ -32,6 +35,7 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::NondeterministicKernel => "nondeterministic-kernel",
+            Kind::Collective => "collective",
             Kind::LaunchConfig => "launch-config",
             Kind::DivergentInput => "divergent-input",
             Kind::Code => "code",
@@ -307,7 +311,10 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
             continue;
         }
         if let Some((_, diff)) = pairs.next_if(|(r, _)| *r == row) {
-            let (kind, args) = classify_pair(&diff);
+            let collective = rows[row]
+                .a()
+                .is_some_and(|x| is_collective(a.kernel_of(&a.launches[x as usize])));
+            let (kind, args) = classify_pair(&diff, collective);
             match kind {
                 None => statuses[row] = RowStatus::Benign,
                 Some(kind) => {
@@ -353,9 +360,10 @@ fn compare_rows(a: &Trace, b: &Trace, rows: &[Row], offset: usize) -> Vec<(usize
         .collect()
 }
 
-/// The kind of a matched pair that differs, and the arguments to name;
-/// `None` when its bits agree despite other differences.
-fn classify_pair(diff: &PairDiff) -> (Option<Kind>, Vec<ArgIndex>) {
+/// The kind of a matched pair that differs (`collective`: its kernel is
+/// one), and the arguments to name; `None` when its bits agree despite
+/// other differences.
+fn classify_pair(diff: &PairDiff, collective: bool) -> (Option<Kind>, Vec<ArgIndex>) {
     if !diff.inputs.is_empty() {
         return (Some(Kind::DivergentInput), diff.inputs.clone());
     }
@@ -371,6 +379,8 @@ fn classify_pair(diff: &PairDiff) -> (Option<Kind>, Vec<ArgIndex>) {
         Kind::Structural
     } else if diff.config || diff.grid {
         Kind::LaunchConfig
+    } else if collective {
+        Kind::Collective
     } else {
         Kind::NondeterministicKernel
     };

@@ -192,6 +192,11 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
             }
             words
         }
+        Kind::Collective => format!(
+            "inputs equal on this rank, {} after the collective: another rank sent different data; \
+             compare the ranks' traces to find where it came from",
+            differ(&names(&d.args), d.args.len())
+        ),
         Kind::LaunchConfig => {
             let diff = d.diff.clone().unwrap_or_default();
             let mut what = Vec::new();

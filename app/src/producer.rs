@@ -302,6 +302,13 @@ pub fn is_allocation(kernel: &tritontui_trace::Kernel) -> bool {
     kernel.meta.get("allocates") == Some(&tritontui_trace::Scalar::Bool(true))
 }
 
+/// Whether a kernel is a collective of torch.distributed (`c10d::*`, or
+/// a functional collective of a compiled graph, `_c10d_functional::*`):
+/// what it writes depends on the other ranks.
+pub fn is_collective(kernel: &tritontui_trace::Kernel) -> bool {
+    kernel.name.starts_with("c10d::") || kernel.name.starts_with("_c10d_functional::")
+}
+
 /// Whether a kernel hands what it reads to the host (`meta.host_read`:
 /// `.item()`, `.tolist()`, an op returning a number or a bool): what it
 /// reads is part of the program's results.

@@ -42,6 +42,10 @@ struct Recorded {
     /// Some results may be left unwritten, depending on the arguments
     /// (`tritontui._unwritten`): asked of Python at every call.
     checks_unwritten: bool,
+    /// A collective that returns before its results are there (a c10d
+    /// op's `Work`, a functional collective): waited for before they are
+    /// hashed.
+    waits: bool,
     /// Kernel id, result names and result codes by [`Shape`].
     kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
 }
@@ -130,6 +134,17 @@ impl AtenHook {
             }
         };
         let out = run.call(&args, kwargs)?;
+        if recorded.waits && self.session.hash_outputs {
+            let waited = self
+                .helpers
+                .bind(py)
+                .call_method1(intern!(py, "wait_for_collective"), (func, &out));
+            if let Err(e) = waited {
+                // The program's own wait raises this again.
+                self.session.fail(py, e);
+                return Ok(out.unbind());
+            }
+        }
         if let Err(e) = self.after(
             py,
             func,
@@ -170,8 +185,9 @@ impl AtenHook {
             Vec<(Py<PyString>, u8)>,
             bool,
             bool,
+            bool,
         );
-        let (run, name, params, allocates, checks_unwritten): Answer = self
+        let (run, name, params, allocates, checks_unwritten, waits): Answer = self
             .helpers
             .bind(py)
             .call_method1(intern!(py, "plan"), (self.session.python.bind(py), func))?
@@ -184,6 +200,7 @@ impl AtenHook {
                 params,
                 allocates,
                 checks_unwritten,
+                waits,
                 kernels: Mutex::new(FxHashMap::default()),
             }),
         });

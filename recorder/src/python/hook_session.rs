@@ -19,7 +19,8 @@ pub struct HookSession {
     trace: Py<TraceFile>,
     /// Arguments are hashed before each launch.
     pub hash_inputs: bool,
-    hash_outputs: bool,
+    /// Arguments are hashed after each launch.
+    pub hash_outputs: bool,
     stats: bool,
     /// Pause points are set: each launch asks the session first.
     pauses: bool,

@@ -5,7 +5,15 @@ op that wrote it even when that op is not a compiled kernel.
 
 Allocations (``empty`` and friends) are recorded without hashes and marked
 ``allocates``, so that reading memory nobody wrote since is told apart from
-reading a value a launch produced."""
+reading a value a launch produced.
+
+Every dispatched op is named by its namespace (``aten::mm``,
+``c10d::allreduce_``): torch.distributed's collectives are recorded like
+any op. One that returns before the collective completes (its ``Work``)
+is waited for before its tensors are hashed after it: on the host that
+blocks until the collective is done, on a GPU the current stream waits
+for the collective's. An asynchronous collective thus loses its overlap
+with what follows it while hashes are recorded."""
 
 from __future__ import annotations
 
@@ -91,21 +99,71 @@ class AtenRecorder(TorchDispatchMode):
 # dynamo must not trace them.
 
 
+def _op_name(func: Any) -> tuple[str, str]:
+    """The op's namespace-qualified name (``aten::mm``, ``c10d::allreduce_``)
+    and its base name (``mm``)."""
+    namespace, _, base = func._schema.name.rpartition("::")
+    return f"{namespace or 'aten'}::{base}", base
+
+
+# The namespace of the functional collectives of compiled graphs, whose
+# results are there only once `wait_tensor` has been called on them.
+_FUNCTIONAL = "_c10d_functional"
+
+
+def returns_early(func: Any) -> bool:
+    """Whether the op is a collective that returns before it completes: a
+    c10d op returning a ``Work``, or a functional collective (other than
+    ``wait_tensor`` itself)."""
+    namespace, _, base = func._schema.name.rpartition("::")
+    if namespace == _FUNCTIONAL:
+        return base != "wait_tensor"
+    return any(str(r.type).endswith("c10d.Work") for r in func._schema.returns)
+
+
 @torch._disable_dynamo
-def plan(session: Any, func: Any) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool]:
+def plan(
+    session: Any, func: Any
+) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool]:
     """What is fixed for op ``func``: what runs it, its kernel name (None
     when it is not recorded), its schema's arguments with their access
-    codes, whether it allocates, and whether it may leave results
-    unwritten."""
+    codes, whether it allocates, whether it may leave results unwritten,
+    and whether its results are only there once its ``Work`` is waited
+    for (a c10d collective)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
-    base = func._schema.name.split("::")[-1]
-    name = f"aten::{base}"
+    name, base = _op_name(func)
     if func.is_view or base in _SKIP or not session.wants(name):
-        return run, None, [], False, False
+        return run, None, [], False, False, False
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_access(arg)])) for arg in func._schema.arguments
     ]
-    return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS
+    return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS, returns_early(func)
+
+
+@torch._disable_dynamo
+def wait_for_collective(func: Any, out: Any) -> None:
+    """Waits for the collective op ``func`` that returned ``out``, so that
+    its tensors hold the result when they are hashed: a c10d op's ``Work``
+    is waited for, a functional collective's tensors go through
+    ``wait_tensor`` (the program's own ``wait_tensor`` then finds nothing
+    left to wait for). On the host this blocks until the collective is
+    done; on a GPU the current stream waits for the collective's."""
+    values = out if isinstance(out, (tuple, list)) else (out,)
+    if func._schema.name.startswith(_FUNCTIONAL + "::"):
+        for value in values:
+            for tensor in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(tensor, torch.Tensor):
+                    torch.ops._c10d_functional.wait_tensor(tensor)
+        return
+    work = getattr(getattr(torch._C, "_distributed_c10d", None), "Work", None)
+    if work is None:
+        return
+    for value in values:
+        if isinstance(value, torch.ScriptObject) and str(value._type()).endswith("c10d.Work"):
+            # What the dispatcher hands back: torch.distributed unboxes it.
+            value = work.unbox(value)
+        if isinstance(value, work):
+            value.wait()
 
 
 @torch._disable_dynamo
@@ -127,9 +185,9 @@ def define(
             arg_specs.extend((f"{arg.name}[{k}]", access) for k in range(count))
     results = _result_names(func, positions, returned)
     arg_specs += [(result, "out") for result in results]
-    base = func._schema.name.split("::")[-1]
+    qualified, base = _op_name(func)
     allocates = base in _ALLOCATIONS
-    name = f"aten::{base}" + (f".{func._overloadname}" if func._overloadname != "default" else "")
+    name = qualified + (f".{func._overloadname}" if func._overloadname != "default" else "")
 
     def definition() -> dict[str, Any]:
         meta: dict[str, Any] = {"allocates": allocates}

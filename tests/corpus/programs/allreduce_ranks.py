@@ -1,0 +1,41 @@
+"""Two ranks under torchrun on the CPU (gloo): a compiled op on each
+rank's data, an all-reduce of its result, the compiled op again. Run B
+gives rank 1 other data; rank 0's trace is the pair's (rank 1's is
+dropped). Run without torchrun, the program starts torchrun on itself."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import tritontui
+from _harness import parse, write_fingerprint
+
+args = parse(__doc__, variant="rank 1 starts from other data")
+if "RANK" not in os.environ:
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc_per_node=2", *sys.argv]
+    sys.exit(subprocess.run(command).returncode)
+
+import torch.distributed as dist  # noqa: E402
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.set_num_threads(1)
+torch.manual_seed(rank + (10 if args.variant and rank == 1 else 0))
+x = torch.randn(1 << 22)
+f = torch.compile(lambda t: (t * 2).sin())
+# Each rank records into its own trace (the path has {rank}); rank 0's
+# becomes --out.
+with tritontui.record(args.out + ".rank{rank}"):
+    y = f(x)
+    dist.all_reduce(y)
+    z = f(y)
+dist.destroy_process_group()
+trace = Path(f"{args.out}.rank{rank}")
+if rank == 0:
+    trace.rename(args.out)
+    write_fingerprint(args, {"z": f"{tritontui.hash_tensor(z):016x}"})
+else:
+    trace.unlink()

@@ -14,6 +14,7 @@ pub mod dump;
 pub mod explain;
 pub mod html;
 pub mod producer;
+pub mod rank_diff;
 pub mod report;
 pub mod signature;
 pub mod source_language;

@@ -299,7 +299,8 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
     }
 }
 
-fn index_words(a: Option<u64>, b: Option<u64>) -> String {
+/// `A#i B#j`, with `-` for a side that lacks the launch.
+pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
     let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
     format!("{} {}", side("A", a), side("B", b))
 }

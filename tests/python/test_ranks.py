@@ -1,9 +1,11 @@
 """Multi-process runs: under torchrun every rank records into its own
 trace, which says which rank it is; the launcher records nothing; a
-collective is recorded with what it left in its tensors."""
+collective is recorded with what it left in its tensors; two runs are
+compared rank by rank, the earliest cause named across ranks."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,7 +76,31 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     assert sorted(p.name for p in run0.iterdir()) == ["rank0.msgpack", "rank1.msgpack"]
     _assert_rank_traces([run0 / "rank0.msgpack", run0 / "rank1.msgpack"], proc.stdout)
     # Without {rank} in the path, each rank's trace gets its rank added.
-    proc = _run([*TORCHRUN, program], tmp_path, {**env, "TRITONTUI_RECORD": "plain.msgpack"})
-    assert not (tmp_path / "plain.msgpack").exists()
-    plain = [tmp_path / "plain-rank0.msgpack", tmp_path / "plain-rank1.msgpack"]
-    _assert_rank_traces(plain, proc.stdout)
+    # This run gives rank 1 other data.
+    variant = {**env, "TRITONTUI_RECORD": "run1/plain.msgpack", "RANKS_VARIANT": "1"}
+    proc = _run([*TORCHRUN, program], tmp_path, variant)
+    run1 = tmp_path / "run1"
+    assert not (run1 / "plain.msgpack").exists()
+    _assert_rank_traces([run1 / "plain-rank0.msgpack", run1 / "plain-rank1.msgpack"], proc.stdout)
+
+    # Rank by rank: rank 0 diverges through the all-reduce, rank 1 where
+    # its own data is made from another seed (the first random op, its
+    # weights' initialisation), the earliest cause.
+    same = subprocess.run([binary(), "diff", "run0", "run0"], cwd=tmp_path, capture_output=True)
+    assert same.returncode == 0, same.stderr
+    differ = subprocess.run(
+        [binary(), "diff", "--json", "run0", "run1"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert differ.returncode == 1, differ.stderr
+    report = json.loads(differ.stdout)
+    assert [r["rank"] for r in report["ranks"]] == [0, 1]
+    rank0, rank1 = (r["report"]["first_divergence"] for r in report["ranks"])
+    assert (rank0["kernel"], rank0["kind"]) == ("c10d::allreduce_", "collective")
+    assert rank1["kernel"] in ("aten::uniform_", "aten::randn"), rank1
+    assert rank1["kind"] != "collective", rank1
+    assert report["earliest_cause"]["rank"] == 1
+    assert report["earliest_cause"]["divergence"]["kernel"] == rank1["kernel"]
+    text = subprocess.run(
+        [binary(), "diff", "run0", "run1"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout
+    assert "earliest cause: rank 1" in text, text

@@ -64,9 +64,10 @@ pub enum Command {
 /// Flags of `tritontui diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// Trace of run A (the reference).
+    /// Trace of run A (the reference), or a folder of its rank traces
+    /// (compared rank by rank with B's).
     pub a: PathBuf,
-    /// Trace of run B.
+    /// Trace of run B, or a folder of its rank traces.
     pub b: PathBuf,
     /// Print the JSON report (documented in docs/diff-json.md) instead of
     /// the summary.
@@ -189,9 +190,10 @@ pub struct CheckArgs {
 /// Flags of `tritontui report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Trace of run A (the reference).
+    /// Trace of run A (the reference), or a folder of its rank traces
+    /// (compared rank by rank with B's).
     pub a: PathBuf,
-    /// Trace of run B.
+    /// Trace of run B, or a folder of its rank traces.
     pub b: PathBuf,
     /// The HTML file to write.
     #[arg(short, long, value_name = "FILE")]

@@ -109,6 +109,22 @@ fn tui(traces: &[std::path::PathBuf], align_deadline: f64) -> anyhow::Result<()>
 }
 
 fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    match (args.a.is_dir(), args.b.is_dir()) {
+        (true, true) => return diff_ranks(args),
+        (false, false) => {}
+        (a_is_dir, _) => {
+            let (dir, file) = if a_is_dir {
+                (&args.a, &args.b)
+            } else {
+                (&args.b, &args.a)
+            };
+            anyhow::bail!(
+                "{}: a folder of rank traces, but {} is one trace: give two folders or two traces",
+                dir.display(),
+                file.display()
+            );
+        }
+    }
     let (a, b) = load_pair(&args.a, &args.b)?;
     let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
     let report = Report::new(&a, &b, &analysis, args.limit);
@@ -125,6 +141,21 @@ fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     } else {
         1
     })
+}
+
+/// `tritontui diff RUN_A RUN_B` on two folders of rank traces.
+fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let report =
+        crate::rank_diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
+    let text = if args.json {
+        let mut json = serde_json::to_string_pretty(&report)?;
+        json.push('\n');
+        json
+    } else {
+        crate::rank_diff::summary(&report)
+    };
+    print_ignoring_closed_pipe(&text)?;
+    Ok(if report.results_agree() { SUCCESS } else { 1 })
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.

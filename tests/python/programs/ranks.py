@@ -1,7 +1,11 @@
 """Two ranks under torchrun on the CPU (gloo): each runs a compiled step
 on its own data and all-reduces the result, large enough that the
-collective is still running when its op returns; prints the hash of what
-the all-reduce left."""
+collective is still running when its op returns, then all-reduces it
+again as compiled graphs do (a functional collective and its
+``wait_tensor``); prints the hashes of what each all-reduce left. With
+RANKS_VARIANT=1, rank 1 starts from other data."""
+
+import os
 
 import torch
 import torch.distributed as dist
@@ -9,12 +13,19 @@ import tritontui
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-torch.manual_seed(rank)
+torch.manual_seed(rank + (10 if rank == 1 and os.environ.get("RANKS_VARIANT") else 0))
 model = torch.compile(torch.nn.Sequential(torch.nn.Linear(16, 1 << 16), torch.nn.GELU()))
 y = model(torch.randn(8, 16)).sum(0)
 dist.all_reduce(y)
-print("allreduced", rank, hex(tritontui.hash_tensor(y)), flush=True)
+
+
+def say(what: str, tensor: torch.Tensor) -> None:
+    # One write per line: the two ranks share the launcher's stdout.
+    os.write(1, f"{what} {rank} {tritontui.hash_tensor(tensor):#x}\n".encode())
+
+
+say("allreduced", y)
 functional = torch.ops._c10d_functional
 z = functional.wait_tensor(functional.all_reduce(y, "sum", dist.group.WORLD.group_name))
-print("functional", rank, hex(tritontui.hash_tensor(z)), flush=True)
+say("functional", z)
 dist.destroy_process_group()

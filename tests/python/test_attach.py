@@ -93,5 +93,7 @@ def test_the_tui_hands_the_terminal_to_gdb_and_gets_it_back(paused: Paused) -> N
         assert back.splitlines()[0] == before.splitlines()[0], back
         assert "attach a debugger" in back and "paused before #1" in back, back
         tmux.send("Escape")
+        # An Escape followed at once by q reads as Alt+q to the terminal.
+        time.sleep(0.5)
         tmux.send("q")
         assert "EXIT=0" in tmux.wait_for("EXIT=")

@@ -21,8 +21,8 @@ use tritontui_trace::{RecordReader, Trace};
 pub const RANKS_REPORT_VERSION: u32 = 1;
 /// Most rank pairs loaded at once.
 pub const MAX_LOADED: usize = 4;
-/// Bytes read to find a trace's header.
-const HEADER_BYTES: u64 = 1 << 20;
+/// Bytes read to find a trace's header (the whole file when it is longer).
+const HEADER_BYTES: u64 = 64 << 10;
 
 /// The comparison of two multi-rank runs.
 #[derive(Debug, Serialize)]
@@ -104,7 +104,15 @@ fn rank_of(path: &Path) -> anyhow::Result<u32> {
     std::fs::File::open(path)
         .and_then(|f| f.take(HEADER_BYTES).read_to_end(&mut head))
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let (header, _) = RecordReader::open(path, &head)?;
+    let header = match RecordReader::open(path, &head) {
+        Ok((header, _)) => header,
+        Err(_) if head.len() as u64 == HEADER_BYTES => {
+            let whole =
+                std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+            RecordReader::open(path, &whole)?.0
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(place) = header.distributed {
         return Ok(place.rank);
     }

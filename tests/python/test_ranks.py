@@ -45,6 +45,8 @@ def _assert_rank_traces(traces: list[Path], stdout: str) -> None:
         assert header["version"] >= [1, 6]
         kernels = {r["kernel"] for r in records if r["type"] == "launch"}
         assert any(k.startswith("cpp_fused") for k in kernels), kernels
+        # Point-to-point ops are not recorded (nor waited for).
+        assert not kernels & {"c10d::send", "c10d::recv_"}, kernels
         (allreduce,) = [
             r for r in records if r["type"] == "launch" and r["kernel"] == "c10d::allreduce_"
         ]

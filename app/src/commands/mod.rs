@@ -128,34 +128,35 @@ fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = load_pair(&args.a, &args.b)?;
     let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
     let report = Report::new(&a, &b, &analysis, args.limit);
-    let text = if args.json {
-        let mut json = serde_json::to_string_pretty(&report)?;
-        json.push('\n');
-        json
-    } else {
-        crate::report::summary(&report)
-    };
-    print_ignoring_closed_pipe(&text)?;
-    Ok(if analysis.verdict.results_agree() {
-        SUCCESS
-    } else {
-        1
-    })
+    let agree = analysis.verdict.results_agree();
+    print_diff(&report, args.json, crate::report::summary, agree)
 }
 
 /// `tritontui diff RUN_A RUN_B` on two folders of rank traces.
 fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let report =
         crate::rank_diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
-    let text = if args.json {
-        let mut json = serde_json::to_string_pretty(&report)?;
+    let agree = report.results_agree();
+    print_diff(&report, args.json, crate::rank_diff::summary, agree)
+}
+
+/// Prints a diff report (as JSON, or its `summary`); the exit status says
+/// whether the results `agree`.
+fn print_diff<R: serde::Serialize>(
+    report: &R,
+    json: bool,
+    summary: fn(&R) -> String,
+    agree: bool,
+) -> anyhow::Result<ExitCode> {
+    let text = if json {
+        let mut json = serde_json::to_string_pretty(report)?;
         json.push('\n');
         json
     } else {
-        crate::rank_diff::summary(&report)
+        summary(report)
     };
     print_ignoring_closed_pipe(&text)?;
-    Ok(if report.results_agree() { SUCCESS } else { 1 })
+    Ok(if agree { SUCCESS } else { 1 })
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.

@@ -134,7 +134,7 @@ impl AtenHook {
             }
         };
         let out = run.call(&args, kwargs)?;
-        if recorded.waits && self.session.hash_outputs {
+        if recorded.waits && (self.session.hash_outputs || self.session.stats) {
             let waited = self
                 .helpers
                 .bind(py)

@@ -21,7 +21,8 @@ pub struct HookSession {
     pub hash_inputs: bool,
     /// Arguments are hashed after each launch.
     pub hash_outputs: bool,
-    stats: bool,
+    /// Summary statistics are taken after each launch.
+    pub stats: bool,
     /// Pause points are set: each launch asks the session first.
     pauses: bool,
 }

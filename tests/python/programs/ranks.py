@@ -2,8 +2,9 @@
 on its own data and all-reduces the result, large enough that the
 collective is still running when its op returns, then all-reduces it
 again as compiled graphs do (a functional collective and its
-``wait_tensor``); prints the hashes of what each all-reduce left. With
-RANKS_VARIANT=1, rank 1 starts from other data."""
+``wait_tensor``); prints the hashes of what each all-reduce left; then
+exchanges the result with the other rank, each receiving before it
+sends. With RANKS_VARIANT=1, rank 1 starts from other data."""
 
 import os
 
@@ -28,4 +29,10 @@ say("allreduced", y)
 functional = torch.ops._c10d_functional
 z = functional.wait_tensor(functional.all_reduce(y, "sum", dist.group.WORLD.group_name))
 say("functional", z)
+# A point-to-point exchange in which each rank receives before it sends:
+# the recorder must not wait for the receive.
+received = torch.empty_like(z)
+request = dist.irecv(received, 1 - rank)
+dist.send(z, 1 - rank)
+request.wait()
 dist.destroy_process_group()

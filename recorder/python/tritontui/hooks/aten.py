@@ -36,6 +36,12 @@ _ALLOCATIONS = {
     "empty_permuted",
 }
 
+# Point-to-point ops of torch.distributed, not recorded: their results are
+# there only once the peer has sent, and waiting for that before the
+# program goes on could deadlock an exchange (each rank receiving before it
+# sends). What they receive reads as an outside write.
+_POINT_TO_POINT = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_"}
+
 # Ops that only describe tensors or make views: nothing is computed.
 _SKIP = {
     "detach",
@@ -132,7 +138,7 @@ def plan(
     for (a c10d collective)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
-    if func.is_view or base in _SKIP or not session.wants(name):
+    if func.is_view or base in _SKIP or name in _POINT_TO_POINT or not session.wants(name):
         return run, None, [], False, False, False
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_access(arg)])) for arg in func._schema.arguments

@@ -9,11 +9,13 @@ reading a value a launch produced.
 
 Every dispatched op is named by its namespace (``aten::mm``,
 ``c10d::allreduce_``): torch.distributed's collectives are recorded like
-any op. One that returns before the collective completes (its ``Work``)
-is waited for before its tensors are hashed after it: on the host that
+any op. One that returns before the collective completes (a c10d op's
+``Work``, a functional collective's results before ``wait_tensor``) is
+waited for before its tensors are hashed after it: on the host that
 blocks until the collective is done, on a GPU the current stream waits
 for the collective's. An asynchronous collective thus loses its overlap
-with what follows it while hashes are recorded."""
+with what follows it while hashes are recorded. Point-to-point ops are
+not recorded (see ``_POINT_TO_POINT``)."""
 
 from __future__ import annotations
 
@@ -134,8 +136,8 @@ def plan(
     """What is fixed for op ``func``: what runs it, its kernel name (None
     when it is not recorded), its schema's arguments with their access
     codes, whether it allocates, whether it may leave results unwritten,
-    and whether its results are only there once its ``Work`` is waited
-    for (a c10d collective)."""
+    and whether its results are only there once it is waited for (a
+    collective, :func:`wait_for_collective`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _POINT_TO_POINT or not session.wants(name):

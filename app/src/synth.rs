@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use tritontui_trace::{
     Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
-    Scalar, TensorArg, TraceWriter, format::RecordOptions,
+    Scalar, TraceWriter, format::RecordOptions,
 };
 
 /// A fault to put into run B.
@@ -350,7 +350,7 @@ impl<'s, W: Write> Simulator<'s, W> {
             }
             self.content.insert(buffer, value);
             let layout = self.layout(&shape)?;
-            args.push(tensor(
+            args.push(ArgValue::tensor(
                 layout,
                 buffer.address(),
                 0,
@@ -474,12 +474,12 @@ impl<'s, W: Write> Simulator<'s, W> {
         let out = mix(x ^ self.seq);
         self.content.insert(Buffer::Scratch, out);
         let args = vec![
-            tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
-            tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
-            tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
-            tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
-            tensor(activation, Buffer::Scratch.address(), 1, Some(0), Some(out)),
-            tensor(
+            ArgValue::tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
+            ArgValue::tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
+            ArgValue::tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
+            ArgValue::tensor(activation, Buffer::Input.address(), 0, Some(x), Some(x)),
+            ArgValue::tensor(activation, Buffer::Scratch.address(), 1, Some(0), Some(out)),
+            ArgValue::tensor(
                 activation,
                 Buffer::Scratch.address(),
                 1,
@@ -539,17 +539,17 @@ impl<'s, W: Write> Simulator<'s, W> {
                 } else {
                     activation
                 };
-                tensor(layout, buffer.address(), 0, Some(h), Some(h))
+                ArgValue::tensor(layout, buffer.address(), 0, Some(h), Some(h))
             })
             .collect();
-        args.push(tensor(
+        args.push(ArgValue::tensor(
             out_layout,
             out.address(),
             1,
             Some(out_pre),
             Some(value),
         ));
-        args.push(tensor(
+        args.push(ArgValue::tensor(
             activation,
             acc.address(),
             1,
@@ -587,17 +587,6 @@ fn inputs_of(n: usize) -> [Buffer; 4] {
         Buffer::Weight(j),
         Buffer::Input,
     ]
-}
-
-fn tensor(layout: u64, ptr: u64, flags: u64, pre: Option<u64>, post: Option<u64>) -> ArgValue {
-    ArgValue::Tensor(TensorArg {
-        layout,
-        ptr,
-        flags,
-        pre,
-        post,
-        stats: None,
-    })
 }
 
 /// Inductor-style Triton source for a simulated kernel.

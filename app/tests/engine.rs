@@ -349,14 +349,7 @@ fn write_launch(
 
 /// A tensor argument hashed `pre` before its launch and `post` after.
 fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_trace::ArgValue {
-    tritontui_trace::ArgValue::Tensor(tritontui_trace::TensorArg {
-        layout,
-        ptr,
-        flags: 1,
-        pre: Some(pre),
-        post: Some(post),
-        stats: None,
-    })
+    tritontui_trace::ArgValue::tensor(layout, ptr, 1, Some(pre), Some(post))
 }
 
 /// A trace of C++ launches, one kernel each, built by hand.

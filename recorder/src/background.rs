@@ -337,7 +337,7 @@ mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
     use tritontui_trace::ArgRef;
-    use tritontui_trace::format::{ArgValue, Scalar, TensorArg};
+    use tritontui_trace::format::{ArgValue, Scalar};
     use tritontui_trace::trace::Trace;
 
     /// A writer on a fresh file with one kernel and one layout queued.
@@ -375,14 +375,7 @@ mod tests {
     }
 
     fn tensor(layout: u64, ptr: u64, pre: Option<u64>, post: Option<u64>) -> ArgValue {
-        ArgValue::Tensor(TensorArg {
-            layout,
-            ptr,
-            flags: 0,
-            pre,
-            post,
-            stats: None,
-        })
+        ArgValue::tensor(layout, ptr, 0, pre, post)
     }
 
     /// (pre, post, written) of the first and third arguments of the

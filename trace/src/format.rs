@@ -431,6 +431,20 @@ pub enum ArgValue {
     Scalar(Scalar),
 }
 
+impl ArgValue {
+    /// A tensor argument without summary statistics.
+    pub fn tensor(layout: u64, ptr: u64, flags: u64, pre: Option<u64>, post: Option<u64>) -> Self {
+        ArgValue::Tensor(TensorArg {
+            layout,
+            ptr,
+            flags,
+            pre,
+            post,
+            stats: None,
+        })
+    }
+}
+
 /// A tensor argument of one launch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TensorArg {

@@ -473,14 +473,7 @@ fn a_launch_of_an_undefined_kernel_is_reported_with_its_offset() {
 
 /// A tensor argument of `layout` at `ptr` hashed `pre` on entry.
 fn entered(layout: u64, ptr: u64, pre: u64) -> ArgValue {
-    ArgValue::Tensor(TensorArg {
-        layout,
-        ptr,
-        flags: 0,
-        pre: Some(pre),
-        post: None,
-        stats: None,
-    })
+    ArgValue::tensor(layout, ptr, 0, Some(pre), None)
 }
 
 /// A call of graph `graph` with `args` from input position `first` on,
@@ -632,18 +625,6 @@ fn a_trace_without_end_record_says_so() {
     assert_eq!(trace.launches.len(), 3);
 }
 
-/// A tensor argument of `layout` at `ptr` with these flags and hashes.
-fn tensor(layout: u64, ptr: u64, flags: u64, pre: Option<u64>, post: Option<u64>) -> ArgValue {
-    ArgValue::Tensor(TensorArg {
-        layout,
-        ptr,
-        flags,
-        pre,
-        post,
-        stats: None,
-    })
-}
-
 #[test]
 fn inherited_hashes_are_filled_in_from_the_data_flow() {
     let mut inheriting = header();
@@ -690,8 +671,8 @@ fn inherited_hashes_are_filled_in_from_the_data_flow() {
     launch(
         1,
         vec![
-            tensor(rows, 0x100, inherited, None, Some(10)),
-            tensor(rows, 0x200, TensorArg::WRITTEN, None, Some(20)),
+            ArgValue::tensor(rows, 0x100, inherited, None, Some(10)),
+            ArgValue::tensor(rows, 0x200, TensorArg::WRITTEN, None, Some(20)),
         ],
     );
     // Reads y (inherited from launch 1), writes the first half of x
@@ -700,11 +681,14 @@ fn inherited_hashes_are_filled_in_from_the_data_flow() {
     launch(
         2,
         vec![
-            tensor(rows, 0x200, inherited, None, Some(21)),
-            tensor(half, 0x100, TensorArg::WRITTEN, None, Some(30)),
+            ArgValue::tensor(rows, 0x200, inherited, None, Some(21)),
+            ArgValue::tensor(half, 0x100, TensorArg::WRITTEN, None, Some(30)),
         ],
     );
-    launch(3, vec![tensor(rows, 0x100, inherited, None, Some(40))]);
+    launch(
+        3,
+        vec![ArgValue::tensor(rows, 0x100, inherited, None, Some(40))],
+    );
     let bytes = w.finish(0, "exit").expect("finish");
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
     let args = |seq: usize| -> Vec<(Option<u64>, bool, bool)> {

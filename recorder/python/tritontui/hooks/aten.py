@@ -123,9 +123,9 @@ def returns_early(func: Any) -> bool:
     """Whether the op is a collective that returns before it completes: a
     c10d op returning a ``Work``, or a functional collective (other than
     ``wait_tensor`` itself)."""
-    namespace, _, base = func._schema.name.rpartition("::")
-    if namespace == _FUNCTIONAL:
-        return base != "wait_tensor"
+    name, _ = _op_name(func)
+    if name.startswith(_FUNCTIONAL + "::"):
+        return name != _FUNCTIONAL + "::wait_tensor"
     return any(str(r.type).endswith("c10d.Work") for r in func._schema.returns)
 
 
@@ -157,7 +157,7 @@ def wait_for_collective(func: Any, out: Any) -> None:
     left to wait for). On the host this blocks until the collective is
     done; on a GPU the current stream waits for the collective's."""
     values = out if isinstance(out, (tuple, list)) else (out,)
-    if func._schema.name.startswith(_FUNCTIONAL + "::"):
+    if _op_name(func)[0].startswith(_FUNCTIONAL + "::"):
         for value in values:
             for tensor in value if isinstance(value, (tuple, list)) else (value,):
                 if isinstance(tensor, torch.Tensor):

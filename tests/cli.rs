@@ -83,7 +83,7 @@ fn help_lists_the_product_s_subcommands_and_hides_synth() {
     assert!(o.status.success());
     let text = stdout(&o);
     let listed = |sub: &str| text.lines().any(|l| l.trim_start().starts_with(sub));
-    for sub in ["diff", "check", "record", "report", "attach"] {
+    for sub in ["diff", "check", "record", "ranks", "report", "attach"] {
         assert!(listed(sub), "{sub} missing from:\n{text}");
     }
     assert!(!listed("synth"), "synth is a test tool, listed in:\n{text}");
@@ -367,4 +367,101 @@ fn a_benign_pair_exits_0_and_says_why() {
     assert_eq!(report["verdict"], "benign");
     assert_eq!(report["root_causes"][0]["impact"], "absorbed");
     assert_eq!(report["absorbed_count"], 1);
+}
+
+/// Writes a synthetic run of `ranks` ranks (run0/ and run1/) into a fresh
+/// directory.
+fn synth_ranks(ranks: u32, args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().display().to_string();
+    let count = ranks.to_string();
+    let mut all = vec!["synth", "-o", out.as_str(), "--ranks", count.as_str()];
+    all.extend_from_slice(args);
+    let o = tritontui(&all);
+    assert!(o.status.success(), "synth failed: {}", stderr(&o));
+    let (a, b) = (dir.path().join("run0"), dir.path().join("run1"));
+    (dir, a, b)
+}
+
+#[test]
+fn runs_of_ranks_name_the_rank_a_fault_started_on() {
+    let (_dir, a, b) = synth_ranks(
+        4,
+        &["-n", "120", "--inject", "nondet@50", "--fault-rank", "2"],
+    );
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        &a.display().to_string(),
+        &b.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["earliest_cause"]["rank"], 2);
+    assert_eq!(
+        report["earliest_cause"]["divergence"]["kind"],
+        "nondeterministic-kernel"
+    );
+    for rank in [0, 1, 3] {
+        let first = &report["ranks"][rank]["report"]["first_divergence"];
+        assert_eq!(first["kind"], "collective", "rank {rank}: {first}");
+        assert_eq!(first["kernel"], "c10d::allreduce_");
+    }
+    // Its ranks still agree with each other: the fault went through the
+    // collectives.
+    let o = tritontui(&["ranks", &b.display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn ranks_finds_the_collective_whose_results_differ_across_ranks() {
+    let (_dir, a, b) = synth_ranks(
+        5,
+        &[
+            "-n",
+            "120",
+            "--fault-rank",
+            "3",
+            "--corrupt-collective",
+            "4",
+        ],
+    );
+    let o = tritontui(&["ranks", &a.display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("the ranks agree"), "{}", stdout(&o));
+    let o = tritontui(&["ranks", "--json", &b.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let check: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let found = &check["first_result_mismatch"];
+    assert_eq!(found["op"], "c10d::allreduce_");
+    assert_eq!(
+        (found["group"].as_str(), found["index"].as_u64()),
+        (Some("0"), Some(4))
+    );
+    let values: Vec<&str> = (0..5)
+        .map(|r| found["ranks"][r]["value"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        values
+            .iter()
+            .enumerate()
+            .all(|(r, v)| (*v == values[0]) == (r != 3)),
+        "{values:?}"
+    );
+    assert!(check["first_sequence_mismatch"].is_null());
+    let text = stdout(&tritontui(&["ranks", &b.display().to_string()]));
+    assert!(text.contains("on ranks 0-2,4 (launch #64)"), "{text}");
+    // Compared run against run, no rank's divergence starts on that rank.
+    let o = tritontui(&["diff", &a.display().to_string(), &b.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("`tritontui ranks`"), "{}", stdout(&o));
+}
+
+#[test]
+fn ranks_of_a_trace_file_is_a_one_line_error() {
+    let o = tritontui(&["ranks", &fixture("run0.msgpack")]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a folder of rank traces"), "{err}");
 }

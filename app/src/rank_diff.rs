@@ -150,29 +150,12 @@ pub fn compare(a: &Path, b: &Path, options: Options, limit: usize) -> anyhow::Re
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Each pair loads and compares on two threads of its own.
-    let workers = (cores / 2).clamp(1, MAX_LOADED).min(pairs.len());
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<anyhow::Result<RankReport>>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(rank, pa, pb)) = pairs.get(i) else {
-                        break;
-                    };
-                    let report = compare_rank(rank, pa, pb, options, limit);
-                    done.lock().expect("no worker panics").push(report);
-                }
-            });
-        }
-    });
-    let mut ranks = done
-        .into_inner()
-        .expect("no worker panics")
-        .into_iter()
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    ranks.sort_by_key(|r| r.rank);
+    let workers = (cores / 2).clamp(1, MAX_LOADED);
+    let ranks = in_parallel(&pairs, workers, |&(rank, pa, pb)| {
+        compare_rank(rank, pa, pb, options, limit)
+    })
+    .into_iter()
+    .collect::<anyhow::Result<Vec<_>>>()?;
     let earliest_cause = ranks
         .iter()
         .filter_map(|r| r.own_cause_ns.map(|ns| (ns, r)))
@@ -190,6 +173,34 @@ pub fn compare(a: &Path, b: &Path, options: Options, limit: usize) -> anyhow::Re
         ranks,
         earliest_cause,
     })
+}
+
+/// `work` done on every item on at most `workers` threads, the results in
+/// the items' order.
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|s| {
+        for _ in 0..workers.clamp(1, items.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else {
+                        break;
+                    };
+                    let result = work(item);
+                    done.lock().expect("no worker panics").push((i, result));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().expect("no worker panics");
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The first root cause of a rank's report that reaches the results and
@@ -265,8 +276,8 @@ pub fn summary(report: &RanksReport) -> String {
             );
         }
         None if divergent > 0 => {
-            out +=
-                "\nno rank's divergence starts on that rank: each came in through a collective\n";
+            out += "\nno rank's divergence starts on that rank: each came in through a collective\n\
+                 (`tritontui ranks` on each run checks whether its ranks' collectives agree)\n";
         }
         None => {}
     }

@@ -1,7 +1,8 @@
 """Multi-process runs: under torchrun every rank records into its own
 trace, which says which rank it is; the launcher records nothing; a
 collective is recorded with what it left in its tensors; two runs are
-compared rank by rank, the earliest cause named across ranks."""
+compared rank by rank, the earliest cause named across ranks; the ranks of
+one run are checked against each other through their collectives."""
 
 from __future__ import annotations
 
@@ -106,3 +107,31 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
         [binary(), "diff", "run0", "run1"], cwd=tmp_path, capture_output=True, text=True
     ).stdout
     assert "earliest cause: rank 1" in text, text
+
+    # The ranks of one run against each other: both all-reduces (eager and
+    # functional) left the same bytes on both ranks of the default group.
+    agree = subprocess.run(
+        [binary(), "ranks", "--json", "run0"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert agree.returncode == 0, agree.stdout + agree.stderr
+    check = json.loads(agree.stdout)
+    assert check["ranks"] == [0, 1]
+    assert [(g["name"], g["backend"], g["members"]) for g in check["groups"]] == [
+        ("0", "gloo", [0, 1])
+    ]
+    assert check["results_compared"] == 2, check
+    # Rank 1 all-reducing with MAX where rank 0 sums: a desynchronised
+    # rank, named by the op's reduce op.
+    mismatched = {**env, "TRITONTUI_RECORD": "run2/rank{rank}.msgpack", "RANKS_VARIANT": "max"}
+    _run([*TORCHRUN, program], tmp_path, mismatched)
+    found = subprocess.run(
+        [binary(), "ranks", "--json", "run2"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert found.returncode == 1, found.stdout + found.stderr
+    mismatch = json.loads(found.stdout)["first_sequence_mismatch"]
+    assert (mismatch["op"], mismatch["what"], mismatch["index"]) == (
+        "c10d::allreduce_",
+        "reduce op",
+        0,
+    )
+    assert [r["value"] for r in mismatch["ranks"]] == ["SUM", "MAX"]

@@ -48,6 +48,13 @@ pub enum Command {
     /// prints the summary (or --json) otherwise. Exit status: 0
     /// deterministic, 1 divergent, 2 error.
     Check(CheckArgs),
+    /// Check the ranks of one run against each other through their
+    /// collectives: same collectives in the same order on every member of
+    /// a process group, and the same result where all members must hold
+    /// it (all-reduce, all-gather, broadcast).
+    ///
+    /// Exit status: 0 the ranks agree, 1 they do not, 2 error.
+    Ranks(RanksArgs),
     /// Write the comparison of two traces as one self-contained HTML page.
     Report(ReportArgs),
     /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
@@ -82,6 +89,17 @@ pub struct DiffArgs {
     pub align_deadline: f64,
 }
 
+/// Flags of `tritontui ranks`.
+#[derive(Debug, Args)]
+pub struct RanksArgs {
+    /// The run: a folder of its rank traces.
+    pub run: PathBuf,
+    /// Print the JSON report (documented in docs/diff-json.md) instead of
+    /// the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Flags of `tritontui synth`.
 #[derive(Debug, Args)]
 pub struct SynthArgs {
@@ -102,6 +120,18 @@ pub struct SynthArgs {
     /// Add autotuning launches, which the engine must ignore.
     #[arg(long)]
     pub autotune: bool,
+    /// Write a run of this many ranks instead (DIR/run0/rank{r}.msgpack and
+    /// DIR/run1/...), which all-reduce an accumulator after every step of
+    /// 12 launches; the injections act on --fault-rank only.
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
+    /// The rank run B's injections act on (with --ranks).
+    #[arg(long, value_name = "RANK", default_value_t = 0, requires = "ranks")]
+    pub fault_rank: u32,
+    /// In run B, the fault rank's K-th all-reduce (from 0) leaves other
+    /// bytes than the other ranks' (with --ranks).
+    #[arg(long, value_name = "K", requires = "ranks")]
+    pub corrupt_collective: Option<u64>,
 }
 
 /// Flags of `tritontui dump`.

@@ -10,8 +10,8 @@ use crate::tui::loader::Inputs;
 use crate::{Analysis, Options, Report, attach};
 use anyhow::Context;
 use args::{
-    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RecordArgs, ReportArgs, ResumeArgs,
-    SynthArgs,
+    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RanksArgs, RecordArgs, ReportArgs,
+    ResumeArgs, SynthArgs,
 };
 use clap::Parser;
 use std::ffi::OsString;
@@ -47,6 +47,7 @@ where
         Some(Command::Dump(args)) => dump(&args).map(|()| SUCCESS),
         Some(Command::Record(args)) => record(&args),
         Some(Command::Check(args)) => check(&args),
+        Some(Command::Ranks(args)) => ranks(&args),
         Some(Command::Report(args)) => report(&args).map(|()| SUCCESS),
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Resume(args)) => resume(&args).map(|()| SUCCESS),
@@ -140,6 +141,19 @@ fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     print_diff(&report, args.json, crate::rank_diff::summary, agree)
 }
 
+/// `tritontui ranks RUN`.
+fn ranks(args: &RanksArgs) -> anyhow::Result<ExitCode> {
+    if !args.run.is_dir() {
+        anyhow::bail!(
+            "{}: not a folder of rank traces (`tritontui record -o 'RUN/rank{{rank}}.msgpack' -- torchrun ...` writes one)",
+            args.run.display()
+        );
+    }
+    let check = crate::cross_rank::check(&args.run)?;
+    let agree = check.agree();
+    print_diff(&check, args.json, crate::cross_rank::summary, agree)
+}
+
 /// Prints a diff report (as JSON, or its `summary`); the exit status says
 /// whether the results `agree`.
 fn print_diff<R: serde::Serialize>(
@@ -176,16 +190,41 @@ fn synth(args: &SynthArgs) -> anyhow::Result<()> {
         injections,
         autotune: args.autotune,
     };
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let create = |name: &str| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
-        let path = args.out.join(name);
+    let create = |path: std::path::PathBuf| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("{}: cannot create", dir.display()))?;
+        }
         let file = std::fs::File::create(&path)
             .with_context(|| format!("{}: cannot create", path.display()))?;
         Ok(std::io::BufWriter::with_capacity(1 << 20, file))
     };
-    let expected = synth::generate(&spec, create("run0.msgpack")?, create("run1.msgpack")?)
-        .with_context(|| format!("{}: cannot write the traces", args.out.display()))?;
+    let expected = match args.ranks {
+        None => synth::generate(
+            &spec,
+            create(args.out.join("run0.msgpack"))?,
+            create(args.out.join("run1.msgpack"))?,
+        ),
+        Some(ranks) => {
+            if args.fault_rank >= ranks {
+                anyhow::bail!(
+                    "--fault-rank {} is not below --ranks {ranks}",
+                    args.fault_rank
+                );
+            }
+            let ranks = synth::RankSpec {
+                ranks,
+                fault_rank: args.fault_rank,
+                corrupt_collective: args.corrupt_collective,
+            };
+            synth::generate_ranks(&spec, &ranks, |is_b, rank| {
+                let run = if is_b { "run1" } else { "run0" };
+                create(args.out.join(run).join(format!("rank{rank}.msgpack")))
+                    .map_err(std::io::Error::other)
+            })
+        }
+    }
+    .with_context(|| format!("{}: cannot write the traces", args.out.display()))?;
     for e in expected {
         let seq = |s: Option<u64>| s.map_or("-".to_owned(), |s| s.to_string());
         println!(

@@ -3,8 +3,9 @@ nor a number, bool, None or str) as the trace records them: by what
 determines the launch's results, never by identity.
 
 A ``torch.Generator`` is its device, seed and a hash of its state; a
-value whose repr is data (a dtype, a device, a list of sizes) is that
-repr; anything else (profiler handles, streams, events, process groups,
+collective's process group is its name, backend and global ranks, its
+reduce op by name; a value whose repr is data (a dtype, a device, a list
+of sizes) is that repr; anything else (profiler handles, streams, events,
 objects whose repr shows an address) is its type alone, written
 ``<object TYPE>`` so readers know it says nothing about the value. See
 docs/trace-format.md, "Host objects"."""
@@ -32,6 +33,10 @@ def host_value(value: Any) -> str:
     with _active.inside_launch():
         if isinstance(value, torch.Generator):
             return generator_value(value)
+        if isinstance(value, torch.ScriptObject):
+            described = _c10d_value(value)
+            if described is not None:
+                return described
         text = repr(value)
     if len(text) > MAX_REPR or _IDENTITY.search(text):
         return opaque(value)
@@ -51,3 +56,29 @@ def generator_value(generator: torch.Generator) -> str:
         f"<torch.Generator device={generator.device} seed={generator.initial_seed()} "
         f"state={hash_bytes(state):016x}>"
     )
+
+
+def _c10d_value(value: torch.ScriptObject) -> str | None:
+    """A process group as ``<ProcessGroup name=N backend=B ranks=R>`` (R: its
+    members' global ranks, comma-separated, in group order) and a reduce op
+    as ``<ReduceOp SUM>``, as the dispatcher hands them to a c10d op; None
+    for another object."""
+    kind = str(value._type())
+    c10d = torch._C._distributed_c10d
+    if kind.endswith(".c10d.ProcessGroup"):
+        group = c10d.ProcessGroup.unbox(value)
+        return process_group_value(group)
+    if kind.endswith(".c10d.ReduceOp"):
+        return f"<ReduceOp {c10d.ReduceOp.RedOpType(value.op()).name}>"
+    return None
+
+
+def process_group_value(group: Any) -> str:
+    """``<ProcessGroup name=N backend=B ranks=R>`` for a c10d process group."""
+    import torch.distributed as dist
+
+    try:
+        ranks = ",".join(str(r) for r in dist.get_process_group_ranks(group))
+    except (RuntimeError, ValueError, KeyError):
+        ranks = "?"  # a group torch.distributed does not know (built by hand)
+    return f"<ProcessGroup name={group.group_name} backend={group.name()} ranks={ranks}>"

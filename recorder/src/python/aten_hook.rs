@@ -325,8 +325,13 @@ impl AtenHook {
     }
 }
 
-/// The call's arguments in schema order, tensor lists spread out, each
-/// with its parameter's access code.
+/// Whether `value` is a list or a tuple.
+fn is_sequence(value: &Bound<'_, PyAny>) -> bool {
+    value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()
+}
+
+/// The call's arguments in schema order, tensor lists (and lists of
+/// tensor lists) spread out, each with its parameter's access code.
 fn spread<'py>(
     recorded: &Recorded,
     args: &Bound<'py, PyTuple>,
@@ -349,9 +354,21 @@ fn spread<'py>(
             call.shape.push(ABSENT);
             continue;
         };
-        let list = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
-        let items: Vec<Bound<'py, PyAny>> = if list {
-            value.try_iter()?.collect::<PyResult<_>>()?
+        let items = if is_sequence(&value) {
+            let items: Vec<Bound<'py, PyAny>> = value.try_iter()?.collect::<PyResult<_>>()?;
+            if !items.is_empty() && items.iter().all(is_sequence) {
+                // A list of tensor lists (`Tensor[][]`, an all-gather's
+                // outputs): spread out too, in order.
+                let mut flat = Vec::new();
+                for inner in &items {
+                    for item in inner.try_iter()? {
+                        flat.push(item?);
+                    }
+                }
+                flat
+            } else {
+                items
+            }
         } else {
             Vec::new()
         };

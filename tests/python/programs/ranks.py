@@ -4,7 +4,9 @@ collective is still running when its op returns, then all-reduces it
 again as compiled graphs do (a functional collective and its
 ``wait_tensor``); prints the hashes of what each all-reduce left; then
 exchanges the result with the other rank, each receiving before it
-sends. With RANKS_VARIANT=1, rank 1 starts from other data."""
+sends. With RANKS_VARIANT=1, rank 1 starts from other data; with
+RANKS_VARIANT=max, rank 1 all-reduces with MAX where rank 0 sums (gloo
+runs it, both ranks ending with the same wrong values)."""
 
 import os
 
@@ -14,10 +16,11 @@ import tritontui
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
-torch.manual_seed(rank + (10 if rank == 1 and os.environ.get("RANKS_VARIANT") else 0))
+variant = os.environ.get("RANKS_VARIANT") if rank == 1 else None
+torch.manual_seed(rank + (10 if variant == "1" else 0))
 model = torch.compile(torch.nn.Sequential(torch.nn.Linear(16, 1 << 16), torch.nn.GELU()))
 y = model(torch.randn(8, 16)).sum(0)
-dist.all_reduce(y)
+dist.all_reduce(y, op=dist.ReduceOp.MAX if variant == "max" else dist.ReduceOp.SUM)
 
 
 def say(what: str, tensor: torch.Tensor) -> None:

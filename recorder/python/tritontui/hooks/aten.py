@@ -74,9 +74,16 @@ def reads_to_host(func: Any) -> bool:
     return any(r.type.kind() in _HOST_VALUE_TYPES for r in func._schema.returns)
 
 
-def _access(arg: Any) -> str:
-    """How an op uses a schema argument: ``in``, ``inout`` (a written
-    ``self``) or ``out`` (a written keyword-only argument)."""
+def _access(func: Any, arg: Any) -> str:
+    """How op ``func`` uses a schema argument: ``in``, ``inout`` (a written
+    ``self``) or ``out`` (a written keyword-only argument). The c10d ops'
+    schemas mark no writes: their ``output*`` tensors are written, and the
+    ``tensors`` an all-reduce, broadcast or reduce works in place are read
+    and written."""
+    if func._schema.name.startswith("c10d::"):
+        if arg.name.startswith("output"):
+            return "out"
+        return "inout" if arg.name == "tensors" else "in"
     written = arg.alias_info is not None and arg.alias_info.is_write
     return ("out" if arg.kwarg_only else "inout") if written else "in"
 
@@ -143,7 +150,7 @@ def plan(
     if func.is_view or base in _SKIP or name in _POINT_TO_POINT or not session.wants(name):
         return run, None, [], False, False, False
     params = [
-        (arg.name, ord(_tensors.ACCESS_CODES[_access(arg)])) for arg in func._schema.arguments
+        (arg.name, ord(_tensors.ACCESS_CODES[_access(func, arg)])) for arg in func._schema.arguments
     ]
     return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS, returns_early(func)
 
@@ -180,11 +187,12 @@ def define(
 ) -> tuple[int, list[str], bytes]:
     """The kernel of op ``func`` called with its arguments spread as
     ``spread`` says (per schema argument: -2 absent, -1 one value, n a list
-    of n tensors) that returned ``returned`` values, new tensors at
+    of n tensors, or lists of tensors holding n in all, named by their
+    place in that order) that returned ``returned`` values, new tensors at
     ``positions``; with those results' names and access codes."""
     arg_specs = []
     for arg, count in zip(func._schema.arguments, spread, strict=True):
-        access = _access(arg)
+        access = _access(func, arg)
         if count == -2:
             continue
         if count == -1:

@@ -11,9 +11,12 @@ use crate::analysis::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use tritontui_trace::{
-    Access, ArgDef, ArgValue, CallRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
-    Scalar, TraceWriter, format::RecordOptions,
+    Access, ArgDef, ArgValue, CallRecord, Distributed, GraphDef, Header, KernelDef, LaunchRecord,
+    Record, Scalar, TraceWriter, format::RecordOptions,
 };
+
+mod ranks;
+pub use ranks::{RankSpec, generate_ranks};
 
 /// A fault to put into run B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,8 +223,8 @@ enum Variant {
 /// Writes run A to `a` and run B to `b`, and returns what the engine must
 /// find for each injection.
 pub fn generate(spec: &Spec, a: impl Write, b: impl Write) -> io::Result<Vec<Expected>> {
-    Simulator::new(spec, false, a)?.run()?;
-    Simulator::new(spec, true, b)?.run()
+    Simulator::new(spec, false, None, a)?.run()?;
+    Simulator::new(spec, true, None, b)?.run()
 }
 
 struct Simulator<'s, W: Write> {
@@ -234,12 +237,22 @@ struct Simulator<'s, W: Write> {
     /// Injections by the launch they act at.
     at_launch: HashMap<usize, Vec<Injection>>,
     seq: u64,
+    /// Launches run B inserted so far.
+    inserted: u64,
+    /// The kernel id of the all-reduce, once defined (`ranks`).
+    all_reduce_kernel: Option<u64>,
+    /// Mixed into the program's input: each rank reads its own.
+    input_salt: u64,
     expected: Vec<Expected>,
 }
 
 impl<'s, W: Write> Simulator<'s, W> {
-    fn new(spec: &'s Spec, is_b: bool, out: W) -> io::Result<Self> {
+    /// The simulated program of `spec` (run B's when `is_b`), as rank
+    /// `place` of a multi-rank run when given, writing its trace to `out`.
+    fn new(spec: &'s Spec, is_b: bool, place: Option<Distributed>, out: W) -> io::Result<Self> {
         let mut header = Header::new(concat!("tritontui synth ", env!("CARGO_PKG_VERSION")));
+        let input_salt = place.as_ref().map_or(0, |p| u64::from(p.rank) << 40);
+        header.distributed = place;
         header.host = "synthetic".into();
         header.pid = if is_b { 2 } else { 1 };
         header.argv = vec!["tritontui".into(), "synth".into()];
@@ -262,6 +275,9 @@ impl<'s, W: Write> Simulator<'s, W> {
                 map
             }),
             seq: 0,
+            inserted: 0,
+            all_reduce_kernel: None,
+            input_salt,
             expected: Vec::new(),
         })
     }
@@ -272,30 +288,38 @@ impl<'s, W: Write> Simulator<'s, W> {
 
     fn run(mut self) -> io::Result<Vec<Expected>> {
         self.graph_inputs()?;
-        let mut inserted = 0u64;
         for n in 0..self.spec.launches {
-            let here = self.at_launch.get(&n).cloned().unwrap_or_default();
-            if n == 0 && self.spec.autotune {
-                for _ in 0..2 {
-                    self.launch(n, &here, true)?;
-                }
-            }
-            for &injection in &here {
-                if let Injection::Insert { count, .. } = injection
-                    && self.is_b
-                {
-                    let first = self.seq;
-                    for _ in 0..count {
-                        self.extra_launch()?;
-                    }
-                    inserted += count as u64;
-                    self.expect(injection, Kind::Structural, None, Some(first), EXTRA_KERNEL);
-                }
-            }
-            let a_seq = self.seq - inserted;
-            self.before_launch(n, &here, a_seq);
-            self.launch(n, &here, false)?;
+            self.step(n)?;
         }
+        self.finish()
+    }
+
+    /// Program launch `n`, with what is injected at it.
+    fn step(&mut self, n: usize) -> io::Result<()> {
+        let here = self.at_launch.get(&n).cloned().unwrap_or_default();
+        if n == 0 && self.spec.autotune {
+            for _ in 0..2 {
+                self.launch(n, &here, true)?;
+            }
+        }
+        for &injection in &here {
+            if let Injection::Insert { count, .. } = injection
+                && self.is_b
+            {
+                let first = self.seq;
+                for _ in 0..count {
+                    self.extra_launch()?;
+                }
+                self.inserted += count as u64;
+                self.expect(injection, Kind::Structural, None, Some(first), EXTRA_KERNEL);
+            }
+        }
+        let a_seq = self.seq - self.inserted;
+        self.before_launch(n, &here, a_seq);
+        self.launch(n, &here, false)
+    }
+
+    fn finish(self) -> io::Result<Vec<Expected>> {
         self.writer.finish(self.seq * 7_000, "exit")?;
         Ok(self.expected)
     }
@@ -338,7 +362,12 @@ impl<'s, W: Write> Simulator<'s, W> {
         }))?;
         let mut args = Vec::with_capacity(inputs.len());
         for (buffer, shape) in inputs {
-            let mut value = mix(buffer.address());
+            let salt = if buffer == Buffer::Input {
+                self.input_salt
+            } else {
+                0
+            };
+            let mut value = mix(buffer.address() ^ salt);
             if let Buffer::Weight(j) = buffer
                 && self.is_b
                 && self

@@ -228,3 +228,63 @@ fn a_panic_gives_the_terminal_back() {
     );
     tmux.assert_restored();
 }
+
+#[test]
+fn two_runs_of_ranks_open_at_the_earliest_cause_and_r_picks_a_rank() {
+    // Four ranks; rank 2 runs a nondeterministic kernel in run B, which
+    // reaches the other ranks through the all-reduces.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(binary())
+        .args([
+            "synth",
+            "--ranks",
+            "4",
+            "-n",
+            "120",
+            "--inject",
+            "nondet@50",
+        ])
+        .args(["--fault-rank", "2", "-o"])
+        .arg(dir.path())
+        .output()
+        .expect("synth");
+    assert!(out.status.success(), "{out:?}");
+    let tmux = Tmux::start();
+    tmux.type_line(&format!(
+        "cd {} && {} run0 run1; echo EXIT=$?",
+        dir.path().display(),
+        binary()
+    ));
+    let screen = tmux.wait_for("rank 2 of 4 (earliest cause)");
+    assert!(screen.contains("nondeterministic-kernel"), "{screen}");
+    assert!(
+        tmux.selected_line().contains("triton_poi_fused_mul_2"),
+        "{}",
+        tmux.selected_line()
+    );
+
+    tmux.send(&["R"]);
+    let picker = tmux.wait_for("Enter open");
+    assert!(
+        picker.contains("│  0       divergent  A#64 B#64 c10d::allreduce_  collective"),
+        "{picker}"
+    );
+    assert!(
+        picker.contains("│• 2     ✗ divergent  A#54 B#54 triton_poi_fused_mul_2"),
+        "{picker}"
+    );
+    // Up twice from rank 2: rank 0, whose divergence came in through the
+    // all-reduce.
+    tmux.send(&["Up", "Up", "Enter"]);
+    let screen = tmux.wait_for("rank 0 of 4 (earliest cause: rank 2)");
+    assert!(screen.contains("collective"), "{screen}");
+    assert!(
+        tmux.selected_line().contains("c10d::allreduce_"),
+        "{}",
+        tmux.selected_line()
+    );
+
+    tmux.send(&["q"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    tmux.assert_restored();
+}

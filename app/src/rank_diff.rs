@@ -51,6 +51,9 @@ pub struct RankReport {
     /// (ns since the Unix epoch), if it has one.
     #[serde(skip)]
     own_cause_ns: Option<u64>,
+    /// Its traces in run A and run B.
+    #[serde(skip)]
+    pub traces: (PathBuf, PathBuf),
 }
 
 /// The earliest cause across ranks.
@@ -135,6 +138,17 @@ fn rank_of(path: &Path) -> anyhow::Result<u32> {
 
 /// Compares run folders `a` and `b` rank by rank.
 pub fn compare(a: &Path, b: &Path, options: Options, limit: usize) -> anyhow::Result<RanksReport> {
+    compare_with_progress(a, b, options, limit, &|_, _| {})
+}
+
+/// [`compare`], telling `progress(done, total)` after each rank.
+pub fn compare_with_progress(
+    a: &Path,
+    b: &Path,
+    options: Options,
+    limit: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> anyhow::Result<RanksReport> {
     let (ranks_a, ranks_b) = (rank_traces(a)?, rank_traces(b)?);
     for (ranks, dir, other) in [(&ranks_a, a, &ranks_b), (&ranks_b, b, &ranks_a)] {
         if let Some(rank) = ranks.keys().find(|r| !other.contains_key(r)) {
@@ -151,8 +165,11 @@ pub fn compare(a: &Path, b: &Path, options: Options, limit: usize) -> anyhow::Re
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Each pair loads and compares on two threads of its own.
     let workers = (cores / 2).clamp(1, MAX_LOADED);
+    let done = AtomicUsize::new(0);
     let ranks = in_parallel(&pairs, workers, |&(rank, pa, pb)| {
-        compare_rank(rank, pa, pb, options, limit)
+        let report = compare_rank(rank, pa, pb, options, limit);
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, pairs.len());
+        report
     })
     .into_iter()
     .collect::<anyhow::Result<Vec<_>>>()?;
@@ -232,6 +249,7 @@ fn compare_rank(
         rank,
         report,
         own_cause_ns,
+        traces: (a.to_owned(), b.to_owned()),
     })
 }
 

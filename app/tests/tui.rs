@@ -19,7 +19,7 @@ use tritontui::Options;
 use tritontui::synth::{Injection, Spec, generate};
 use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
 use tritontui::tui::comparison::Comparison;
-use tritontui::tui::loader::{DEMO_A, DEMO_B, Progress};
+use tritontui::tui::loader::{self, DEMO_A, DEMO_B, Inputs, LoadEvent, Progress};
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
 use tritontui_trace::Trace;
@@ -116,10 +116,25 @@ impl Harness {
                     self.act(Action::Targets(comparison.targets()));
                 }
                 Effect::Debug(target) => self.debugged.push(target),
+                Effect::Load(inputs) => self.load(inputs),
                 Effect::Quit | Effect::Fail(_) => quit = true,
             }
         }
         quit
+    }
+
+    /// Loads `inputs` as the event loop does, on the loader's thread,
+    /// applying its progress and result.
+    fn load(&mut self, inputs: Inputs) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        loader::spawn(inputs, Options::default(), tx, |event| event);
+        for event in rx {
+            match event {
+                LoadEvent::Progress(progress) => self.act(Action::Loading(progress)),
+                LoadEvent::Done(Ok(comparison)) => self.act(Action::Loaded(comparison)),
+                LoadEvent::Done(Err(e)) => self.act(Action::LoadFailed(e.to_string())),
+            };
+        }
     }
 
     fn key(&mut self, code: KeyCode) -> bool {
@@ -558,4 +573,61 @@ fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
         screen.contains("root cause · absorbed by A#7 cpp_fused_sum_tanh_1"),
         "{screen}"
     );
+}
+
+#[test]
+fn two_runs_of_ranks_open_at_the_earliest_cause_and_the_picker_opens_another_rank() {
+    // Three ranks; rank 1 runs a nondeterministic kernel in run B.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = Spec {
+        launches: 60,
+        injections: vec![Injection::Nondeterministic { at: 30 }],
+        autotune: false,
+    };
+    let ranks = tritontui::synth::RankSpec {
+        ranks: 3,
+        fault_rank: 1,
+        corrupt_collective: None,
+    };
+    tritontui::synth::generate_ranks(&spec, &ranks, |is_b, rank| {
+        let run = dir.path().join(if is_b { "run1" } else { "run0" });
+        std::fs::create_dir_all(&run)?;
+        std::fs::File::create(run.join(format!("rank{rank}.msgpack")))
+    })
+    .expect("synth");
+    let mut h = Harness::new(synthetic_comparison(10, &[]), 120, 30, false);
+    h.load(Inputs::Ranks(
+        dir.path().join("run0"),
+        dir.path().join("run1"),
+    ));
+    let screen = h.screen();
+    assert!(
+        screen.contains("rank 1 of 3 (earliest cause) DIVERGENT"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("rank 1: the earliest cause across ranks"),
+        "{screen}"
+    );
+
+    h.keys("R");
+    let picker = h.screen();
+    assert!(picker.contains("• 1     ✗ divergent"), "{picker}");
+    h.key(KeyCode::Down);
+    h.key(KeyCode::Enter);
+    let screen = h.screen();
+    assert!(
+        screen.contains("rank 2 of 3 (earliest cause: rank 1)"),
+        "{screen}"
+    );
+    assert!(screen.contains("c10d::allreduce_"), "{screen}");
+    assert!(h.app.rank_picker.is_none());
+}
+
+#[test]
+fn r_on_one_pair_of_traces_says_there_are_no_ranks() {
+    let mut h = Harness::new(demo_comparison(), 120, 30, false);
+    h.keys("R");
+    assert!(h.app.rank_picker.is_none());
+    assert!(h.screen().contains("no ranks to pick"), "{}", h.screen());
 }

@@ -103,28 +103,39 @@ fn tui(traces: &[std::path::PathBuf], align_deadline: f64) -> anyhow::Result<()>
     }
     let inputs = match traces {
         [] => Inputs::Demo,
+        [a] if a.is_dir() => anyhow::bail!(
+            "{}: a folder of rank traces: give two run folders to compare them (tritontui run0 run1)",
+            a.display()
+        ),
         [a] => Inputs::One(a.clone()),
-        [a, b, ..] => Inputs::Two(a.clone(), b.clone()),
+        [a, b, ..] => match both_folders(a, b)? {
+            true => Inputs::Ranks(a.clone(), b.clone()),
+            false => Inputs::Two(a.clone(), b.clone()),
+        },
     };
     crate::tui::run(inputs, options)
 }
 
-fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    match (args.a.is_dir(), args.b.is_dir()) {
-        (true, true) => return diff_ranks(args),
-        (false, false) => {}
+/// Whether runs `a` and `b` are folders of rank traces (true) or traces
+/// (false); one of each is an error.
+fn both_folders(a: &std::path::Path, b: &std::path::Path) -> anyhow::Result<bool> {
+    match (a.is_dir(), b.is_dir()) {
+        (true, true) => Ok(true),
+        (false, false) => Ok(false),
         (a_is_dir, _) => {
-            let (dir, file) = if a_is_dir {
-                (&args.a, &args.b)
-            } else {
-                (&args.b, &args.a)
-            };
+            let (dir, file) = if a_is_dir { (a, b) } else { (b, a) };
             anyhow::bail!(
                 "{}: a folder of rank traces, but {} is one trace: give two folders or two traces",
                 dir.display(),
                 file.display()
             );
         }
+    }
+}
+
+fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    if both_folders(&args.a, &args.b)? {
+        return diff_ranks(args);
     }
     let (a, b) = load_pair(&args.a, &args.b)?;
     let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);

@@ -3,7 +3,7 @@
 
 use super::comparison::Comparison;
 use super::highlight::{Highlighted, Request, SourceKey};
-use super::loader::Progress;
+use super::loader::{Inputs, Progress};
 use crate::attach::Target;
 use crossterm::event::MouseEvent;
 use std::sync::Arc;
@@ -45,6 +45,12 @@ pub enum Action {
     AttachSelected,
     /// The debugger exited; what to tell the user.
     DebuggerDone(String),
+    /// Open the rank picker (two runs of several ranks).
+    OpenRanks,
+    /// Move the highlighted rank.
+    RanksMove(isize),
+    /// Open the highlighted rank.
+    RankChosen,
     /// Open the kernel search.
     OpenSearch,
     /// A character typed into the search box.
@@ -101,6 +107,9 @@ pub enum Effect {
     /// Hand the terminal to a debugger attached to this target, take it
     /// back when the debugger exits, and report `DebuggerDone`.
     Debug(Target),
+    /// Load these inputs in the background, reporting as the first load
+    /// does (another rank of the same runs).
+    Load(Inputs),
     /// Leave the TUI normally.
     Quit,
     /// Leave the TUI and print this error.

@@ -5,7 +5,7 @@ pub use super::action::{Action, Effect};
 use super::comparison::Comparison;
 use super::highlight::{Highlighted, Request, SourceKey};
 use super::layout::{Areas, areas, list_rows};
-use super::loader::Progress;
+use super::loader::{Inputs, Progress};
 use super::search::Search;
 use super::theme::Theme;
 use crate::align::Row;
@@ -53,6 +53,10 @@ pub struct App {
     pub search: Option<Search>,
     /// The open attach list: targets and the highlighted one.
     pub attach: Option<(Vec<Target>, usize)>,
+    /// The open rank picker: the highlighted rank's place in the list.
+    pub rank_picker: Option<usize>,
+    /// Ranks compared so far while two runs of several ranks load, of all.
+    pub ranks_progress: Option<(usize, usize)>,
     /// First line shown in the detail pane.
     pub detail_scroll: usize,
     /// First line shown in the source pane; `None` follows the selection.
@@ -82,6 +86,8 @@ impl App {
             show_help: false,
             search: None,
             attach: None,
+            rank_picker: None,
+            ranks_progress: None,
             detail_scroll: 0,
             source_scroll: None,
             message: None,
@@ -124,6 +130,15 @@ impl App {
             return matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q'))
                 .then_some(Action::ToggleHelp);
         }
+        if self.rank_picker.is_some() {
+            return match key.code {
+                KeyCode::Esc | KeyCode::Char('q' | 'R') => Some(Action::Cancel),
+                KeyCode::Enter => Some(Action::RankChosen),
+                KeyCode::Up | KeyCode::Char('k') => Some(Action::RanksMove(-1)),
+                KeyCode::Down | KeyCode::Char('j') => Some(Action::RanksMove(1)),
+                _ => None,
+            };
+        }
         if self.attach.is_some() {
             return match key.code {
                 KeyCode::Esc | KeyCode::Char('q' | 'a') => Some(Action::Cancel),
@@ -147,6 +162,7 @@ impl App {
             Action::Cancel => {
                 if self.search.take().is_none()
                     && self.attach.take().is_none()
+                    && self.rank_picker.take().is_none()
                     && !std::mem::take(&mut self.show_help)
                 {
                     effects.push(Effect::Quit);
@@ -159,6 +175,7 @@ impl App {
             }
             Action::Loading(progress) => match progress {
                 Progress::Reading { file, .. } => self.progress[file.min(1)] = Some(progress),
+                Progress::Ranks { done, total } => self.ranks_progress = Some((done, total)),
                 Progress::Analysing => self.analysing = true,
             },
             Action::Loaded(comparison) => self.loaded(*comparison),
@@ -235,6 +252,27 @@ impl App {
                     effects.push(Effect::ListTargets(Arc::clone(comparison)));
                 }
             }
+            Action::OpenRanks => match self.comparison().and_then(|c| c.rank.as_ref()) {
+                Some(place) => self.rank_picker = Some(place.set.position(place.rank)),
+                None => {
+                    self.message = Some(
+                        "one pair of traces: no ranks to pick (open two run folders: tritontui run0 run1)"
+                            .to_owned(),
+                    );
+                }
+            },
+            Action::RanksMove(n) => {
+                let count = self
+                    .comparison()
+                    .and_then(|c| c.rank.as_ref())
+                    .map_or(0, |place| place.set.ranks.len());
+                if let Some(selected) = &mut self.rank_picker
+                    && count > 0
+                {
+                    *selected = (*selected as isize + n).rem_euclid(count as isize) as usize;
+                }
+            }
+            Action::RankChosen => self.choose_rank(&mut effects),
             Action::OpenSearch => {
                 let mut search = Search::default();
                 search.update(self.comparison().map_or(&[], |s| &s.names));
@@ -267,15 +305,51 @@ impl App {
         self.comparison().map_or(0, |s| s.rows().len())
     }
 
+    /// Opens the rank highlighted in the picker (loading it anew).
+    fn choose_rank(&mut self, effects: &mut Vec<Effect>) {
+        let Some(selected) = self.rank_picker.take() else {
+            return;
+        };
+        let Some(place) = self.comparison().and_then(|c| c.rank.clone()) else {
+            return;
+        };
+        let Some(entry) = place.set.ranks.get(selected) else {
+            return;
+        };
+        if entry.rank == place.rank {
+            return;
+        }
+        effects.push(Effect::Load(Inputs::Rank(
+            Arc::clone(&place.set),
+            entry.rank,
+        )));
+        // The loading screen, until the rank's pair is compared.
+        self.comparison = None;
+        self.progress = [None, None];
+        self.analysing = false;
+        self.highlights.clear();
+        self.pending.clear();
+    }
+
     fn loaded(&mut self, comparison: Comparison) {
         let first = comparison.first_divergence().map(|d| d.row);
-        self.message = Some(match (first, comparison.is_pair()) {
+        let mut message = match (first, comparison.is_pair()) {
             (Some(_), _) => {
                 "first divergence selected · n/N next/previous · r root causes · ? help".to_owned()
             }
             (None, true) => "the runs are identical · ? help".to_owned(),
             (None, false) => "one trace: browsing its launches · ? help".to_owned(),
-        });
+        };
+        if let Some(place) = &comparison.rank {
+            let whose = match place.set.earliest_cause {
+                Some(rank) if rank == place.rank => "the earliest cause across ranks".to_owned(),
+                Some(rank) => format!("the earliest cause is on rank {rank}"),
+                None => "no rank's divergence starts on its rank".to_owned(),
+            };
+            message = format!("rank {}: {whose} · R pick a rank · {message}", place.rank);
+        }
+        self.message = Some(message);
+        self.ranks_progress = None;
         self.comparison = Some(Arc::new(comparison));
         self.selected = 0;
         self.offset = 0;

@@ -27,6 +27,17 @@ pub struct Comparison {
     pub name_rows: Vec<Vec<u32>>,
     /// Divergence indices of the root causes, ascending.
     pub roots: Vec<usize>,
+    /// Which rank of two runs of several ranks this pair is, if it is one.
+    pub rank: Option<RankPlace>,
+}
+
+/// One rank of two runs of several ranks.
+#[derive(Debug, Clone)]
+pub struct RankPlace {
+    /// Every rank, with its verdict.
+    pub set: std::sync::Arc<super::ranks::RankSet>,
+    /// The rank shown.
+    pub rank: u32,
 }
 
 impl Comparison {
@@ -75,6 +86,7 @@ impl Comparison {
             names: Vec::new(),
             name_rows: Vec::new(),
             roots,
+            rank: None,
         };
         comparison.index();
         comparison

@@ -1,7 +1,8 @@
 //! The keys of the launch view, in one table: the key handler looks keys
 //! up here and the help overlay lists them from here, so neither can
-//! forget one. (Keys inside the search box and the attach list are the
-//! usual editing and list keys; their overlays say so.)
+//! forget one. (Keys inside the search box, the rank picker and the
+//! attach list are the usual editing and list keys; their overlays say
+//! so.)
 
 use super::action::Action;
 use crossterm::event::KeyCode;
@@ -115,6 +116,11 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[key('/')],
         help: "search kernels (fuzzy); Enter jumps",
         action: || Action::OpenSearch,
+    },
+    Binding {
+        keys: &[key('R')],
+        help: "pick a rank (two runs of several ranks)",
+        action: || Action::OpenRanks,
     },
     Binding {
         keys: &[key('a')],

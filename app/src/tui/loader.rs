@@ -1,9 +1,11 @@
 //! Loads traces on a background thread and reports progress, so the
 //! screen never freezes on a large trace.
 
-use super::comparison::Comparison;
+use super::comparison::{Comparison, RankPlace};
+use super::ranks::RankSet;
 use crate::analysis::Options;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use tritontui_trace::{Trace, TraceError};
 
@@ -16,6 +18,10 @@ pub enum LoadError {
     /// The thread reading this trace crashed.
     #[error("{}: the reader crashed", .0.display())]
     ReaderCrashed(PathBuf),
+    /// Two run folders could not be compared rank by rank (the message
+    /// names the folder or trace).
+    #[error("{0}")]
+    Ranks(String),
     /// Loading crashed.
     #[error("internal error while loading the traces (a bug: please report it)")]
     Internal,
@@ -30,6 +36,11 @@ pub enum Inputs {
     One(PathBuf),
     /// Two traces to compare.
     Two(PathBuf, PathBuf),
+    /// Two folders of rank traces: every rank compared, then the rank
+    /// where the runs first parted opened.
+    Ranks(PathBuf, PathBuf),
+    /// One rank of runs already compared rank by rank.
+    Rank(Arc<RankSet>, u32),
 }
 
 /// Run A of the bundled demo.
@@ -56,6 +67,13 @@ pub enum Progress {
         done: u64,
         /// Bytes in all.
         total: u64,
+    },
+    /// Ranks compared so far, of `total`.
+    Ranks {
+        /// Ranks done.
+        done: usize,
+        /// Ranks in all.
+        total: usize,
     },
     /// Aligning and classifying.
     Analysing,
@@ -112,14 +130,17 @@ fn load(
         }
         Inputs::One(path) => (open(0, path)?, None),
         Inputs::Two(pa, pb) => {
-            let (a, b) = std::thread::scope(|s| {
-                let left = s.spawn(|| open(0, pa));
-                let right = open(1, pb);
-                (left.join(), right)
-            });
-            let a = a.map_err(|_| LoadError::ReaderCrashed(pa.clone()))??;
-            (a, Some(b?))
+            let (a, b) = open_pair(pa, pb, &open)?;
+            (a, Some(b))
         }
+        Inputs::Ranks(run_a, run_b) => {
+            let progress = |done, total| send(LoadEvent::Progress(Progress::Ranks { done, total }));
+            let set = RankSet::compare(run_a, run_b, options, &progress)
+                .map_err(|e| LoadError::Ranks(format!("{e:#}")))?;
+            let rank = set.first_to_open();
+            return load_rank(Arc::new(set), rank, options, &open, send);
+        }
+        Inputs::Rank(set, rank) => return load_rank(Arc::clone(set), *rank, options, &open, send),
     };
     Ok(match b {
         Some(b) => {
@@ -128,4 +149,38 @@ fn load(
         }
         None => Comparison::single(a),
     })
+}
+
+/// Reads traces `pa` and `pb` side by side.
+fn open_pair(
+    pa: &Path,
+    pb: &Path,
+    open: &(impl Fn(usize, &Path) -> Result<Trace, TraceError> + Sync),
+) -> Result<(Trace, Trace), LoadError> {
+    let (a, b) = std::thread::scope(|s| {
+        let left = s.spawn(|| open(0, pa));
+        let right = open(1, pb);
+        (left.join(), right)
+    });
+    let a = a.map_err(|_| LoadError::ReaderCrashed(pa.to_owned()))??;
+    Ok((a, b?))
+}
+
+/// Opens rank `rank` of `set`.
+fn load_rank(
+    set: Arc<RankSet>,
+    rank: u32,
+    options: Options,
+    open: &(impl Fn(usize, &Path) -> Result<Trace, TraceError> + Sync),
+    send: &(impl Fn(LoadEvent) + Sync),
+) -> Result<Comparison, LoadError> {
+    let (pa, pb) = &set
+        .entry(rank)
+        .ok_or_else(|| LoadError::Ranks(format!("no rank {rank} in these runs")))?
+        .traces;
+    let (a, b) = open_pair(pa, pb, open)?;
+    send(LoadEvent::Progress(Progress::Analysing));
+    let mut comparison = Comparison::pair(a, b, options);
+    comparison.rank = Some(RankPlace { set, rank });
+    Ok(comparison)
 }

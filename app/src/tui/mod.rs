@@ -13,6 +13,7 @@ pub mod keys;
 pub mod layout;
 pub mod loader;
 pub mod panes;
+pub mod ranks;
 pub mod search;
 pub mod terminal;
 pub mod theme;
@@ -52,6 +53,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.attach.is_some() {
         panes::attach::render(app, frame, area);
     }
+    if app.rank_picker.is_some() {
+        panes::ranks::render(app, comparison, frame, area);
+    }
     if app.show_help {
         panes::help::render(app, frame, area);
     }
@@ -83,6 +87,7 @@ pub fn run(inputs: Inputs, options: Options) -> anyhow::Result<()> {
     let workers = Workers {
         highlighter: highlight::spawn(tx.clone(), Message::Highlighted),
         results: tx,
+        options,
     };
     let mut screen = terminal::enter()?;
     let size = screen.size()?;
@@ -205,6 +210,14 @@ fn perform(
                     .results
                     .send(Message::Action(Action::DebuggerDone(message)));
             }
+            Effect::Load(inputs) => {
+                loader::spawn(
+                    inputs,
+                    workers.options,
+                    workers.results.clone(),
+                    Message::Load,
+                );
+            }
             Effect::Highlight(request) => {
                 let _ = workers.highlighter.send(request);
             }
@@ -228,4 +241,6 @@ fn perform(
 struct Workers {
     highlighter: Sender<highlight::Request>,
     results: Sender<Message>,
+    /// How loads compare (another rank of the same runs).
+    options: Options,
 }

@@ -37,6 +37,30 @@ fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Li
     Line::from(spans)
 }
 
+/// `rank 2 of 4 ✗ ` before the verdict of one rank of runs of several
+/// ranks (✗: the earliest cause across ranks is on it); nothing otherwise.
+fn rank_spans<'a>(app: &App, comparison: &Comparison) -> Vec<Span<'a>> {
+    let Some(place) = &comparison.rank else {
+        return Vec::new();
+    };
+    let theme = &app.theme;
+    let mut spans = vec![Span::styled(
+        format!("rank {} of {} ", place.rank, place.set.ranks.len()),
+        theme.title(),
+    )];
+    match place.set.earliest_cause {
+        Some(rank) if rank == place.rank => {
+            spans.push(Span::styled("(earliest cause) ", theme.root()));
+        }
+        Some(rank) => spans.push(Span::styled(
+            format!("(earliest cause: rank {rank}) "),
+            theme.dim(),
+        )),
+        None => {}
+    }
+    spans
+}
+
 /// Draws the header.
 pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -52,16 +76,21 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     ];
     let divergences = comparison.divergences();
     let verdict = match comparison.first_divergence() {
-        None => Line::from(vec![
-            Span::styled("IDENTICAL", theme.verdict_ok()),
-            Span::raw(format!(
-                "  {} launches aligned, every launch wrote the same bits",
-                comparison
-                    .analysis
-                    .as_ref()
-                    .map_or(0, |a| a.alignment.matched)
-            )),
-        ]),
+        None => Line::from(
+            rank_spans(app, comparison)
+                .into_iter()
+                .chain([
+                    Span::styled("IDENTICAL", theme.verdict_ok()),
+                    Span::raw(format!(
+                        "  {} launches aligned, every launch wrote the same bits",
+                        comparison
+                            .analysis
+                            .as_ref()
+                            .map_or(0, |a| a.alignment.matched)
+                    )),
+                ])
+                .collect::<Vec<_>>(),
+        ),
         Some(first) => {
             let runs = TracePair {
                 a: &comparison.a,
@@ -75,7 +104,8 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
                 .analysis
                 .as_ref()
                 .is_some_and(|a| a.verdict == crate::analysis::Verdict::Benign);
-            let mut spans = vec![
+            let mut spans = rank_spans(app, comparison);
+            spans.extend([
                 if benign {
                     Span::styled("BENIGN", theme.benign())
                 } else {
@@ -94,7 +124,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
                     comparison.roots.len(),
                     if comparison.roots.len() == 1 { "" } else { "s" },
                 )),
-            ];
+            ]);
             if comparison
                 .analysis
                 .as_ref()

@@ -37,6 +37,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
             ]));
         }
     }
+    if let Some((done, total)) = app.ranks_progress {
+        lines.push(Line::raw(format!(
+            "comparing the runs rank by rank: {done} of {total} ranks"
+        )));
+    }
     if app.analysing {
         lines.push(Line::raw("aligning the runs and classifying divergences…"));
     }

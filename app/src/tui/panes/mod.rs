@@ -6,6 +6,7 @@ pub mod header;
 pub mod help;
 pub mod launches;
 pub mod loading;
+pub mod ranks;
 pub mod search;
 pub mod source;
 pub mod status;

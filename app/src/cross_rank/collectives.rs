@@ -1,0 +1,339 @@
+//! A rank trace read down to its collectives, compactly: what each call
+//! ran (interned per rank: a run repeats the same few collectives) and
+//! what it left, so that many ranks fit in memory at once.
+
+use rustc_hash::FxHashMap;
+use std::path::Path;
+use tritontui_trace::hash::fmix64;
+use tritontui_trace::{Access, ArgRef, Scalar, Trace};
+
+/// A process group as a collective's arguments name it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Its name; `?` when the trace does not say (before format 1.7).
+    pub name: String,
+    /// Its backend, when the trace says.
+    pub backend: Option<String>,
+    /// Its members' global ranks, when the trace says.
+    pub members: Option<Vec<u32>>,
+}
+
+/// What a collective call ran: the same on every member of its group.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Kind {
+    /// The op (`c10d::allreduce_`).
+    pub op: String,
+    /// Its reduce op, upper case (`SUM`), if it has one.
+    pub reduce_op: Option<String>,
+    /// Its root rank (broadcast, reduce, gather, scatter).
+    pub root: Option<i64>,
+    /// Dtype and shape of each tensor argument, in order.
+    pub shapes: String,
+}
+
+/// What the members of a group should agree on for an op, beyond running
+/// it in the same order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agreement {
+    /// Same shapes, and the same result on every member.
+    Results,
+    /// Same shapes; results differ by design (reduce-scatter, reduce).
+    Shapes,
+    /// Shapes may differ by design too (all-to-all, gather, scatter).
+    Order,
+}
+
+/// What a call left in the tensors that hold its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its members' results differ by design.
+    NotShared,
+    /// Some result tensor was not hashed after it.
+    Unhashed,
+    /// The hash of its result tensor, or of its result tensors' hashes in
+    /// order when there are several.
+    Hash(u64),
+}
+
+/// One collective call.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// Its launch `seq`.
+    pub seq: u64,
+    /// When it ran: ns since the Unix epoch, by the rank's clock.
+    pub at_ns: u64,
+    /// Its group, in [`RankCollectives::groups`].
+    pub group: u32,
+    /// What it ran, in [`RankCollectives::kinds`].
+    pub kind: u32,
+    /// What it left.
+    pub outcome: Outcome,
+}
+
+/// One rank's collectives.
+#[derive(Debug, Default)]
+pub struct RankCollectives {
+    /// The world size its header names.
+    pub world_size: Option<u32>,
+    /// The groups its calls ran on.
+    pub groups: Vec<Group>,
+    /// What its calls ran.
+    pub kinds: Vec<Kind>,
+    /// Its calls, in order.
+    pub calls: Vec<Call>,
+    kind_ids: FxHashMap<Kind, u32>,
+}
+
+impl RankCollectives {
+    /// Reads the collectives of the trace at `path`.
+    pub fn read(path: &Path) -> anyhow::Result<RankCollectives> {
+        let trace = Trace::open(path)?;
+        let mut rank = RankCollectives {
+            world_size: trace.header.distributed.as_ref().map(|d| d.world_size),
+            ..RankCollectives::default()
+        };
+        for (_, launch) in trace.program_launches() {
+            let kernel = trace.kernel_of(launch);
+            let Some(agreement) = agreement(&kernel.name) else {
+                continue;
+            };
+            let mut group = Group::default();
+            let mut kind = Kind {
+                op: kernel.name.clone(),
+                ..Kind::default()
+            };
+            let mut shapes = Vec::new();
+            let mut results = Vec::new();
+            for (i, arg) in trace.args_of(launch).enumerate() {
+                let def = kernel.args.get(i);
+                let name = def.map_or("", |d| d.name.as_str());
+                match arg {
+                    ArgRef::Scalar(value) => read_scalar(name, value, &mut group, &mut kind),
+                    ArgRef::Tensor(t) => {
+                        shapes.push(format!("{}{:?}", t.layout.dtype, t.layout.shape));
+                        let access = def.map_or(Access::In, |d| d.access);
+                        if agreement == Agreement::Results && holds_result(name, access) {
+                            results.push(t.post);
+                        }
+                    }
+                }
+            }
+            kind.shapes = shapes.join(" ");
+            if group.name.is_empty() {
+                group.name = "?".into();
+            }
+            let outcome = outcome(&results);
+            rank.push(
+                launch.seq,
+                trace.header.created_ns + launch.ts,
+                group,
+                kind,
+                outcome,
+            );
+        }
+        Ok(rank)
+    }
+
+    /// Appends a call, interning its group and kind.
+    pub fn push(&mut self, seq: u64, at_ns: u64, group: Group, kind: Kind, outcome: Outcome) {
+        let group = match self.groups.iter().position(|g| *g == group) {
+            Some(i) => i,
+            None => {
+                self.groups.push(group);
+                self.groups.len() - 1
+            }
+        } as u32;
+        let next = self.kinds.len() as u32;
+        let kind_id = *self.kind_ids.entry(kind.clone()).or_insert(next);
+        if kind_id == next {
+            self.kinds.push(kind);
+        }
+        self.calls.push(Call {
+            seq,
+            at_ns,
+            group,
+            kind: kind_id,
+            outcome,
+        });
+    }
+}
+
+/// What the hashes after a call of its result tensors say; no tensors:
+/// not shared.
+fn outcome(results: &[Option<u64>]) -> Outcome {
+    match results {
+        [] => Outcome::NotShared,
+        _ if results.iter().any(Option::is_none) => Outcome::Unhashed,
+        [Some(one)] => Outcome::Hash(*one),
+        several => Outcome::Hash(
+            several
+                .iter()
+                .flatten()
+                .fold(several.len() as u64, |h, x| fmix64(h ^ x)),
+        ),
+    }
+}
+
+/// What op `name` (`c10d::allreduce_`, `_c10d_functional::all_reduce`)
+/// promises; None for what is not a collective (`wait_tensor`).
+pub fn agreement(name: &str) -> Option<Agreement> {
+    let (namespace, base) = name.split_once("::")?;
+    if namespace != "c10d" && namespace != "_c10d_functional" {
+        return None;
+    }
+    let base = base.split('.').next().unwrap_or(base);
+    let base = base.trim_start_matches('_').trim_end_matches('_');
+    Some(match base {
+        "wait_tensor" => return None,
+        b if b.starts_with("allreduce")
+            || b.starts_with("all_reduce")
+            || b.starts_with("allgather")
+            || b.starts_with("all_gather")
+            || b == "broadcast" =>
+        {
+            Agreement::Results
+        }
+        b if b.starts_with("alltoall")
+            || b.starts_with("all_to_all")
+            || b == "gather"
+            || b == "scatter" =>
+        {
+            Agreement::Order
+        }
+        _ => Agreement::Shapes,
+    })
+}
+
+/// Whether a tensor argument of a collective whose members share its
+/// result holds that result: what the op writes (recorders before trace
+/// format 1.7 marked every c10d tensor read-only, so the names say it
+/// there), not what it reads.
+fn holds_result(name: &str, access: Access) -> bool {
+    access != Access::In || name.starts_with("tensors[") || name.starts_with("output")
+}
+
+/// Takes what the scalar argument `name` says about the call.
+fn read_scalar(name: &str, value: &Scalar, group: &mut Group, kind: &mut Kind) {
+    match (name, value) {
+        ("process_group", Scalar::Str(text)) => {
+            if let Some(named) = parse_process_group(text) {
+                *group = named;
+            }
+        }
+        ("group_name", Scalar::Str(text)) => group.name = text.clone(),
+        ("reduce_op", Scalar::Str(text)) => {
+            let op = text
+                .strip_prefix("<ReduceOp ")
+                .and_then(|t| t.strip_suffix('>'))
+                .unwrap_or(text);
+            kind.reduce_op = Some(op.to_ascii_uppercase());
+        }
+        ("root_rank" | "src", Scalar::Int(root)) => kind.root = Some(*root),
+        _ => {}
+    }
+}
+
+/// `<ProcessGroup name=N backend=B ranks=R>` as the recorder writes a
+/// process group (docs/trace-format.md, host objects).
+fn parse_process_group(text: &str) -> Option<Group> {
+    let fields = text.strip_prefix("<ProcessGroup ")?.strip_suffix('>')?;
+    let mut group = Group::default();
+    for field in fields.split(' ') {
+        match field.split_once('=')? {
+            ("name", name) => group.name = name.to_owned(),
+            ("backend", backend) => group.backend = Some(backend.to_owned()),
+            ("ranks", ranks) => {
+                group.members = ranks.split(',').map(|r| r.parse().ok()).collect();
+            }
+            _ => {}
+        }
+    }
+    (!group.name.is_empty()).then_some(group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn process_groups_and_reduce_ops_are_read_as_the_recorder_writes_them() {
+        let group = parse_process_group("<ProcessGroup name=3 backend=nccl ranks=0,2,4>").unwrap();
+        assert_eq!(group.name, "3");
+        assert_eq!(group.backend.as_deref(), Some("nccl"));
+        assert_eq!(group.members, Some(vec![0, 2, 4]));
+        let unknown = parse_process_group("<ProcessGroup name=1 backend=gloo ranks=?>").unwrap();
+        assert_eq!(unknown.members, None);
+        assert!(parse_process_group("<object torch.ScriptObject>").is_none());
+        let (mut group, mut kind) = (Group::default(), Kind::default());
+        read_scalar(
+            "reduce_op",
+            &Scalar::Str("<ReduceOp MAX>".into()),
+            &mut group,
+            &mut kind,
+        );
+        assert_eq!(kind.reduce_op.as_deref(), Some("MAX"));
+        read_scalar(
+            "reduce_op",
+            &Scalar::Str("avg".into()),
+            &mut group,
+            &mut kind,
+        );
+        assert_eq!(kind.reduce_op.as_deref(), Some("AVG"));
+        read_scalar(
+            "group_name",
+            &Scalar::Str("7".into()),
+            &mut group,
+            &mut kind,
+        );
+        assert_eq!(group.name, "7");
+    }
+
+    #[test]
+    fn ops_are_told_apart_by_what_their_members_share() {
+        assert_eq!(agreement("c10d::allreduce_"), Some(Agreement::Results));
+        assert_eq!(
+            agreement("_c10d_functional::all_gather_into_tensor"),
+            Some(Agreement::Results)
+        );
+        assert_eq!(
+            agreement("c10d::_allgather_base_"),
+            Some(Agreement::Results)
+        );
+        assert_eq!(agreement("c10d::broadcast_"), Some(Agreement::Results));
+        assert_eq!(
+            agreement("c10d::_reduce_scatter_base_"),
+            Some(Agreement::Shapes)
+        );
+        assert_eq!(agreement("c10d::alltoall_base_"), Some(Agreement::Order));
+        assert_eq!(agreement("_c10d_functional::wait_tensor"), None);
+        assert_eq!(agreement("aten::add_"), None);
+    }
+
+    #[test]
+    fn outcomes_keep_one_hash_as_it_is_and_fold_several() {
+        assert_eq!(outcome(&[]), Outcome::NotShared);
+        assert_eq!(outcome(&[Some(5), None]), Outcome::Unhashed);
+        assert_eq!(outcome(&[Some(5)]), Outcome::Hash(5));
+        assert_ne!(outcome(&[Some(5), Some(6)]), outcome(&[Some(6), Some(5)]));
+    }
+
+    #[test]
+    fn calls_share_their_interned_group_and_kind() {
+        let mut rank = RankCollectives::default();
+        let group = Group {
+            name: "0".into(),
+            ..Group::default()
+        };
+        let kind = Kind {
+            op: "c10d::allreduce_".into(),
+            ..Kind::default()
+        };
+        for seq in 0..3 {
+            rank.push(seq, seq, group.clone(), kind.clone(), Outcome::Hash(seq));
+        }
+        assert_eq!(
+            (rank.groups.len(), rank.kinds.len(), rank.calls.len()),
+            (1, 1, 3)
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! `tritontui ranks`'s human summary.
+
+use super::{RankCheck, RankValue};
+
+/// The human summary of `tritontui ranks`.
+pub fn summary(check: &RankCheck) -> String {
+    let groups = check.groups.len();
+    let mut out = format!(
+        "{}  {} ranks, {} collective calls on {groups} process group{}; the results of {} collectives compared across their members",
+        check.run,
+        check.ranks.len(),
+        check.collectives,
+        if groups == 1 { "" } else { "s" },
+        check.results_compared,
+    );
+    if check.results_unhashed > 0 {
+        out += &format!(" ({} more not hashed)", check.results_unhashed);
+    }
+    out.push('\n');
+    for (title, finding) in [
+        (
+            "first collective the ranks ran differently",
+            &check.first_sequence_mismatch,
+        ),
+        (
+            "first collective whose results differ across ranks",
+            &check.first_result_mismatch,
+        ),
+    ] {
+        let Some(f) = finding else {
+            continue;
+        };
+        out += &format!(
+            "\n{title}: {} #{} on process group {}: {}\n",
+            f.op,
+            f.index,
+            f.group,
+            what_differs(&f.what)
+        );
+        // Members with the same value on one line: a run has many ranks.
+        let mut values: Vec<(&str, Vec<&RankValue>)> = Vec::new();
+        for r in &f.ranks {
+            match values.iter_mut().find(|(v, _)| *v == r.value) {
+                Some((_, members)) => members.push(r),
+                None => values.push((&r.value, vec![r])),
+            }
+        }
+        for (value, members) in values {
+            let ranks: Vec<u32> = members.iter().map(|r| r.rank).collect();
+            let mut launches: Vec<String> = members
+                .iter()
+                .filter_map(|r| r.launch.map(|seq| format!("#{seq}")))
+                .collect();
+            launches.dedup();
+            let launches = match launches.as_slice() {
+                [] => "no launch".to_owned(),
+                [one] => format!("launch {one}"),
+                _ => "launches differ".to_owned(),
+            };
+            out += &format!(
+                "  {value}  on rank{} {} ({launches})\n",
+                if ranks.len() == 1 { "" } else { "s" },
+                rank_ranges(&ranks)
+            );
+        }
+    }
+    out += if check.agree() {
+        "\nthe ranks agree: the same collectives in the same order, the same results where they must be\n"
+    } else {
+        "\nthe ranks disagree\n"
+    };
+    out
+}
+
+/// Sorted ranks as ranges: `0-2,5`.
+fn rank_ranges(ranks: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            ranks[i].to_string()
+        } else {
+            format!("{}-{}", ranks[i], ranks[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// A finding's `what` in words.
+fn what_differs(what: &str) -> String {
+    match what {
+        "missing" => {
+            "a member never ran it (a desynchronised rank, or one whose trace ends early)".into()
+        }
+        "results" => {
+            "its members hold different bytes after it, where they must hold the same".into()
+        }
+        other => format!("the {other} differs between members"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_ranges_fold_consecutive_ranks() {
+        assert_eq!(rank_ranges(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+        assert_eq!(rank_ranges(&[3]), "3");
+    }
+}

@@ -86,6 +86,55 @@ def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) ->
     assert dump(path)[0]["type"] == "header"
 
 
+def test_a_tracer_s_fake_tensors_are_neither_recorded_nor_an_error(tmp_path: Path) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    path = tmp_path / "t.msgpack"
+    fake_mode = FakeTensorMode()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tritontui.record(path):
+            fake = fake_mode.from_tensor(torch.ones(4))
+            # The aten mode sees a fake tensor first (user modes come before
+            # a tensor subclass's own dispatch), then under the fake mode.
+            doubled = fake * 2
+            with fake_mode:
+                torch.empty(3).add_(1)
+            y = torch.ones(4) * 3
+            assert tritontui.is_recording()
+    assert doubled.shape == (4,) and torch.equal(y, torch.full((4,), 3.0))
+    assert not [w for w in caught if "recording stopped" in str(w.message)]
+    kernels = [r["kernel"] for r in launches(path)]
+    # The real tensor the fake one was made from, then y's two ops.
+    assert kernels == ["aten::ones", "aten::ones", "aten::mul.Tensor"], kernels
+
+
+def test_an_internal_error_under_another_mode_leaves_that_mode_in_place(
+    monkeypatch, tmp_path: Path
+) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from tritontui.hooks import aten
+
+    def broken(session, func):
+        raise RuntimeError("planning failed")
+
+    path = tmp_path / "t.msgpack"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tritontui.record(path):
+            monkeypatch.setattr(aten, "plan", broken)
+            # The error comes while the aten mode is off the stack for its
+            # own dispatch and the fake mode is on top: stopping must not
+            # pop the fake mode, whose exit would then fail.
+            with FakeTensorMode():
+                z = torch.empty(2).add_(1)
+            assert z.shape == (2,)
+    stopped = [w for w in caught if "recording stopped" in str(w.message)]
+    assert len(stopped) == 1 and "planning failed" in str(stopped[0].message)
+    # Ops run as ever afterwards.
+    assert torch.equal(torch.ones(2) + 1, torch.full((2,), 2.0))
+
+
 def test_recording_without_code_changes(tmp_path: Path, inductor_cache: Path) -> None:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
     plain = [sys.executable, str(PROGRAMS / "plain.py")]

@@ -10,7 +10,7 @@
 //! launch record after. Any error is handed to the session's `fail`, which
 //! stops recording; the op itself always runs, once.
 
-use super::describe::{Described, is_tensor};
+use super::describe::{Described, is_tensor, is_tensor_subclass};
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::in_launch;
 use pyo3::intern;
@@ -75,6 +75,9 @@ pub struct AtenHook {
     /// `tritontui.hooks.aten`: `plan`, `define` and `result_codes`.
     helpers: Py<PyAny>,
     plans: Mutex<FxHashMap<usize, Arc<Plan>>>,
+    /// `torch._C._len_torch_dispatch_stack`: other modes than this one
+    /// (which is off the stack while it runs) are rare, and one may trace.
+    stack_len: Py<PyAny>,
 }
 
 /// The arguments of one call, spread as the trace records them.
@@ -82,6 +85,8 @@ struct Call<'py> {
     values: Vec<Bound<'py, PyAny>>,
     codes: Vec<u8>,
     shape: Shape,
+    /// Some tensor argument is of a subclass (a tracer's, maybe).
+    subclass: bool,
 }
 
 #[pymethods]
@@ -96,6 +101,10 @@ impl AtenHook {
             active: py.import("tritontui._active")?.unbind().into_any(),
             helpers,
             plans: Mutex::new(FxHashMap::default()),
+            stack_len: py
+                .import("torch._C")?
+                .getattr("_len_torch_dispatch_stack")?
+                .unbind(),
         })
     }
 
@@ -127,9 +136,14 @@ impl AtenHook {
         };
         let before = self.before(py, recorded, &args, kwargs);
         let (call, mut described) = match before {
-            Ok(before) => before,
+            Ok(Some(before)) => before,
+            Ok(None) => return Ok(run.call(&args, kwargs)?.unbind()),
             Err(e) => {
-                self.session.fail(py, e);
+                // Tensors without memory (a compiler tracing with fake
+                // tensors under this mode) are not the program's work.
+                if !self.traced(py, &args, kwargs) {
+                    self.session.fail(py, e);
+                }
                 return Ok(run.call(&args, kwargs)?.unbind());
             }
         };
@@ -173,6 +187,21 @@ impl AtenHook {
                 .is_ok_and(|active| active.is(self.session.python.bind(py)))
     }
 
+    /// Whether the op is a tracer's rather than the program's (asked of
+    /// `tritontui.hooks.aten.traced` only when describing it failed).
+    fn traced(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> bool {
+        self.helpers
+            .bind(py)
+            .call_method1(intern!(py, "traced"), (args, kwargs))
+            .and_then(|answer| answer.extract())
+            .unwrap_or(false)
+    }
+
     /// The op's plan: cached, or asked of Python at its first call.
     fn plan(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Arc<Plan>> {
         let key = func.as_ptr() as usize;
@@ -208,15 +237,20 @@ impl AtenHook {
         Ok(Arc::clone(plans.entry(key).or_insert(plan)))
     }
 
-    /// Spreads the call's arguments and describes them.
+    /// Spreads the call's arguments and describes them; None when the
+    /// call is a tracer's (see [`AtenHook::traced`]), not recorded.
     fn before<'py>(
         &self,
         py: Python<'py>,
         recorded: &Recorded,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<(Call<'py>, Described)> {
+    ) -> PyResult<Option<(Call<'py>, Described)>> {
         let call = spread(recorded, args, kwargs)?;
+        let other_modes = self.stack_len.bind(py).call0()?.extract::<usize>()? > 0;
+        if (call.subclass || other_modes) && self.traced(py, args, kwargs) {
+            return Ok(None);
+        }
         let described = self.session.before(
             py,
             PyList::new(py, &call.values)?.as_any(),
@@ -225,7 +259,7 @@ impl AtenHook {
             None,
             &recorded.name,
         )?;
-        Ok((call, described))
+        Ok(Some((call, described)))
     }
 
     /// Adds the op's new tensors to its arguments and writes the launch
@@ -341,6 +375,7 @@ fn spread<'py>(
         values: Vec::with_capacity(recorded.params.len()),
         codes: Vec::with_capacity(recorded.params.len()),
         shape: Shape::new(),
+        subclass: false,
     };
     for (i, (name, code)) in recorded.params.iter().enumerate() {
         let value = if i < args.len() {
@@ -375,7 +410,9 @@ fn spread<'py>(
         let mut has_tensor = false;
         for item in &items {
             has_tensor |= is_tensor(item)?;
+            call.subclass |= is_tensor_subclass(item)?;
         }
+        call.subclass |= is_tensor_subclass(&value)?;
         if has_tensor {
             call.shape.push(items.len() as i32);
             call.codes.extend(std::iter::repeat_n(*code, items.len()));

@@ -138,6 +138,16 @@ pub fn is_tensor(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     value.is_instance(torch.tensor.bind(value.py()))
 }
 
+/// Whether `value` is a tensor of a subclass other than `nn.Parameter`
+/// (a tracer's fake or functional tensor, or a subclass of the program's).
+pub fn is_tensor_subclass(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let torch = torch(value.py())?;
+    let kind = value.get_type();
+    Ok(!kind.is(torch.tensor.bind(value.py()))
+        && !kind.is(torch.parameter.bind(value.py()))
+        && value.is_instance(torch.tensor.bind(value.py()))?)
+}
+
 /// Where the hashes of one launch's CUDA tensors are computed: a batch on
 /// the launch's stream, opened by the first CUDA tensor. (Built without
 /// CUDA support, only `capturing` and `error` are read.)

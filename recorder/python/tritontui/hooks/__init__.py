@@ -15,6 +15,7 @@ from typing import Any
 
 from . import (
     aten,
+    compiles,
     cpp,
     cuda_graphs,
     graph_inputs,
@@ -31,6 +32,7 @@ def install(session: Any) -> None:
     when it records aten ops)."""
     global _ATEN_MODE
     triton.install(session)
+    compiles.install()
     user_triton.install()
     cpp.install()
     graph_inputs.install()
@@ -46,16 +48,28 @@ def uninstall() -> None:
     global _ATEN_MODE
     mode, _ATEN_MODE = _ATEN_MODE, None
     if mode is not None:
-        # Left on another thread's stack or already popped: it records
-        # nothing once the session is gone.
-        with contextlib.suppress(Exception):
-            mode.__exit__(None, None, None)
+        _leave(mode)
     triton.uninstall()
+    compiles.uninstall()
     user_triton.uninstall()
     cpp.uninstall()
     graph_inputs.uninstall()
     host_reads.uninstall()
     cuda_graphs.uninstall()
+
+
+def _leave(mode: aten.AtenRecorder) -> None:
+    """Pops the aten mode off this thread's dispatch stack when it is on
+    top. Popping pops whatever is on top, so a mode that is not (an
+    internal error inside its own dispatch, when torch has it off the
+    stack and another mode, such as a compiler's fake-tensor mode, is
+    there; another thread's stack; a mode pushed after it) is left where
+    it is: with its session gone it runs every op as it comes."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    with contextlib.suppress(Exception):
+        if _get_current_dispatch_mode() is mode:
+            mode.__exit__(None, None, None)
 
 
 def disable_cuda_graphs() -> bool:

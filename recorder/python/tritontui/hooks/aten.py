@@ -156,6 +156,25 @@ def plan(
 
 
 @torch._disable_dynamo
+def traced(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> bool:
+    """Whether an op is a tracer's, not the program's: a mode that traces
+    (fake tensors, proxies, functionalization) is active, or a tensor
+    argument has no memory (a fake, functional or meta tensor)."""
+    from torch._subclasses.fake_tensor import is_fake
+    from torch.utils._pytree import tree_leaves
+
+    keys = torch._C._TorchDispatchModeKey
+    if any(
+        torch._C._get_dispatch_mode(k) is not None for k in (keys.FAKE, keys.PROXY, keys.FUNCTIONAL)
+    ):
+        return True
+    return any(
+        isinstance(t, torch.Tensor) and (t.is_meta or is_fake(t) or torch._is_functional_tensor(t))
+        for t in tree_leaves((args, kwargs or {}))
+    )
+
+
+@torch._disable_dynamo
 def wait_for_collective(func: Any, out: Any) -> None:
     """Waits for the collective op ``func`` that returned ``out``, so that
     its tensors hold the result when they are hashed: a c10d op's ``Work``

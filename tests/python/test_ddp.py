@@ -1,0 +1,80 @@
+"""Data-parallel training under torchrun: DDP's gradient buckets are
+all-reduced by its reducer (C++, inside backward), outside any compiled
+graph; every rank's trace must hold them with their hashes, the ranks of
+one run must agree through them, and a rank given other data must be
+named as the earliest cause across ranks. On the CPU with gloo here; the
+same program on a GPU (two ranks sharing one with gloo, or NCCL on two)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PROGRAMS, binary, dump
+
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+
+
+def _record(run: str, cwd: Path, env: dict[str, str], variant: bool = False) -> str:
+    env = {**env, "TRITONTUI_RECORD": f"{run}/rank{{rank}}.msgpack"}
+    if variant:
+        env["RANKS_VARIANT"] = "1"
+    proc = subprocess.run(
+        [*TORCHRUN, str(PROGRAMS / "ddp.py")],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _tritontui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([binary(), *args], cwd=cwd, capture_output=True, text=True)
+
+
+def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
+    _record("run0", tmp_path, env)
+    _record("run1", tmp_path, env, variant=True)
+    for rank in (0, 1):
+        records = dump(tmp_path / "run0" / f"rank{rank}.msgpack")
+        launches = [r for r in records if r["type"] == "launch"]
+        buckets = [r for r in launches if r["kernel"] == "c10d::allreduce_"]
+        # Three steps, several buckets each.
+        assert len(buckets) >= 6, [r["kernel"] for r in launches][:80]
+        for bucket in buckets:
+            tensor = bucket["args"][0]
+            assert tensor["post"] is not None and tensor["written"], bucket
+        assert any(r["device"] >= 0 for r in launches) == (device == "cuda")
+    agree = _tritontui("ranks", "--json", "run0", cwd=tmp_path)
+    assert agree.returncode == 0, agree.stdout + agree.stderr
+    assert json.loads(agree.stdout)["results_compared"] >= 6
+    same = _tritontui("diff", "run0", "run0", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
+    assert differ.returncode == 1, differ.stdout + differ.stderr
+    report = json.loads(differ.stdout)
+    assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
+    rank0 = report["ranks"][0]["report"]["first_divergence"]
+    assert (rank0["kernel"], rank0["kind"]) == ("c10d::allreduce_", "collective"), rank0
+
+
+def test_ddp_buckets_are_recorded_on_every_rank(tmp_path: Path, inductor_cache: Path) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "CUDA_VISIBLE_DEVICES": ""}
+    _check_runs(tmp_path, env, "cpu")
+
+
+@pytest.mark.gpu
+def test_ddp_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
+    import torch
+
+    # Two ranks on one GPU need gloo (NCCL refuses a GPU shared by ranks).
+    backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "DDP_BACKEND": backend}
+    _check_runs(tmp_path, env, "cuda")

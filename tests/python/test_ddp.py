@@ -40,6 +40,12 @@ def _tritontui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
+    if device == "cuda":
+        # Both recorded runs load the kernels and their autotuned configs
+        # from the cache this run fills: otherwise each rank autotunes, and
+        # a config chosen differently in the two runs is (rightly) a
+        # divergence of its own.
+        _record("warm", tmp_path, env)
     _record("run0", tmp_path, env)
     _record("run1", tmp_path, env, variant=True)
     for rank in (0, 1):
@@ -78,3 +84,36 @@ def test_ddp_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
     backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "DDP_BACKEND": backend}
     _check_runs(tmp_path, env, "cuda")
+
+
+def test_a_distributed_tensor_s_ops_are_hashed_through_its_local_shard(tmp_path: Path) -> None:
+    # FSDP2's parameters are DTensors: the optimizer's ops on them read and
+    # write their local shards, which must be hashed, or every parameter
+    # update is invisible and its next reader looks like a root cause.
+    script = tmp_path / "shard.py"
+    script.write_text(
+        "import torch, torch.distributed as dist, tritontui\n"
+        "from torch.distributed.fsdp import fully_shard\n"
+        "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:0', rank=0, world_size=1)\n"
+        "model = fully_shard(torch.nn.Linear(8, 4))\n"
+        "opt = torch.optim.AdamW(model.parameters(), lr=0.1)\n"
+        "model(torch.randn(2, 8)).sum().backward()\n"
+        f"with tritontui.record({str(tmp_path / 't.msgpack')!r}):\n"
+        "    opt.step()\n"
+        "dist.destroy_process_group()\n"
+    )
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    updates = [
+        r
+        for r in dump(tmp_path / "t.msgpack")
+        if r["type"] == "launch" and r["kernel"] in ("aten::lerp_.Scalar", "aten::addcdiv_")
+    ]
+    assert len(updates) >= 4, updates
+    for update in updates:
+        param = update["args"][0]
+        assert param["shape"] in ([4, 8], [4]), param
+        assert param["pre"] is not None and param["post"] is not None, update

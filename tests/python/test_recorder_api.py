@@ -109,6 +109,23 @@ def test_a_tracer_s_fake_tensors_are_neither_recorded_nor_an_error(tmp_path: Pat
     assert kernels == ["aten::ones", "aten::ones", "aten::mul.Tensor"], kernels
 
 
+def test_a_view_past_its_freed_storage_is_described_but_never_read(tmp_path: Path) -> None:
+    # FSDP frees a parameter's memory by resizing its storage to nothing
+    # and keeps the parameter; reading its view would read address 40.
+    path = tmp_path / "t.msgpack"
+    base = torch.zeros(1000)
+    view = base[10:20]
+    base.untyped_storage().resize_(0)
+    with tritontui.record(path):
+        fresh = torch.empty_like(view)
+        y = torch.ones(3) * 2
+    assert fresh.shape == (10,) and torch.equal(y, torch.full((3,), 2.0))
+    first = launches(path)[0]
+    assert first["kernel"] == "aten::empty_like"
+    freed = first["args"][0]
+    assert (freed["shape"], freed["pre"], freed["post"]) == ([10], None, None), freed
+
+
 def test_an_internal_error_under_another_mode_leaves_that_mode_in_place(
     monkeypatch, tmp_path: Path
 ) -> None:

@@ -526,6 +526,11 @@ fn read_tensor(
     if !exact && !value.is_instance(torch.tensor.bind(py))? {
         return Ok(None);
     }
+    if !exact && let Some(local) = local_shard(py, value)? {
+        // A distributed tensor's op reads and writes its local shard: that
+        // memory is what the launch record holds.
+        return read_tensor(py, dtypes, &local, arg, access);
+    }
     let mut slow = |v: &Bound<'_, PyAny>| read_attributes(py, dtypes, v);
     let fast = if exact {
         super::tensor_impl::read(py, value, &mut slow)?
@@ -539,7 +544,10 @@ fn read_tensor(
         tensor: value.clone().unbind(),
         arg,
         access,
-        hashable: exact && meta.device != ELSEWHERE && !meta.dtype.starts_with('q'),
+        hashable: exact
+            && meta.device != ELSEWHERE
+            && !meta.dtype.starts_with('q')
+            && within_storage(&meta),
         hashed_before: false,
         device: meta.device,
         ptr: meta.ptr,
@@ -549,6 +557,32 @@ fn read_tensor(
         stride: meta.stride,
         offset: meta.offset,
     }))
+}
+
+/// The local shard of a distributed tensor (`DTensor._local_tensor`, a
+/// plain tensor), or None for another tensor subclass.
+fn local_shard<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let torch = torch(py)?;
+    let Ok(local) = value.getattr(intern!(py, "_local_tensor")) else {
+        return Ok(None);
+    };
+    let kind = local.get_type();
+    let plain = kind.is(torch.tensor.bind(py)) || kind.is(torch.parameter.bind(py));
+    Ok(plain.then_some(local))
+}
+
+/// Whether a view's bytes lie inside its storage (one past it has no
+/// memory to read: a parameter whose storage was resized to nothing).
+fn within_storage(meta: &Meta) -> bool {
+    let stride: smallvec::SmallVec<[i64; 6]> = meta.stride.iter().map(|&s| s as i64).collect();
+    let span = LayoutDef::span_of(&meta.shape, &stride, meta.itemsize);
+    meta.offset
+        .checked_mul(u64::from(meta.itemsize))
+        .and_then(|start| start.checked_add(span))
+        .is_some_and(|end| end <= meta.storage_bytes)
 }
 
 /// Probes where torch keeps each tensor field, once per process, so that
@@ -589,6 +623,10 @@ fn read_attributes(
         stride: Dims::from_vec(value.call_method0(intern!(py, "stride"))?.extract()?),
         offset: value
             .call_method0(intern!(py, "storage_offset"))?
+            .extract()?,
+        storage_bytes: value
+            .call_method0(intern!(py, "untyped_storage"))?
+            .call_method0(intern!(py, "nbytes"))?
             .extract()?,
     }))
 }

@@ -25,6 +25,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 const IMPL_SCAN: usize = 184;
 /// Bytes of a `StorageImpl` searched for its data pointer.
 const STORAGE_SCAN: usize = 48;
+/// Bytes of a `StorageImpl` searched for its size in bytes (torch 2.x's
+/// keeps it right after the data pointer's 32 bytes).
+const STORAGE_SIZE_SCAN: usize = 96;
 /// Bytes of the Python object searched for its `TensorImpl` pointer.
 const OBJECT_SCAN: usize = 64;
 /// Most dimensions read (more: the attribute path).
@@ -56,6 +59,10 @@ pub struct Meta {
     pub shape: Dims,
     pub stride: Dims,
     pub offset: u64,
+    /// Bytes the tensor's storage holds, from its start: a view reaching
+    /// past them (a parameter whose storage was freed by resizing it to
+    /// nothing, as FSDP does) has no memory to read.
+    pub storage_bytes: u64,
 }
 
 /// Where each field lives, as probed.
@@ -73,8 +80,9 @@ struct Offsets {
     dtype: usize,
     /// Device type byte, then the index byte.
     device: usize,
-    /// In the `StorageImpl`: the data pointer.
+    /// In the `StorageImpl`: the data pointer and the size in bytes.
     data: usize,
+    storage_bytes: usize,
     dtypes: rustc_hash::FxHashMap<u16, (&'static str, u32)>,
 }
 
@@ -105,6 +113,7 @@ struct Probe<'py> {
     impl_addr: u64,
     storage_addr: u64,
     storage_data: u64,
+    storage_bytes: u64,
 }
 
 /// The first position in `0..limit` (stepping by `step`) where `matches`
@@ -166,6 +175,11 @@ impl Offsets {
                 .iter()
                 .all(|p| unsafe { word(p.storage_addr + at as u64) } == p.storage_data)
         })?;
+        let storage_bytes = find(STORAGE_SIZE_SCAN - 7, 8, |at| {
+            probes
+                .iter()
+                .all(|p| unsafe { word(p.storage_addr + at as u64) } == p.storage_bytes)
+        })?;
         let u16_at = |p: &Probe<'_>, at: usize| unsafe {
             ((p.impl_addr + at as u64) as *const u16).read_unaligned()
         };
@@ -199,6 +213,7 @@ impl Offsets {
             dtype,
             device,
             data,
+            storage_bytes,
             dtypes,
         };
         let agree = probes.iter().all(|p| {
@@ -257,6 +272,7 @@ impl Offsets {
                 shape,
                 stride,
                 offset,
+                storage_bytes: word(storage + self.storage_bytes as u64),
             })
         }
     }
@@ -335,6 +351,7 @@ fn probe_offsets(
             impl_addr: object.getattr(intern!(py, "_cdata"))?.extract()?,
             storage_addr: storage.getattr(intern!(py, "_cdata"))?.extract()?,
             storage_data: storage.call_method0(intern!(py, "data_ptr"))?.extract()?,
+            storage_bytes: storage.call_method0(intern!(py, "nbytes"))?.extract()?,
             object,
             meta,
         });

@@ -1,5 +1,6 @@
 //! Finds which earlier launch produced the bytes an argument read: a shadow
-//! map of device memory that records the last writer of every byte range.
+//! map of the process's memory (host and devices) that records the last
+//! writer of every byte range.
 
 use crate::compare::{ArgIndex, was_written};
 use std::collections::BTreeMap;
@@ -38,18 +39,20 @@ struct Segment {
     layout: u32,
 }
 
-/// Non-overlapping byte ranges keyed by (device, start), each with its
-/// last writer.
+/// Non-overlapping byte ranges keyed by their start, each with its last
+/// writer. Host and device memory share one address space: CUDA's unified
+/// addressing gives a process's host allocations and every device's
+/// allocations distinct addresses, and an op may read a host tensor and
+/// write a device one (a copy to the GPU), so one map follows both.
 #[derive(Default)]
 struct WriteMap {
-    segments: BTreeMap<(i32, u64), Segment>,
+    segments: BTreeMap<u64, Segment>,
 }
 
 impl WriteMap {
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
-        device: i32,
         start: u64,
         end: u64,
         time: u64,
@@ -61,20 +64,19 @@ impl WriteMap {
             return;
         }
         // A segment that starts before `start` and reaches into it.
-        if let Some((&key, &seg)) = self.segments.range(..(device, start)).next_back()
-            && key.0 == device
+        if let Some((&key, &seg)) = self.segments.range(..start).next_back()
             && seg.end > start
         {
             self.segments.insert(key, Segment { end: start, ..seg });
             if seg.end > end {
-                self.segments.insert((device, end), seg);
+                self.segments.insert(end, seg);
             }
         }
         // Segments that start inside [start, end).
-        while let Some((&key, &seg)) = self.segments.range((device, start)..(device, end)).next() {
+        while let Some((&key, &seg)) = self.segments.range(start..end).next() {
             self.segments.remove(&key);
             if seg.end > end {
-                self.segments.insert((device, end), seg);
+                self.segments.insert(end, seg);
             }
         }
         let segment = Segment {
@@ -84,23 +86,20 @@ impl WriteMap {
             hash,
             layout,
         };
-        self.segments.insert((device, start), segment);
+        self.segments.insert(start, segment);
     }
 
     /// The one write that last covered exactly `[start, end)`, if any.
-    fn whole_write(&self, device: i32, start: u64, end: u64) -> Option<&Segment> {
-        self.segments
-            .get(&(device, start))
-            .filter(|seg| seg.end == end)
+    fn whole_write(&self, start: u64, end: u64) -> Option<&Segment> {
+        self.segments.get(&start).filter(|seg| seg.end == end)
     }
 
     /// Whether recorded launches wrote every byte of `[start, end)` (none
     /// of it only allocated, none of it a graph input's).
-    fn covered(&self, device: i32, start: u64, end: u64) -> bool {
+    fn covered(&self, start: u64, end: u64) -> bool {
         let by_launch = |seg: &Segment| matches!(seg.origin, Origin::Launch(..));
         let mut reached = start;
-        if let Some((key, seg)) = self.segments.range(..(device, start)).next_back()
-            && key.0 == device
+        if let Some((_, seg)) = self.segments.range(..start).next_back()
             && seg.end > start
         {
             if !by_launch(seg) {
@@ -108,7 +107,7 @@ impl WriteMap {
             }
             reached = seg.end;
         }
-        for (&(_, at), seg) in self.segments.range((device, start)..(device, end)) {
+        for (&at, seg) in self.segments.range(start..end) {
             if at > reached || !by_launch(seg) {
                 return false;
             }
@@ -117,15 +116,13 @@ impl WriteMap {
         reached >= end
     }
 
-    fn last_writer(&self, device: i32, start: u64, end: u64) -> Option<Origin> {
+    fn last_writer(&self, start: u64, end: u64) -> Option<Origin> {
         let before = self
             .segments
-            .range(..(device, start))
+            .range(..start)
             .next_back()
-            .filter(|(key, seg)| key.0 == device && seg.end > start);
-        let inside = self
-            .segments
-            .range((device, start)..(device, end.max(start + 1)));
+            .filter(|(_, seg)| seg.end > start);
+        let inside = self.segments.range(start..end.max(start + 1));
         before
             .into_iter()
             .chain(inside)
@@ -200,22 +197,19 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             // unless a hash shows that something outside changed them. A
             // hash read through another view of the bytes (a permuted saved
             // activation) shows nothing either way.
-            let (device, start) = (input.device, input.ptr);
-            let allocated = matches!(
-                map.last_writer(device, start, end),
-                Some(Origin::Allocated(..))
-            );
-            let whole = map.whole_write(device, start, end);
+            let start = input.ptr;
+            let allocated = matches!(map.last_writer(start, end), Some(Origin::Allocated(..)));
+            let whole = map.whole_write(start, end);
             let comparable = whole.filter(|seg| {
                 same_view(seg.layout, input.layout) && seg.hash.is_some() && input.hash.is_some()
             });
             let changed = comparable.is_some_and(|seg| seg.hash != input.hash);
             let holds = comparable.is_some_and(|seg| seg.hash == input.hash);
-            let from_launches = map.covered(device, start, end) && !changed;
+            let from_launches = map.covered(start, end) && !changed;
             if !allocated && !from_launches && !holds {
                 time += 1;
                 let origin = Origin::GraphInput(i as u32);
-                map.write(device, start, end, time, origin, input.hash, input.layout);
+                map.write(start, end, time, origin, input.hash, input.layout);
             }
         }
         let args: Vec<ArgRef<'_>> = trace.args_of(launch).collect();
@@ -224,8 +218,7 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             answers[q] = match args.get(usize::from(arg)) {
                 Some(ArgRef::Tensor(t)) => {
                     let (start, end) = t.byte_range();
-                    map.last_writer(launch.device, start, end)
-                        .unwrap_or(Origin::Unrecorded)
+                    map.last_writer(start, end).unwrap_or(Origin::Unrecorded)
                 }
                 _ => Origin::Scalar,
             };
@@ -243,15 +236,7 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
                 } else {
                     Origin::Launch(index, i as ArgIndex)
                 };
-                map.write(
-                    launch.device,
-                    start,
-                    end,
-                    time,
-                    origin,
-                    t.post,
-                    t.layout_index,
-                );
+                map.write(start, end, time, origin, t.post, t.layout_index);
             }
         }
     }
@@ -266,28 +251,20 @@ fn survivors(trace: &Trace, map: &WriteMap) -> Survivors {
         let mut bytes = WriteMap::default();
         for t in live {
             let end = t.ptr.saturating_add(trace.layouts[t.layout as usize].span);
-            bytes.write(
-                t.device,
-                t.ptr,
-                end,
-                0,
-                Origin::Unrecorded,
-                t.hash,
-                t.layout,
-            );
+            bytes.write(t.ptr, end, 0, Origin::Unrecorded, t.hash, t.layout);
         }
         bytes
     });
-    let in_results = |device: i32, start: u64, end: u64| {
+    let in_results = |start: u64, end: u64| {
         results
             .as_ref()
-            .is_none_or(|bytes| bytes.last_writer(device, start, end).is_some())
+            .is_none_or(|bytes| bytes.last_writer(start, end).is_some())
     };
     let mut out: Vec<(u32, ArgIndex)> = map
         .segments
         .iter()
-        .filter_map(|(&(device, start), seg)| match seg.origin {
-            Origin::Launch(l, arg) if in_results(device, start, seg.end) => Some((l, arg)),
+        .filter_map(|(&start, seg)| match seg.origin {
+            Origin::Launch(l, arg) if in_results(start, seg.end) => Some((l, arg)),
             _ => None,
         })
         .collect();
@@ -323,46 +300,42 @@ mod tests {
     #[test]
     fn the_latest_overlapping_writer_wins() {
         let mut map = WriteMap::default();
-        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
-        map.write(0, 150, 160, 2, Origin::Launch(2, 0), None, 0);
-        map.write(1, 100, 200, 3, Origin::Launch(3, 0), None, 0);
-        assert_eq!(map.last_writer(0, 100, 120), Some(Origin::Launch(1, 0)));
-        assert_eq!(map.last_writer(0, 140, 152), Some(Origin::Launch(2, 0)));
-        assert_eq!(map.last_writer(0, 170, 180), Some(Origin::Launch(1, 0)));
-        assert_eq!(map.last_writer(1, 0, 150), Some(Origin::Launch(3, 0)));
-        assert_eq!(map.last_writer(0, 200, 300), None);
+        map.write(100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
+        map.write(150, 160, 2, Origin::Launch(2, 0), None, 0);
+        map.write(1000, 1100, 3, Origin::Launch(3, 0), None, 0);
+        assert_eq!(map.last_writer(100, 120), Some(Origin::Launch(1, 0)));
+        assert_eq!(map.last_writer(140, 152), Some(Origin::Launch(2, 0)));
+        assert_eq!(map.last_writer(170, 180), Some(Origin::Launch(1, 0)));
+        assert_eq!(map.last_writer(990, 1050), Some(Origin::Launch(3, 0)));
+        assert_eq!(map.last_writer(200, 300), None);
         assert!(
-            map.whole_write(1, 100, 200)
+            map.whole_write(1000, 1100)
                 .is_some_and(|s| s.hash.is_none())
         );
-        map.write(0, 90, 210, 4, Origin::Launch(4, 1), Some(9), 0);
-        assert_eq!(map.last_writer(0, 150, 151), Some(Origin::Launch(4, 1)));
+        map.write(90, 210, 4, Origin::Launch(4, 1), Some(9), 0);
+        assert_eq!(map.last_writer(150, 151), Some(Origin::Launch(4, 1)));
         assert_eq!(map.segments.len(), 2);
-        assert_eq!(map.whole_write(0, 90, 210).map(|s| s.hash), Some(Some(9)));
-        assert!(map.whole_write(0, 90, 200).is_none(), "not the whole write");
+        assert_eq!(map.whole_write(90, 210).map(|s| s.hash), Some(Some(9)));
+        assert!(map.whole_write(90, 200).is_none(), "not the whole write");
     }
 
     #[test]
     fn coverage_needs_every_byte_written_by_launches() {
         let mut map = WriteMap::default();
-        map.write(0, 100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
-        map.write(0, 150, 154, 2, Origin::Launch(2, 0), Some(8), 0);
-        assert!(map.covered(0, 100, 200));
-        assert!(map.covered(0, 120, 160), "from inside a segment");
-        assert!(!map.covered(0, 90, 200), "bytes before any write");
-        assert!(!map.covered(0, 100, 210), "bytes after");
-        assert!(!map.covered(1, 100, 200), "another device");
-        map.write(0, 300, 400, 3, Origin::Launch(3, 0), None, 0);
-        assert!(!map.covered(0, 100, 400), "a gap");
-        map.write(0, 200, 300, 4, Origin::Allocated(4, 0), None, 0);
-        assert!(!map.covered(0, 100, 400), "allocated, never written");
-        map.write(0, 200, 300, 5, Origin::GraphInput(0), Some(1), 0);
-        assert!(!map.covered(0, 250, 260), "a graph input's bytes");
-        map.write(0, 500, 600, 6, Origin::Launch(6, 0), Some(5), 0);
-        assert_eq!(map.whole_write(0, 500, 600).map(|s| s.hash), Some(Some(5)));
-        assert!(
-            map.whole_write(0, 500, 590).is_none(),
-            "not the whole write"
-        );
+        map.write(100, 200, 1, Origin::Launch(1, 0), Some(7), 0);
+        map.write(150, 154, 2, Origin::Launch(2, 0), Some(8), 0);
+        assert!(map.covered(100, 200));
+        assert!(map.covered(120, 160), "from inside a segment");
+        assert!(!map.covered(90, 200), "bytes before any write");
+        assert!(!map.covered(100, 210), "bytes after");
+        map.write(300, 400, 3, Origin::Launch(3, 0), None, 0);
+        assert!(!map.covered(100, 400), "a gap");
+        map.write(200, 300, 4, Origin::Allocated(4, 0), None, 0);
+        assert!(!map.covered(100, 400), "allocated, never written");
+        map.write(200, 300, 5, Origin::GraphInput(0), Some(1), 0);
+        assert!(!map.covered(250, 260), "a graph input's bytes");
+        map.write(500, 600, 6, Origin::Launch(6, 0), Some(5), 0);
+        assert_eq!(map.whole_write(500, 600).map(|s| s.hash), Some(Some(5)));
+        assert!(map.whole_write(500, 590).is_none(), "not the whole write");
     }
 }

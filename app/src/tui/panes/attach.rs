@@ -1,12 +1,12 @@
 //! The attach list: recorded processes a debugger can be attached to.
 
-use super::{centered, fit};
+use super::{fit, list_overlay};
 use crate::attach::Alive;
 use crate::tui::app::App;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 /// Draws the overlay.
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
@@ -14,26 +14,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         return;
     };
     let theme = &app.theme;
-    let box_area = centered(area, 100, targets.len().max(1) as u16 + 3);
-    frame.render_widget(Clear, box_area);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_style(theme.focused_border())
-        .title(Span::styled(" attach a debugger ", theme.title()))
-        .title_bottom(Span::styled(
-            " ↑↓ choose · Enter attach · Esc close ",
-            theme.dim(),
-        ));
-    let inner = block.inner(box_area);
-    frame.render_widget(block, box_area);
+    let (inner, header) = list_overlay(
+        app,
+        frame,
+        area,
+        (100, targets.len().max(1) as u16 + 3),
+        ("attach a debugger", "↑↓ choose · Enter attach · Esc close"),
+        "run  pid      role            host             state",
+    );
     let width = inner.width as usize;
-    let mut lines = vec![Line::from(Span::styled(
-        fit(
-            "run  pid      role            host             state",
-            width,
-        ),
-        theme.dim(),
-    ))];
+    let mut lines = vec![header];
     if targets.is_empty() {
         lines.push(Line::from("the trace lists no processes"));
     }

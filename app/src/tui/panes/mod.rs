@@ -65,6 +65,31 @@ pub fn centered(area: Rect, width: u16, height: u16) -> Rect {
     )
 }
 
+/// Draws a list overlay: a cleared box of `width` × `height` in the middle
+/// of `area`, titled `title`, its keys at the bottom. Returns the box's
+/// inner area and the list's first line, `columns` dimmed to fit.
+pub fn list_overlay(
+    app: &App,
+    frame: &mut ratatui::Frame,
+    area: Rect,
+    (width, height): (u16, u16),
+    (title, keys): (&str, &str),
+    columns: &str,
+) -> (Rect, ratatui::text::Line<'static>) {
+    let theme = &app.theme;
+    let box_area = centered(area, width, height);
+    frame.render_widget(ratatui::widgets::Clear, box_area);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(theme.focused_border())
+        .title(Span::styled(format!(" {title} "), theme.title()))
+        .title_bottom(Span::styled(format!(" {keys} "), theme.dim()));
+    let inner = block.inner(box_area);
+    frame.render_widget(block, box_area);
+    let header = Span::styled(fit(columns, inner.width as usize), theme.dim());
+    (inner, ratatui::text::Line::from(header))
+}
+
 /// A grid without trailing 1s: `[4096, 1, 1]` → `4096`, `[64, 32, 1]` → `64,32`.
 pub fn grid_words(grid: &[u64]) -> String {
     let mut dims = grid.to_vec();

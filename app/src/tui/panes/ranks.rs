@@ -1,13 +1,13 @@
 //! The rank picker: every rank of two runs of several ranks, its verdict
 //! and first divergence; Enter opens the highlighted rank.
 
-use super::{centered, fit};
+use super::{fit, list_overlay};
 use crate::tui::app::App;
 use crate::tui::comparison::Comparison;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 
 /// Draws the overlay.
 pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
@@ -17,26 +17,16 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     let theme = &app.theme;
     let set = &place.set;
     let rows = usize::from(area.height.saturating_sub(6)).max(1);
-    let box_area = centered(area, 110, rows.min(set.ranks.len()) as u16 + 3);
-    frame.render_widget(Clear, box_area);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .border_style(theme.focused_border())
-        .title(Span::styled(" ranks ", theme.title()))
-        .title_bottom(Span::styled(
-            " ↑↓ choose · Enter open · Esc close ",
-            theme.dim(),
-        ));
-    let inner = block.inner(box_area);
-    frame.render_widget(block, box_area);
+    let (inner, header) = list_overlay(
+        app,
+        frame,
+        area,
+        (110, rows.min(set.ranks.len()) as u16 + 3),
+        ("ranks", "↑↓ choose · Enter open · Esc close"),
+        "  rank    verdict    first divergence       (✗ the earliest cause across ranks)",
+    );
     let width = inner.width as usize;
-    let mut lines = vec![Line::from(Span::styled(
-        fit(
-            "  rank    verdict    first divergence       (✗ the earliest cause across ranks)",
-            width,
-        ),
-        theme.dim(),
-    ))];
+    let mut lines = vec![header];
     // Scrolled so the highlighted rank stays in view.
     let shown = usize::from(inner.height.saturating_sub(1)).max(1);
     let first = selected.saturating_sub(shown.saturating_sub(1));

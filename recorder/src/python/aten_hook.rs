@@ -187,8 +187,10 @@ impl AtenHook {
                 .is_ok_and(|active| active.is(self.session.python.bind(py)))
     }
 
-    /// Whether the op is a tracer's rather than the program's (asked of
-    /// `tritontui.hooks.aten.traced` only when describing it failed).
+    /// Whether the op is a tracer's rather than the program's, asked of
+    /// `tritontui.hooks.aten.traced`: only for a call with a tensor
+    /// subclass argument or with other modes on the stack, or whose
+    /// describing failed (a plain call in a plain program never asks).
     fn traced(
         &self,
         py: Python<'_>,

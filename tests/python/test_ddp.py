@@ -117,3 +117,57 @@ def test_a_distributed_tensor_s_ops_are_hashed_through_its_local_shard(tmp_path:
         param = update["args"][0]
         assert param["shape"] in ([4, 8], [4]), param
         assert param["pre"] is not None and param["post"] is not None, update
+
+
+def test_what_a_collective_s_wait_runs_is_not_recorded(tmp_path: Path) -> None:
+    # gloo's reduce-scatter copies each rank's share out of its own buffer
+    # inside Work.wait, as a dispatched copy_ reading memory no recorded
+    # launch wrote: a root cause where there is none, unless the wait is
+    # left out.
+    script = tmp_path / "scatter.py"
+    script.write_text(
+        "import torch, torch.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "rank = dist.get_rank()\n"
+        "out = torch.empty(4)\n"
+        "dist.reduce_scatter_tensor(out, torch.arange(8.0) * (rank + 1), async_op=True).wait()\n"
+        "y = out * 2\n"
+        "dist.destroy_process_group()\n"
+    )
+    env = {**os.environ, "TRITONTUI_RECORD": "run/rank{rank}.msgpack", "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run(
+        [*TORCHRUN, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        records = dump(tmp_path / "run" / f"rank{rank}.msgpack")
+        kernels = [r["kernel"] for r in records if r["type"] == "launch"]
+        assert kernels[-2:] == ["c10d::_reduce_scatter_base_", "aten::mul.Tensor"], kernels
+        assert "aten::copy_" not in kernels, kernels
+
+
+def test_fsdp2_rank_0_s_divergence_comes_only_through_its_collectives(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache),
+        "CUDA_VISIBLE_DEVICES": "",
+        "FSDP": "1",
+    }
+    _record("run0", tmp_path, env)
+    _record("run1", tmp_path, env, variant=True)
+    kernels = {
+        r["kernel"] for r in dump(tmp_path / "run0" / "rank0.msgpack") if r["type"] == "launch"
+    }
+    assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= kernels, kernels
+    agree = _tritontui("ranks", "run0", cwd=tmp_path)
+    assert agree.returncode == 0, agree.stdout + agree.stderr
+    differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
+    report = json.loads(differ.stdout)
+    assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
+    # Rank 0 ran on equal data: each of its root causes is a collective
+    # (no optimizer update left unhashed, no copy out of gloo's buffer, no
+    # partly written all-gather buffer taken for a read of garbage).
+    roots = report["ranks"][0]["report"]["root_causes"]
+    assert roots and {r["kind"] for r in roots} == {"collective"}, roots

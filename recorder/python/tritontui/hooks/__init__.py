@@ -22,6 +22,7 @@ from . import (
     host_reads,
     triton,
     user_triton,
+    work_waits,
 )
 
 _ATEN_MODE: aten.AtenRecorder | None = None
@@ -33,6 +34,7 @@ def install(session: Any) -> None:
     global _ATEN_MODE
     triton.install(session)
     compiles.install()
+    work_waits.install()
     user_triton.install()
     cpp.install()
     graph_inputs.install()
@@ -51,6 +53,7 @@ def uninstall() -> None:
         _leave(mode)
     triton.uninstall()
     compiles.uninstall()
+    work_waits.uninstall()
     user_triton.uninstall()
     cpp.uninstall()
     graph_inputs.uninstall()

@@ -74,18 +74,39 @@ def reads_to_host(func: Any) -> bool:
     return any(r.type.kind() in _HOST_VALUE_TYPES for r in func._schema.returns)
 
 
+# Arguments an op writes part of and never reads, which its schema does not
+# mark as written: FSDP2's all_gather_copy_in copies this rank's shards
+# into its part of all_gather_output and returns that part as its first
+# result. Each call records such an argument as handed out (allocated: not
+# hashed, its bytes meaning nothing yet) and the part written through the
+# result, so that neither the rest's stale bytes nor a read of them is
+# blamed on the op.
+_PARTLY_WRITTEN = {"fsdp::all_gather_copy_in": {"all_gather_output"}}
+
+
 def _access(func: Any, arg: Any) -> str:
     """How op ``func`` uses a schema argument: ``in``, ``inout`` (a written
-    ``self``) or ``out`` (a written keyword-only argument). The c10d ops'
-    schemas mark no writes: their ``output*`` tensors are written, and the
-    ``tensors`` an all-reduce, broadcast or reduce works in place are read
-    and written."""
-    if func._schema.name.startswith("c10d::"):
+    ``self``) or ``out`` (a written keyword-only argument, or one of
+    ``_PARTLY_WRITTEN``). The c10d ops' schemas mark no writes: their
+    ``output*`` tensors are written, and the ``tensors`` an all-reduce,
+    broadcast or reduce works in place are read and written."""
+    name = func._schema.name
+    if name.startswith("c10d::"):
         if arg.name.startswith("output"):
             return "out"
         return "inout" if arg.name == "tensors" else "in"
+    if arg.name in _PARTLY_WRITTEN.get(name, ()):
+        return "out"
     written = arg.alias_info is not None and arg.alias_info.is_write
     return ("out" if arg.kwarg_only else "inout") if written else "in"
+
+
+def _call_access(func: Any, arg: Any) -> str:
+    """How each call records a schema argument: as :func:`_access` says,
+    but ``allocated`` for one of ``_PARTLY_WRITTEN``."""
+    if arg.name in _PARTLY_WRITTEN.get(func._schema.name, ()):
+        return "allocated"
+    return _access(func, arg)
 
 
 class AtenRecorder(TorchDispatchMode):
@@ -150,7 +171,8 @@ def plan(
     if func.is_view or base in _SKIP or name in _POINT_TO_POINT or not session.wants(name):
         return run, None, [], False, False, False
     params = [
-        (arg.name, ord(_tensors.ACCESS_CODES[_access(func, arg)])) for arg in func._schema.arguments
+        (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))
+        for arg in func._schema.arguments
     ]
     return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS, returns_early(func)
 

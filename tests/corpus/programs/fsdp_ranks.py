@@ -1,0 +1,53 @@
+"""Two ranks under torchrun on the CPU (gloo) train a compiled MLP for
+three steps under FSDP2 (``fully_shard``) with AdamW, each on its own
+batches. Run B gives rank 1 other batches; rank 0's trace is the pair's
+(rank 1's is dropped): its inputs are equal, its gradient shards come
+from the reduce-scatters, its parameters from them. Run without
+torchrun, the program starts torchrun on itself."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import tritontui
+from _harness import parse, write_fingerprint
+
+args = parse(__doc__, variant="rank 1 trains on other batches")
+if "RANK" not in os.environ:
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc_per_node=2", *sys.argv]
+    sys.exit(subprocess.run(command).returncode)
+
+import torch.distributed as dist  # noqa: E402
+from torch.distributed.fsdp import fully_shard  # noqa: E402
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256))
+for layer in (model[0], model[2]):
+    fully_shard(layer)
+fully_shard(model)
+step = torch.compile(model)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
+# Each rank records into its own trace (the path has {rank}); rank 0's
+# becomes --out.
+with tritontui.record(args.out + ".rank{rank}"):
+    for _ in range(3):
+        loss = step(torch.randn(32, 256, generator=batches)).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    shards = {name: p.to_local().detach().clone() for name, p in model.named_parameters()}
+dist.destroy_process_group()
+trace = Path(f"{args.out}.rank{rank}")
+if rank == 0:
+    trace.rename(args.out)
+    fingerprint = {name: f"{tritontui.hash_tensor(t):016x}" for name, t in shards.items()}
+    write_fingerprint(args, {**fingerprint, "loss": f"{tritontui.hash_tensor(loss.detach()):016x}"})
+else:
+    trace.unlink()

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import tritontui
@@ -80,3 +84,24 @@ def state(
                 if isinstance(value, torch.Tensor):
                     out[f"{names.get(id(p), '?')}.{key}"] = value
     return out
+
+
+def under_torchrun(ranks: int = 2) -> None:
+    """Run without torchrun, starts torchrun (``ranks`` ranks on this host)
+    on this program with its arguments and exits with its status."""
+    if "RANK" in os.environ:
+        return
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += [f"--nproc_per_node={ranks}", *sys.argv]
+    sys.exit(subprocess.run(command).returncode)
+
+
+def keep_rank_zero(args: argparse.Namespace, rank: int, fingerprint: dict[str, str]) -> None:
+    """Each rank recorded into ``--out`` + ``.rank{rank}``: rank 0's trace
+    becomes ``--out``, with ``fingerprint``; the others' are dropped."""
+    trace = Path(f"{args.out}.rank{rank}")
+    if rank == 0:
+        trace.rename(args.out)
+        write_fingerprint(args, fingerprint)
+    else:
+        trace.unlink()

@@ -3,20 +3,12 @@ rank's data, an all-reduce of its result, the compiled op again. Run B
 gives rank 1 other data; rank 0's trace is the pair's (rank 1's is
 dropped). Run without torchrun, the program starts torchrun on itself."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import torch
 import tritontui
-from _harness import parse, write_fingerprint
+from _harness import keep_rank_zero, parse, under_torchrun
 
 args = parse(__doc__, variant="rank 1 starts from other data")
-if "RANK" not in os.environ:
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    command += ["--nproc_per_node=2", *sys.argv]
-    sys.exit(subprocess.run(command).returncode)
+under_torchrun()
 
 import torch.distributed as dist  # noqa: E402
 
@@ -33,9 +25,4 @@ with tritontui.record(args.out + ".rank{rank}"):
     dist.all_reduce(y)
     z = f(y)
 dist.destroy_process_group()
-trace = Path(f"{args.out}.rank{rank}")
-if rank == 0:
-    trace.rename(args.out)
-    write_fingerprint(args, {"z": f"{tritontui.hash_tensor(z):016x}"})
-else:
-    trace.unlink()
+keep_rank_zero(args, rank, {"z": f"{tritontui.hash_tensor(z):016x}"})

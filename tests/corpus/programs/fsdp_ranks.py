@@ -5,20 +5,12 @@ batches. Run B gives rank 1 other batches; rank 0's trace is the pair's
 from the reduce-scatters, its parameters from them. Run without
 torchrun, the program starts torchrun on itself."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import torch
 import tritontui
-from _harness import parse, write_fingerprint
+from _harness import keep_rank_zero, parse, under_torchrun
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
-if "RANK" not in os.environ:
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    command += ["--nproc_per_node=2", *sys.argv]
-    sys.exit(subprocess.run(command).returncode)
+under_torchrun()
 
 import torch.distributed as dist  # noqa: E402
 from torch.distributed.fsdp import fully_shard  # noqa: E402
@@ -44,10 +36,6 @@ with tritontui.record(args.out + ".rank{rank}"):
         optimizer.zero_grad()
     shards = {name: p.to_local().detach().clone() for name, p in model.named_parameters()}
 dist.destroy_process_group()
-trace = Path(f"{args.out}.rank{rank}")
-if rank == 0:
-    trace.rename(args.out)
-    fingerprint = {name: f"{tritontui.hash_tensor(t):016x}" for name, t in shards.items()}
-    write_fingerprint(args, {**fingerprint, "loss": f"{tritontui.hash_tensor(loss.detach()):016x}"})
-else:
-    trace.unlink()
+fingerprint = {name: f"{tritontui.hash_tensor(t):016x}" for name, t in shards.items()}
+fingerprint["loss"] = f"{tritontui.hash_tensor(loss.detach()):016x}"
+keep_rank_zero(args, rank, fingerprint)

@@ -67,8 +67,11 @@ def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
     assert differ.returncode == 1, differ.stdout + differ.stderr
     report = json.loads(differ.stdout)
     assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
-    rank0 = report["ranks"][0]["report"]["first_divergence"]
-    assert (rank0["kernel"], rank0["kind"]) == ("c10d::allreduce_", "collective"), rank0
+    rank0 = report["ranks"][0]["report"]
+    first = rank0["first_divergence"]
+    assert (first["kernel"], first["kind"]) == ("c10d::allreduce_", "collective"), first
+    # Rank 0 ran on equal data: its every root cause is a bucket all-reduce.
+    assert {r["kind"] for r in rank0["root_causes"]} == {"collective"}, rank0["root_causes"]
 
 
 def test_ddp_buckets_are_recorded_on_every_rank(tmp_path: Path, inductor_cache: Path) -> None:

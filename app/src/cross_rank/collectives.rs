@@ -143,11 +143,15 @@ impl RankCollectives {
                 self.groups.len() - 1
             }
         } as u32;
-        let next = self.kinds.len() as u32;
-        let kind_id = *self.kind_ids.entry(kind.clone()).or_insert(next);
-        if kind_id == next {
-            self.kinds.push(kind);
-        }
+        let kind_id = match self.kind_ids.get(&kind) {
+            Some(&id) => id,
+            None => {
+                let id = self.kinds.len() as u32;
+                self.kind_ids.insert(kind.clone(), id);
+                self.kinds.push(kind);
+                id
+            }
+        };
         self.calls.push(Call {
             seq,
             at_ns,

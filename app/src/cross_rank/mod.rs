@@ -134,7 +134,6 @@ pub fn check(run: &Path) -> anyhow::Result<RankCheck> {
 /// One member's call at a position of its group.
 #[derive(Debug, Clone, Copy)]
 struct Ran<'c> {
-    rank: u32,
     call: &'c Call,
     kind: &'c Kind,
 }
@@ -172,7 +171,6 @@ fn compare_ranks(run: &Path, by_rank: &BTreeMap<u32, RankCollectives>) -> RankCh
                     let ran = calls.get(index).map(|&i| {
                         let call = &collectives.calls[i as usize];
                         Ran {
-                            rank,
                             call,
                             kind: &collectives.kinds[call.kind as usize],
                         }
@@ -189,7 +187,10 @@ fn compare_ranks(run: &Path, by_rank: &BTreeMap<u32, RankCollectives>) -> RankCh
                 keep_earliest(&mut sequence, when, finding);
                 break; // past a mismatch the members' collectives no longer pair up
             }
-            let ran: Vec<Ran<'_>> = at.iter().filter_map(|(_, ran)| *ran).collect();
+            let ran: Vec<(u32, Ran<'_>)> = at
+                .iter()
+                .filter_map(|&(rank, ran)| ran.map(|r| (rank, r)))
+                .collect();
             match result_mismatch(&group.summary.name, index, &ran) {
                 Compared::NotShared => {}
                 Compared::Unhashed => check.results_unhashed += 1,
@@ -217,8 +218,8 @@ fn keep_earliest(slot: &mut Option<(u64, Finding)>, when: u64, finding: Finding)
 fn group_runs(by_rank: &BTreeMap<u32, RankCollectives>) -> Vec<GroupRun> {
     let mut groups: BTreeMap<&str, GroupRun> = BTreeMap::new();
     for (&rank, collectives) in by_rank {
-        for (index, call) in collectives.calls.iter().enumerate() {
-            let named = &collectives.groups[call.group as usize];
+        // The groups this rank names (a few), each once.
+        for named in &collectives.groups {
             let group = groups.entry(&named.name).or_insert_with(|| GroupRun {
                 summary: GroupSummary {
                     name: named.name.clone(),
@@ -231,14 +232,17 @@ fn group_runs(by_rank: &BTreeMap<u32, RankCollectives>) -> Vec<GroupRun> {
             if group.summary.backend.is_none() {
                 group.summary.backend.clone_from(&named.backend);
             }
-            if let Some(members) = &named.members {
-                // The recorded members, each with its list (a member that
-                // ran nothing on the group shows as missing).
-                for member in members {
-                    group.by_member.entry(*member).or_default();
-                }
+            // The recorded members, each with its list (a member that ran
+            // nothing on the group shows as missing).
+            for member in named.members.iter().flatten() {
+                group.by_member.entry(*member).or_default();
             }
-            group.by_member.entry(rank).or_default().push(index as u32);
+        }
+        for (index, call) in collectives.calls.iter().enumerate() {
+            let name = collectives.groups[call.group as usize].name.as_str();
+            if let Some(group) = groups.get_mut(name) {
+                group.by_member.entry(rank).or_default().push(index as u32);
+            }
         }
     }
     groups
@@ -257,6 +261,12 @@ fn group_runs(by_rank: &BTreeMap<u32, RankCollectives>) -> Vec<GroupRun> {
 /// in what ran, if they do.
 fn sequence_mismatch(group: &str, index: usize, at: &[(u32, Option<Ran<'_>>)]) -> Option<Finding> {
     let first = at.iter().find_map(|(_, ran)| *ran)?.kind;
+    if at
+        .iter()
+        .all(|(_, ran)| ran.is_some_and(|r| r.kind == first))
+    {
+        return None; // the common case: every member ran the very same
+    }
     let finding = |what: &str, value: &dyn Fn(&Kind) -> String| Finding {
         group: group.to_owned(),
         index,
@@ -308,18 +318,19 @@ enum Compared {
     Differ(Finding),
 }
 
-/// Compares the results of a collective every member ran alike.
-fn result_mismatch(group: &str, index: usize, ran: &[Ran<'_>]) -> Compared {
-    let Some(first) = ran.first() else {
+/// Compares the results of a collective every member (by rank) ran alike.
+fn result_mismatch(group: &str, index: usize, ran: &[(u32, Ran<'_>)]) -> Compared {
+    let Some((_, first)) = ran.first() else {
         return Compared::NotShared;
     };
-    if ran.iter().any(|r| r.call.outcome == Outcome::NotShared) {
+    let outcomes = || ran.iter().map(|(_, r)| r.call.outcome);
+    if outcomes().any(|o| o == Outcome::NotShared) {
         return Compared::NotShared;
     }
-    if ran.iter().any(|r| r.call.outcome == Outcome::Unhashed) {
+    if outcomes().any(|o| o == Outcome::Unhashed) {
         return Compared::Unhashed;
     }
-    if ran.iter().all(|r| r.call.outcome == first.call.outcome) {
+    if outcomes().all(|o| o == first.call.outcome) {
         return Compared::Equal;
     }
     Compared::Differ(Finding {
@@ -329,8 +340,8 @@ fn result_mismatch(group: &str, index: usize, ran: &[Ran<'_>]) -> Compared {
         what: "results".into(),
         ranks: ran
             .iter()
-            .map(|r| RankValue {
-                rank: r.rank,
+            .map(|(rank, r)| RankValue {
+                rank: *rank,
                 launch: Some(r.call.seq),
                 value: match r.call.outcome {
                     Outcome::Hash(h) => format!("{h:#018x}"),

@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).parent / "programs"
+# torchrun starting two ranks on this host.
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,6 +37,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def run_ok(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Runs ``command`` (a program, torchrun) and checks that it succeeded."""
+    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
 
 
 def binary() -> str:

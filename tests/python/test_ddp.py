@@ -14,25 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, binary, dump
-
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+from conftest import PROGRAMS, TORCHRUN, binary, dump, run_ok
 
 
 def _record(run: str, cwd: Path, env: dict[str, str], variant: bool = False) -> str:
     env = {**env, "TRITONTUI_RECORD": f"{run}/rank{{rank}}.msgpack"}
     if variant:
         env["RANKS_VARIANT"] = "1"
-    proc = subprocess.run(
-        [*TORCHRUN, str(PROGRAMS / "ddp.py")],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
+    return run_ok([*TORCHRUN, str(PROGRAMS / "ddp.py")], cwd, env).stdout
 
 
 def _tritontui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -106,10 +95,7 @@ def test_a_distributed_tensor_s_ops_are_hashed_through_its_local_shard(tmp_path:
         "dist.destroy_process_group()\n"
     )
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_ok([sys.executable, str(script)], tmp_path, env)
     updates = [
         r
         for r in dump(tmp_path / "t.msgpack")
@@ -138,10 +124,7 @@ def test_what_a_collective_s_wait_runs_is_not_recorded(tmp_path: Path) -> None:
         "dist.destroy_process_group()\n"
     )
     env = {**os.environ, "TRITONTUI_RECORD": "run/rank{rank}.msgpack", "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run(
-        [*TORCHRUN, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_ok([*TORCHRUN, str(script)], tmp_path, env)
     for rank in (0, 1):
         records = dump(tmp_path / "run" / f"rank{rank}.msgpack")
         kernels = [r["kernel"] for r in records if r["type"] == "launch"]

@@ -9,18 +9,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import PROGRAMS, binary, dump
-
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-
-
-def _run(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
+from conftest import PROGRAMS, TORCHRUN, binary, dump, run_ok
 
 
 def _assert_rank_traces(traces: list[Path], stdout: str) -> None:
@@ -69,7 +60,7 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     env.pop("TRITONTUI_RECORD", None)
     program = str(PROGRAMS / "ranks.py")
     # Through the CLI, each rank into a folder by its rank.
-    proc = _run(
+    proc = run_ok(
         [binary(), "record", "-o", "run0/rank{rank}.msgpack", "--", *TORCHRUN, program],
         tmp_path,
         env,
@@ -81,7 +72,7 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     # Without {rank} in the path, each rank's trace gets its rank added.
     # This run gives rank 1 other data.
     variant = {**env, "TRITONTUI_RECORD": "run1/plain.msgpack", "RANKS_VARIANT": "1"}
-    proc = _run([*TORCHRUN, program], tmp_path, variant)
+    proc = run_ok([*TORCHRUN, program], tmp_path, variant)
     run1 = tmp_path / "run1"
     assert not (run1 / "plain.msgpack").exists()
     _assert_rank_traces([run1 / "plain-rank0.msgpack", run1 / "plain-rank1.msgpack"], proc.stdout)
@@ -123,7 +114,7 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     # Rank 1 all-reducing with MAX where rank 0 sums: a desynchronised
     # rank, named by the op's reduce op.
     mismatched = {**env, "TRITONTUI_RECORD": "run2/rank{rank}.msgpack", "RANKS_VARIANT": "max"}
-    _run([*TORCHRUN, program], tmp_path, mismatched)
+    run_ok([*TORCHRUN, program], tmp_path, mismatched)
     found = subprocess.run(
         [binary(), "ranks", "--json", "run2"], cwd=tmp_path, capture_output=True, text=True
     )

@@ -249,8 +249,9 @@ impl AtenHook {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<(Call<'py>, Described)>> {
         let call = spread(recorded, args, kwargs)?;
-        let other_modes = self.stack_len.bind(py).call0()?.extract::<usize>()? > 0;
-        if (call.subclass || other_modes) && self.traced(py, args, kwargs) {
+        let other_modes =
+            || -> PyResult<bool> { Ok(self.stack_len.bind(py).call0()?.extract::<usize>()? > 0) };
+        if (call.subclass || other_modes()?) && self.traced(py, args, kwargs) {
             return Ok(None);
         }
         let described = self.session.before(

@@ -15,14 +15,13 @@ from typing import Any
 
 from . import (
     aten,
-    compiles,
     cpp,
     cuda_graphs,
+    foreign_work,
     graph_inputs,
     host_reads,
     triton,
     user_triton,
-    work_waits,
 )
 
 _ATEN_MODE: aten.AtenRecorder | None = None
@@ -33,8 +32,7 @@ def install(session: Any) -> None:
     when it records aten ops)."""
     global _ATEN_MODE
     triton.install(session)
-    compiles.install()
-    work_waits.install()
+    foreign_work.install()
     user_triton.install()
     cpp.install()
     graph_inputs.install()
@@ -52,8 +50,7 @@ def uninstall() -> None:
     if mode is not None:
         _leave(mode)
     triton.uninstall()
-    compiles.uninstall()
-    work_waits.uninstall()
+    foreign_work.uninstall()
     user_triton.uninstall()
     cpp.uninstall()
     graph_inputs.uninstall()

@@ -76,21 +76,20 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     ];
     let divergences = comparison.divergences();
     let verdict = match comparison.first_divergence() {
-        None => Line::from(
-            rank_spans(app, comparison)
-                .into_iter()
-                .chain([
-                    Span::styled("IDENTICAL", theme.verdict_ok()),
-                    Span::raw(format!(
-                        "  {} launches aligned, every launch wrote the same bits",
-                        comparison
-                            .analysis
-                            .as_ref()
-                            .map_or(0, |a| a.alignment.matched)
-                    )),
-                ])
-                .collect::<Vec<_>>(),
-        ),
+        None => {
+            let mut spans = rank_spans(app, comparison);
+            spans.extend([
+                Span::styled("IDENTICAL", theme.verdict_ok()),
+                Span::raw(format!(
+                    "  {} launches aligned, every launch wrote the same bits",
+                    comparison
+                        .analysis
+                        .as_ref()
+                        .map_or(0, |a| a.alignment.matched)
+                )),
+            ]);
+            Line::from(spans)
+        }
         Some(first) => {
             let runs = TracePair {
                 a: &comparison.a,

@@ -28,6 +28,16 @@ def _tritontui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([binary(), *args], cwd=cwd, capture_output=True, text=True)
 
 
+def _gpu_env(inductor_cache: Path) -> dict[str, str]:
+    """The environment of ranks on GPUs: NCCL where each rank has a GPU of
+    its own; two ranks sharing one GPU need gloo (NCCL refuses a GPU shared
+    by ranks)."""
+    import torch
+
+    backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
+    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "DDP_BACKEND": backend}
+
+
 def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
     if device == "cuda":
         # Both recorded runs load the kernels and their autotuned configs
@@ -50,7 +60,9 @@ def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
     agree = _tritontui("ranks", "--json", "run0", cwd=tmp_path)
     assert agree.returncode == 0, agree.stdout + agree.stderr
     assert json.loads(agree.stdout)["results_compared"] >= 6
-    same = _tritontui("diff", "run0", "run0", cwd=tmp_path)
+    # Two runs on the same data: no false alarm on any rank.
+    _record("again", tmp_path, env)
+    same = _tritontui("diff", "run0", "again", cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
     differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
     assert differ.returncode == 1, differ.stdout + differ.stderr
@@ -70,12 +82,7 @@ def test_ddp_buckets_are_recorded_on_every_rank(tmp_path: Path, inductor_cache: 
 
 @pytest.mark.gpu
 def test_ddp_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
-    import torch
-
-    # Two ranks on one GPU need gloo (NCCL refuses a GPU shared by ranks).
-    backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "DDP_BACKEND": backend}
-    _check_runs(tmp_path, env, "cuda")
+    _check_runs(tmp_path, _gpu_env(inductor_cache), "cuda")
 
 
 def test_a_distributed_tensor_s_ops_are_hashed_through_its_local_shard(tmp_path: Path) -> None:
@@ -132,23 +139,21 @@ def test_what_a_collective_s_wait_runs_is_not_recorded(tmp_path: Path) -> None:
         assert "aten::copy_" not in kernels, kernels
 
 
-def test_fsdp2_rank_0_s_divergence_comes_only_through_its_collectives(
-    tmp_path: Path, inductor_cache: Path
-) -> None:
-    env = {
-        **os.environ,
-        "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache),
-        "CUDA_VISIBLE_DEVICES": "",
-        "FSDP": "1",
-    }
+def _check_fsdp_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
+    env = {**env, "FSDP": "1"}
+    if device == "cuda":
+        _record("warm", tmp_path, env)
     _record("run0", tmp_path, env)
     _record("run1", tmp_path, env, variant=True)
-    kernels = {
-        r["kernel"] for r in dump(tmp_path / "run0" / "rank0.msgpack") if r["type"] == "launch"
-    }
+    launches = [r for r in dump(tmp_path / "run0" / "rank0.msgpack") if r["type"] == "launch"]
+    kernels = {r["kernel"] for r in launches}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= kernels, kernels
+    assert any(r["device"] >= 0 for r in launches) == (device == "cuda")
     agree = _tritontui("ranks", "run0", cwd=tmp_path)
     assert agree.returncode == 0, agree.stdout + agree.stderr
+    _record("again", tmp_path, env)
+    same = _tritontui("diff", "run0", "again", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
     differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
     report = json.loads(differ.stdout)
     assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
@@ -157,3 +162,15 @@ def test_fsdp2_rank_0_s_divergence_comes_only_through_its_collectives(
     # partly written all-gather buffer taken for a read of garbage).
     roots = report["ranks"][0]["report"]["root_causes"]
     assert roots and {r["kind"] for r in roots} == {"collective"}, roots
+
+
+def test_fsdp2_rank_0_s_divergence_comes_only_through_its_collectives(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "CUDA_VISIBLE_DEVICES": ""}
+    _check_fsdp_runs(tmp_path, env, "cpu")
+
+
+@pytest.mark.gpu
+def test_fsdp2_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
+    _check_fsdp_runs(tmp_path, _gpu_env(inductor_cache), "cuda")

@@ -1,0 +1,45 @@
+"""Two ranks under torchrun, one GPU each (NCCL; two ranks sharing one
+GPU use gloo), train a compiled MLP under DDP for three steps with AdamW,
+each on its own batches drawn on the host. Run B gives rank 1 other
+batches; rank 0's trace is the pair's (rank 1's is dropped): its inputs
+are equal, its gradients come from DDP's bucket all-reduces, which run
+inside backward outside the compiled graphs. Run without torchrun, the
+program starts torchrun on itself."""
+
+import os
+
+import torch
+import tritontui
+from _harness import keep_rank_zero, parse, under_torchrun
+
+args = parse(__doc__, variant="rank 1 trains on other batches")
+under_torchrun()
+
+import torch.distributed as dist  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+local_rank = int(os.environ["LOCAL_RANK"])
+device = torch.device("cuda", local_rank % torch.cuda.device_count())
+torch.cuda.set_device(device)
+dist.init_process_group("nccl" if torch.cuda.device_count() >= 2 else "gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)
+).to(device)
+ddp = DistributedDataParallel(torch.compile(model), device_ids=[device.index], bucket_cap_mb=1)
+optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-2)
+batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
+# Each rank records into its own trace (the path has {rank}); rank 0's
+# becomes --out.
+with tritontui.record(args.out + ".rank{rank}"):
+    for _ in range(3):
+        loss = ddp(torch.randn(32, 256, generator=batches).to(device)).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    torch.cuda.synchronize()
+dist.destroy_process_group()
+fingerprint = {name: f"{tritontui.hash_tensor(p):016x}" for name, p in model.named_parameters()}
+fingerprint["loss"] = f"{tritontui.hash_tensor(loss.detach()):016x}"
+keep_rank_zero(args, rank, fingerprint)

@@ -95,6 +95,12 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "ts": launch.ts, "autotune": launch.autotune, "args": args,
         }))?;
     }
+    for g in &trace.process_groups {
+        line(json!({
+            "type": "process_group", "name": g.name, "desc": g.desc, "backend": g.backend,
+            "ranks": g.ranks, "ts": g.ts,
+        }))?;
+    }
     for m in &trace.markers {
         line(json!({"type": "marker", "label": m.label, "after": m.after, "ts": m.ts}))?;
     }

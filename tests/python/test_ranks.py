@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import PROGRAMS, TORCHRUN, binary, dump, run_ok
@@ -34,7 +35,13 @@ def _assert_rank_traces(traces: list[Path], stdout: str) -> None:
         assert header["distributed"]["world_size"] == 2
         assert header["distributed"]["local_rank"] == rank
         assert header["distributed"]["run_id"]
-        assert header["version"] >= [1, 6]
+        assert header["version"] >= [1, 8]
+        groups = [
+            (r["name"], r["desc"], r["backend"], r["ranks"])
+            for r in records
+            if r["type"] == "process_group"
+        ]
+        assert groups == [("0", "default_pg", "gloo", [0, 1]), ("1", "spare", "gloo", [0, 1])]
         kernels = {r["kernel"] for r in records if r["type"] == "launch"}
         assert any(k.startswith("cpp_fused") for k in kernels), kernels
         # Point-to-point ops are not recorded (nor waited for).
@@ -107,8 +114,9 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     assert agree.returncode == 0, agree.stdout + agree.stderr
     check = json.loads(agree.stdout)
     assert check["ranks"] == [0, 1]
-    assert [(g["name"], g["backend"], g["members"]) for g in check["groups"]] == [
-        ("0", "gloo", [0, 1])
+    assert [(g["name"], g["backend"], g["members"], g["collectives"]) for g in check["groups"]] == [
+        ("0", "gloo", [0, 1], 2),
+        ("1", "gloo", [0, 1], 0),
     ]
     assert check["results_compared"] == 2, check
     # Rank 1 all-reducing with MAX where rank 0 sums: a desynchronised
@@ -126,3 +134,51 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
         0,
     )
     assert [r["value"] for r in mismatch["ranks"]] == ["SUM", "MAX"]
+
+
+def test_ranks_spawned_by_torch_multiprocessing_record_their_own_traces(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    env.pop("TRITONTUI_RECORD", None)
+    program = str(PROGRAMS / "spawned_ranks.py")
+    proc = run_ok(
+        [binary(), "record", "-o", "run0/rank{rank}.msgpack", "--", sys.executable, program],
+        tmp_path,
+        env,
+    )
+    # The launcher ran no op: it leaves no trace.
+    assert "recorded no launch, so it has no trace" in proc.stderr, proc.stderr
+    run0 = tmp_path / "run0"
+    assert sorted(p.name for p in run0.iterdir()) == ["rank0.msgpack", "rank1.msgpack"]
+    run_ids = set()
+    for rank in (0, 1):
+        records = dump(run0 / f"rank{rank}.msgpack")
+        place = records[0]["distributed"]
+        assert (place["rank"], place["world_size"], place["local_rank"]) == (rank, 2, rank)
+        run_ids.add(place["run_id"])
+        kernels = [r["kernel"] for r in records if r["type"] == "launch"]
+        assert "c10d::allreduce_" in kernels, kernels
+        assert sum(k.startswith("cpp_fused") for k in kernels) == 2, kernels
+    assert len(run_ids) == 1, run_ids
+    agree = subprocess.run(
+        [binary(), "ranks", "run0"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert agree.returncode == 0, agree.stdout + agree.stderr
+
+    # A launcher that runs ops of its own keeps them out of the ranks' way.
+    launcher = {**env, "TRITONTUI_RECORD": "run1/rank{rank}.msgpack", "LAUNCHER_WORK": "1"}
+    proc = run_ok([sys.executable, program], tmp_path, launcher)
+    run1 = tmp_path / "run1"
+    assert sorted(p.name for p in run1.iterdir()) == [
+        "rank0.msgpack",
+        "rank0.msgpack.launcher",
+        "rank1.msgpack",
+    ]
+    kernels = [r["kernel"] for r in dump(run1 / "rank0.msgpack.launcher") if r["type"] == "launch"]
+    assert "aten::add_.Tensor" in kernels or "aten::add_.Scalar" in kernels, kernels
+    # The same ranks on the same data: no divergence on either.
+    same = subprocess.run(
+        [binary(), "diff", "run0", "run1"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert same.returncode == 0, same.stdout + same.stderr

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 7;
+pub const SCHEMA_MINOR: u32 = 8;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,6 +36,9 @@ pub enum Record {
     Process(ProcessRecord),
     /// A user marker (`tritontui.mark("label")`).
     Marker(MarkerRecord),
+    /// A process group this process became a member of (1.8).
+    #[serde(rename = "process_group")]
+    ProcessGroup(ProcessGroupRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
@@ -68,6 +71,7 @@ impl Record {
             Record::Launch(_) => "launch",
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
+            Record::ProcessGroup(_) => "process_group",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
@@ -114,6 +118,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "launch" => Record::Launch(LaunchRecord::deserialize(rest)?),
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
+            "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),
@@ -718,6 +723,26 @@ pub struct PauseRecord {
     /// What resumed it: `debugger`, `tritontui resume`, `signal`.
     #[serde(default)]
     pub by: String,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// A process group this process became a member of: the default group
+/// (`init_process_group`), `new_group`, `split_group`, a device mesh's
+/// groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessGroupRecord {
+    /// Its name, as collectives name it (`"0"` is the default group).
+    pub name: String,
+    /// What torch calls it (`default_pg`, a mesh dimension), if anything.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub desc: String,
+    /// Its backend (`gloo`, `nccl`, ...).
+    #[serde(default)]
+    pub backend: String,
+    /// Its members' global ranks, in the order of their ranks in it.
+    pub ranks: Vec<u32>,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

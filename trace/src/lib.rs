@@ -16,7 +16,7 @@ pub mod writer;
 
 pub use format::{
     Access, ArgDef, ArgValue, CallRecord, Distributed, GraphDef, Header, InputRecord, KernelDef,
-    LaunchRecord, LayoutDef, Record, ResultsRecord, Scalar, Stats, TensorArg,
+    LaunchRecord, LayoutDef, ProcessGroupRecord, Record, ResultsRecord, Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
 pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace};

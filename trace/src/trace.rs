@@ -2,8 +2,8 @@
 
 use crate::format::{
     ArgDef, ArgValue, CallRecord, CompileRecord, EndRecord, GraphDef, Header, InputRecord,
-    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessRecord, Record,
-    ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
+    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord,
+    ProcessRecord, Record, ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -216,6 +216,8 @@ pub struct Trace {
     pub processes: Vec<ProcessRecord>,
     /// User markers.
     pub markers: Vec<MarkerRecord>,
+    /// The process groups the process became a member of, in order (1.8).
+    pub process_groups: Vec<ProcessGroupRecord>,
     /// Pause points reached and left, in order.
     pub pauses: Vec<PauseRecord>,
     /// Compile and autotune events.
@@ -342,6 +344,7 @@ impl Trace {
             stats: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
+            process_groups: Vec::new(),
             pauses: Vec::new(),
             compiles: Vec::new(),
             inputs: Vec::new(),
@@ -402,6 +405,7 @@ impl Trace {
                 }
             }
             Record::Marker(marker) => self.markers.push(marker),
+            Record::ProcessGroup(group) => self.process_groups.push(group),
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,

@@ -4,7 +4,8 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tritontui_trace::format::{
-    CompileRecord, EndRecord, MarkerRecord, ProcessRecord, RecordOptions, SourceDef,
+    CompileRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord, RecordOptions,
+    SourceDef,
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
@@ -162,6 +163,20 @@ fn record() -> impl Strategy<Value = Record> {
             ts: 9,
             thread: 3,
         })),
+        (
+            ".{0,10}",
+            ".{0,10}",
+            prop::collection::vec(any::<u32>(), 0..4)
+        )
+            .prop_map(
+                |(name, desc, ranks)| Record::ProcessGroup(ProcessGroupRecord {
+                    name,
+                    desc,
+                    backend: "nccl".into(),
+                    ranks,
+                    ts: 4,
+                })
+            ),
         ("[a-z_0-9]{1,10}", tensor_arg()).prop_map(|(name, tensor)| Record::Input(InputRecord {
             name,
             graph: "graph_0".into(),

@@ -131,6 +131,16 @@ impl RankCollectives {
                 outcome,
             );
         }
+        // Groups made but never used by a collective (format 1.8).
+        for made in &trace.process_groups {
+            if !rank.groups.iter().any(|g| g.name == made.name) {
+                rank.groups.push(Group {
+                    name: made.name.clone(),
+                    backend: Some(made.backend.clone()).filter(|b| !b.is_empty()),
+                    members: Some(made.ranks.clone()),
+                });
+            }
+        }
         Ok(rank)
     }
 

@@ -57,9 +57,10 @@ def start(
     of floating tensors. ``break_at``: pause points, comma-separated launch
     numbers and kernel-name globs (default: ``TRITONTUI_BREAK``); the
     process stops before each and waits to be resumed."""
-    from . import _session
+    from . import _session, _spawned_ranks
 
     _session.start(path, hash=hash, aten=aten, kernels=kernels, stats=stats, break_at=break_at)
+    _spawned_ranks.install()
 
 
 def stop() -> None:

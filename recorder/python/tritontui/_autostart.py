@@ -11,7 +11,9 @@ children do not record into the same file.
 torchrun's launcher (``torchrun``, ``python -m torch.distributed.run``)
 runs no kernels: it records nothing and leaves the variable to the ranks
 it starts, each of which records into its own trace (``{rank}`` in the
-path, else ``-rank{rank}`` added; see ``_session.expand_path``)."""
+path, else ``-rank{rank}`` added; see ``_session.expand_path``). Ranks
+that ``torch.multiprocessing.spawn`` starts get ``TRITONTUI_SPAWNED_RANKS``
+from their launcher instead (see ``_spawned_ranks``)."""
 
 from __future__ import annotations
 
@@ -109,5 +111,11 @@ def _after_torch(then) -> None:
 
 if _PATH:
     _after_torch(_start)
+elif os.environ.get("TRITONTUI_SPAWNED_RANKS"):
+    from tritontui import _spawned_ranks
+
+    _HANDED = _spawned_ranks.take_handover()
+    if _HANDED:
+        _after_torch(lambda: _spawned_ranks.await_rank(_HANDED))
 elif os.environ.get("TRITONTUI_BREAK") and any("compile_worker" in a for a in sys.argv):
     _after_torch(_worker_pause)

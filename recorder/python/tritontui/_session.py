@@ -55,13 +55,14 @@ def distributed() -> dict[str, Any] | None:
     }
 
 
-def expand_path(path: str | os.PathLike[str]) -> str:
+def expand_path(path: str | os.PathLike[str], place: dict[str, Any] | None = None) -> str:
     """Fills in ``{pid}``, ``{rank}``, ``{local_rank}`` and ``{world_size}``
-    (from torchrun's environment; 0, 0 and 1 outside a multi-process run).
-    In a run of several ranks a path without ``{rank}`` gets ``-rank{rank}``
-    before its extension, so that ranks never write into one file."""
+    (from ``place``, else torchrun's environment; 0, 0 and 1 outside a
+    multi-process run). In a run of several ranks a path without ``{rank}``
+    gets ``-rank{rank}`` before its extension, so that ranks never write
+    into one file."""
     text = os.fspath(path)
-    place = distributed() or {"rank": 0, "local_rank": 0, "world_size": 1}
+    place = place or distributed() or {"rank": 0, "local_rank": 0, "world_size": 1}
     if place["world_size"] > 1 and "{rank}" not in text:
         root, extension = os.path.splitext(text)
         text = f"{root}-rank{{rank}}{extension}"
@@ -95,7 +96,11 @@ def _versions() -> dict[str, Any]:
 
 
 class Session:
-    """One trace being written."""
+    """One trace being written.
+
+    ``place``: this process's rank in a multi-process run when it is not
+    in the environment (a rank started by ``torch.multiprocessing.spawn``
+    learns it from its process group); else ``distributed()``."""
 
     def __init__(
         self,
@@ -106,10 +111,15 @@ class Session:
         kernels: str = "*",
         stats: bool = False,
         break_at: str | None = None,
+        place: dict[str, Any] | None = None,
     ) -> None:
         if hash not in HASH_MODES:
             raise ValueError(f"hash must be one of {HASH_MODES}, not {hash!r}")
-        self.path = expand_path(path)
+        # The path as given, before ``{rank}`` and the rest are filled in.
+        self.template = os.fspath(path)
+        self.hash = hash
+        self.place = place or distributed()
+        self.path = expand_path(path, self.place)
         self.hash_inputs = hash in ("both", "inputs")
         self.hash_outputs = hash in ("both", "outputs")
         self.aten = aten
@@ -159,9 +169,8 @@ class Session:
                 "inherited_hashes": inherits,
             },
         }
-        place = distributed()
-        if place is not None:
-            header["distributed"] = place
+        if self.place is not None:
+            header["distributed"] = self.place
         _probe_tensor_impl()
         # `run0/rank{rank}.msgpack`: each rank's trace in one folder.
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)

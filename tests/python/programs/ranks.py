@@ -4,9 +4,10 @@ collective is still running when its op returns, then all-reduces it
 again as compiled graphs do (a functional collective and its
 ``wait_tensor``); prints the hashes of what each all-reduce left; then
 exchanges the result with the other rank, each receiving before it
-sends. With RANKS_VARIANT=1, rank 1 starts from other data; with
-RANKS_VARIANT=max, rank 1 all-reduces with MAX where rank 0 sums (gloo
-runs it, both ranks ending with the same wrong values)."""
+sends. It makes a second process group, which it never uses. With
+RANKS_VARIANT=1, rank 1 starts from other data; with RANKS_VARIANT=max,
+rank 1 all-reduces with MAX where rank 0 sums (gloo runs it, both ranks
+ending with the same wrong values)."""
 
 import os
 
@@ -16,6 +17,8 @@ import tritontui
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
+# A group made and never used: recorded, and listed by `tritontui ranks`.
+dist.new_group([0, 1], group_desc="spare")
 variant = os.environ.get("RANKS_VARIANT") if rank == 1 else None
 torch.manual_seed(rank + (10 if variant == "1" else 0))
 model = torch.compile(torch.nn.Sequential(torch.nn.Linear(16, 1 << 16), torch.nn.GELU()))

@@ -5,7 +5,8 @@ record into the active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
 The Triton hook and the aten mode are given their session when installed
 and record into it alone; the CUDA-graph check is given it to say in it
-what it turned off. None of them imports the session module."""
+what it turned off; the process-group hook records the groups that
+exist into it. None of them imports the session module."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from . import (
     foreign_work,
     graph_inputs,
     host_reads,
+    process_groups,
     triton,
     user_triton,
 )
@@ -36,6 +38,7 @@ def install(session: Any) -> None:
     user_triton.install()
     cpp.install()
     graph_inputs.install()
+    process_groups.install(session)
     cuda_graphs.install(session)
     if session.aten:
         host_reads.install()
@@ -54,6 +57,7 @@ def uninstall() -> None:
     user_triton.uninstall()
     cpp.uninstall()
     graph_inputs.uninstall()
+    process_groups.uninstall()
     host_reads.uninstall()
     cuda_graphs.uninstall()
 

@@ -1,0 +1,188 @@
+"""Ranks started with ``torch.multiprocessing.spawn`` (or
+``start_processes``) record, each into its own trace, as torchrun's do.
+
+In the process that spawns them (the launcher), a recording session hands
+over when the ranks start: its path and options go to the children in
+``TRITONTUI_SPAWNED_RANKS``, and its own trace is closed, deleted when it
+recorded no launch, else kept as ``PATH.launcher`` (out of the way of
+rank 0's trace, and of a folder of rank traces).
+
+A spawned child does not know its rank when it starts: it learns it when
+it joins its process group. It starts recording when
+``torch.distributed.init_process_group`` returns, with the rank and world
+size of the default group (what it ran before that is not recorded), and
+removes the variable so its own children (compile workers, data loader
+workers) record nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+import warnings
+from typing import Any
+
+from . import _active
+
+ENV = "TRITONTUI_SPAWNED_RANKS"
+# The option that multiprocessing gives a child it spawns.
+SPAWNED_CHILD_FLAG = "--multiprocessing-fork"
+_INSTALLED = False
+# The child's index among the processes its launcher spawned (its local
+# rank), once torch's entry point has run.
+_INDEX: int | None = None
+
+
+def install() -> None:
+    """Hands recording over to the ranks whenever this process spawns some
+    through torch while recording (once; the hook checks for a session at
+    each call)."""
+    global _INSTALLED
+    if _INSTALLED:
+        return
+    module = sys.modules.get("torch.multiprocessing.spawn")
+    if module is None:
+        return
+    original = module.start_processes
+    launching = _launching(original)
+    module.start_processes = launching
+    mp = sys.modules["torch.multiprocessing"]
+    if getattr(mp, "start_processes", None) is original:
+        mp.start_processes = launching
+    _INSTALLED = True
+
+
+def _launching(original: Any) -> Any:
+    @functools.wraps(original)
+    def start_processes(*args: Any, **kwargs: Any) -> Any:
+        session = _active.active()
+        if session is None:
+            return original(*args, **kwargs)
+        os.environ[ENV] = _hand_over(session)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            os.environ.pop(ENV, None)
+
+    return start_processes
+
+
+def _hand_over(session: Any) -> str:
+    """Stops ``session`` (this process is the ranks' launcher) and returns
+    what its ranks need to record as it would have."""
+    from . import _session
+
+    handed = {
+        "path": session.template,
+        "hash": session.hash,
+        "aten": session.aten,
+        "kernels": session.kernels,
+        "stats": session.stats,
+        "run_id": f"{os.getpid()}-{time.time_ns()}",
+    }
+    launches = session.seq
+    _session.stop("the ranks were spawned")
+    where = "it recorded no launch, so it has no trace"
+    if launches == 0:
+        os.remove(session.path)
+    else:
+        os.replace(session.path, session.path + ".launcher")
+        where = f"its own {launches} launches are in {session.path}.launcher"
+    print(
+        f"tritontui: the spawned ranks record into {session.template} (one trace per "
+        f"rank, from when it joins its process group); this launcher process stops "
+        f"recording: {where}",
+        file=sys.stderr,
+    )
+    return json.dumps(handed)
+
+
+def take_handover() -> str:
+    """What a recording launcher handed to this process, if it is a child
+    that multiprocessing spawned; else "". Takes the variable out of the
+    environment either way, so that no process this one starts records."""
+    handed = os.environ.pop(ENV, "")
+    return handed if SPAWNED_CHILD_FLAG in sys.argv else ""
+
+
+def await_rank(handed: str) -> None:
+    """Starts recording, as ``handed`` (from the launcher's
+    ``TRITONTUI_SPAWNED_RANKS``) says, when this spawned child joins its
+    process group (called once torch is imported)."""
+    import torch.distributed as dist
+    import torch.distributed.distributed_c10d as c10d
+
+    original = c10d.init_process_group
+    joined = _joined(original, json.loads(handed))
+    c10d.init_process_group = joined
+    if getattr(dist, "init_process_group", None) is original:
+        dist.init_process_group = joined
+    spawn = sys.modules.get("torch.multiprocessing.spawn")
+    if spawn is not None:
+        spawn._wrap = _indexed(spawn._wrap)
+
+
+def _indexed(wrap: Any) -> Any:
+    """torch's entry point of a spawned process, noting its index."""
+
+    @functools.wraps(wrap)
+    def indexed(fn: Any, i: int, *args: Any) -> Any:
+        global _INDEX
+        _INDEX = i
+        return wrap(fn, i, *args)
+
+    return indexed
+
+
+def _joined(original: Any, handed: dict[str, Any]) -> Any:
+    pending = [handed]
+
+    @functools.wraps(original)
+    def init_process_group(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        with _active.LOCK:
+            if pending and _active.active() is None:
+                _start_rank(pending.pop())
+        return result
+
+    return init_process_group
+
+
+def _index_or(rank: int) -> int:
+    """The spawned child's index (its local rank), else its rank."""
+    return _INDEX if _INDEX is not None else rank
+
+
+def _start_rank(handed: dict[str, Any]) -> None:
+    import torch.distributed as dist
+
+    from . import _session
+
+    rank = dist.get_rank()
+    local = os.environ.get("LOCAL_RANK")
+    place = {
+        "rank": rank,
+        "world_size": dist.get_world_size(),
+        "local_rank": int(local) if local and local.isdigit() else _index_or(rank),
+        "local_world_size": 0,
+        "node_rank": 0,
+        "run_id": handed["run_id"],
+    }
+    try:
+        _session.start(
+            handed["path"],
+            hash=handed["hash"],
+            aten=handed["aten"],
+            kernels=handed["kernels"],
+            stats=handed["stats"],
+            place=place,
+        )
+    except Exception as e:
+        warnings.warn(
+            f"tritontui: rank {rank} could not start recording to {handed['path']}: {e}",
+            RuntimeWarning,
+            stacklevel=1,
+        )

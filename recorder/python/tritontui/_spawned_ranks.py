@@ -61,7 +61,14 @@ def _launching(original: Any) -> Any:
         session = _active.active()
         if session is None:
             return original(*args, **kwargs)
-        os.environ[ENV] = _hand_over(session)
+        try:
+            os.environ[ENV] = _hand_over(session)
+        except Exception as e:  # the program goes on; its ranks unrecorded
+            warnings.warn(
+                f"tritontui: the spawned ranks are not recorded: {e!r}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         try:
             return original(*args, **kwargs)
         finally:
@@ -161,17 +168,17 @@ def _start_rank(handed: dict[str, Any]) -> None:
 
     from . import _session
 
-    rank = dist.get_rank()
-    local = os.environ.get("LOCAL_RANK")
-    place = {
-        "rank": rank,
-        "world_size": dist.get_world_size(),
-        "local_rank": int(local) if local and local.isdigit() else _index_or(rank),
-        "local_world_size": 0,
-        "node_rank": 0,
-        "run_id": handed["run_id"],
-    }
     try:
+        rank = dist.get_rank()
+        local = os.environ.get("LOCAL_RANK")
+        place = {
+            "rank": rank,
+            "world_size": dist.get_world_size(),
+            "local_rank": int(local) if local and local.isdigit() else _index_or(rank),
+            "local_world_size": 0,
+            "node_rank": 0,
+            "run_id": handed["run_id"],
+        }
         _session.start(
             handed["path"],
             hash=handed["hash"],
@@ -182,7 +189,7 @@ def _start_rank(handed: dict[str, Any]) -> None:
         )
     except Exception as e:
         warnings.warn(
-            f"tritontui: rank {rank} could not start recording to {handed['path']}: {e}",
+            f"tritontui: this rank could not start recording to {handed['path']}: {e!r}",
             RuntimeWarning,
             stacklevel=1,
         )

@@ -118,12 +118,22 @@ def take_handover() -> str:
 def await_rank(handed: str) -> None:
     """Starts recording, as ``handed`` (from the launcher's
     ``TRITONTUI_SPAWNED_RANKS``) says, when this spawned child joins its
-    process group (called once torch is imported)."""
+    process group (called once torch is imported). Where it cannot (a
+    torch built without torch.distributed), warns and records nothing."""
+    try:
+        _hook_joining(json.loads(handed))
+    except Exception as e:
+        warnings.warn(
+            f"tritontui: this spawned rank is not recorded: {e!r}", RuntimeWarning, stacklevel=1
+        )
+
+
+def _hook_joining(handed: dict[str, Any]) -> None:
     import torch.distributed as dist
     import torch.distributed.distributed_c10d as c10d
 
     original = c10d.init_process_group
-    joined = _joined(original, json.loads(handed))
+    joined = _joined(original, handed)
     c10d.init_process_group = joined
     if getattr(dist, "init_process_group", None) is original:
         dist.init_process_group = joined

@@ -429,6 +429,12 @@ fn ranks_finds_the_collective_whose_results_differ_across_ranks() {
     let o = tritontui(&["ranks", &a.display().to_string()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("the ranks agree"), "{}", stdout(&o));
+    // The layout: each group with its backend, members and collectives.
+    assert!(
+        stdout(&o).contains("process group 0 (nccl): ranks 0-4, 10 collectives"),
+        "{}",
+        stdout(&o)
+    );
     let o = tritontui(&["ranks", "--json", &b.display().to_string()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let check: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");

@@ -118,6 +118,10 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
         ("0", "gloo", [0, 1], 2),
         ("1", "gloo", [0, 1], 0),
     ]
+    text = subprocess.run(
+        [binary(), "ranks", "run0"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout
+    assert "process group 1 (gloo): ranks 0-1, no collective" in text, text
     assert check["results_compared"] == 2, check
     # Rank 1 all-reducing with MAX where rank 0 sums: a desynchronised
     # rank, named by the op's reduce op.

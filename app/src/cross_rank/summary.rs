@@ -17,6 +17,23 @@ pub fn summary(check: &RankCheck) -> String {
         out += &format!(" ({} more not hashed)", check.results_unhashed);
     }
     out.push('\n');
+    for group in &check.groups {
+        out += &format!(
+            "  process group {}{}: rank{} {}, {}\n",
+            group.name,
+            group
+                .backend
+                .as_deref()
+                .map_or(String::new(), |b| format!(" ({b})")),
+            if group.members.len() == 1 { "" } else { "s" },
+            rank_ranges(&group.members),
+            match group.collectives {
+                0 => "no collective".to_owned(),
+                1 => "1 collective".to_owned(),
+                n => format!("{n} collectives"),
+            },
+        );
+    }
     for (title, finding) in [
         (
             "first collective the ranks ran differently",

@@ -254,3 +254,14 @@ class Tmux:
                 return screen
             time.sleep(0.2)
         raise AssertionError(f"{needle!r} never appeared:\n{screen}")
+
+    def wait_until_gone(self, needle: str, timeout: float = 60) -> str:
+        """Waits until the screen no longer shows ``needle``."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if needle not in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{needle!r} never went away:\n{screen}")

@@ -93,7 +93,8 @@ def test_the_tui_hands_the_terminal_to_gdb_and_gets_it_back(paused: Paused) -> N
         assert back.splitlines()[0] == before.splitlines()[0], back
         assert "attach a debugger" in back and "paused before #1" in back, back
         tmux.send("Escape")
-        # An Escape followed at once by q reads as Alt+q to the terminal.
-        time.sleep(0.5)
+        # An Escape followed at once by q reads as Alt+q to the terminal:
+        # q goes only once the list of processes is closed.
+        tmux.wait_until_gone("attach a debugger")
         tmux.send("q")
         assert "EXIT=0" in tmux.wait_for("EXIT=")

@@ -181,8 +181,28 @@ def test_ranks_spawned_by_torch_multiprocessing_record_their_own_traces(
     ]
     kernels = [r["kernel"] for r in dump(run1 / "rank0.msgpack.launcher") if r["type"] == "launch"]
     assert "aten::add_.Tensor" in kernels or "aten::add_.Scalar" in kernels, kernels
+    # Ranks started as multiprocessing's processes: the launcher records
+    # on, its trace moved out of rank 0's way when rank 0 starts.
+    plain = {
+        **launcher,
+        "TRITONTUI_RECORD": "run2/rank{rank}.msgpack",
+        "PLAIN_MULTIPROCESSING": "1",
+    }
+    run_ok([sys.executable, program], tmp_path, plain)
+    run2 = tmp_path / "run2"
+    assert sorted(p.name for p in run2.iterdir()) == [
+        "rank0.msgpack",
+        "rank0.msgpack.launcher",
+        "rank1.msgpack",
+    ]
+    launcher_records = dump(run2 / "rank0.msgpack.launcher")
+    assert launcher_records[-1]["complete"], launcher_records[-1]
+    for rank in (0, 1):
+        place = dump(run2 / f"rank{rank}.msgpack")[0]["distributed"]
+        assert (place["rank"], place["local_rank"]) == (rank, rank), place
     # The same ranks on the same data: no divergence on either.
-    same = subprocess.run(
-        [binary(), "diff", "run0", "run1"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert same.returncode == 0, same.stdout + same.stderr
+    for run in ("run1", "run2"):
+        same = subprocess.run(
+            [binary(), "diff", "run0", run], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert same.returncode == 0, same.stdout + same.stderr

@@ -133,6 +133,8 @@ class Session:
         # each told to the user and the trace once.
         self.unrecorded_graphs: set[str] = set()
         self.failed = False
+        # When the trace was created (its header's created_ns).
+        self.created_ns = 0
         self._last_seq = 0
         self._kernel_ids: dict[Any, int] = {}
         self._source_ids: dict[str, int] = {}
@@ -147,11 +149,12 @@ class Session:
         """Creates the trace and writes its header."""
         versions = _versions()
         inherits = self.inherits_hashes()
+        self.created_ns = time.time_ns()
         header = {
             "format": "tritontui-trace",
             "version": [1, 3],
             "tool": "tritontui-recorder " + _version(),
-            "created_ns": time.time_ns(),
+            "created_ns": self.created_ns,
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "argv": list(sys.argv),

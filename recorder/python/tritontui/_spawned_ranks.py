@@ -1,11 +1,17 @@
 """Ranks started with ``torch.multiprocessing.spawn`` (or
-``start_processes``) record, each into its own trace, as torchrun's do.
+``start_processes``), or as ``multiprocessing`` processes of the spawn
+start method, record, each into its own trace, as torchrun's do.
 
 In the process that spawns them (the launcher), a recording session hands
-over when the ranks start: its path and options go to the children in
-``TRITONTUI_SPAWNED_RANKS``, and its own trace is closed, deleted when it
-recorded no launch, else kept as ``PATH.launcher`` (out of the way of
-rank 0's trace, and of a folder of rank traces).
+over when torch's ``start_processes`` starts the ranks: its path and
+options go to the children in ``TRITONTUI_SPAWNED_RANKS``, and its own
+trace is closed, deleted when it recorded no launch, else kept as
+``PATH.launcher`` (out of the way of rank 0's trace, and of a folder of
+rank traces). A plain ``multiprocessing`` child may be a rank or a data
+loader's worker: the session passes the same variable to each one it
+starts and goes on recording; a child that becomes the rank whose trace
+path is the launcher's moves the launcher's trace (still being written)
+to ``PATH.launcher`` first.
 
 A spawned child does not know its rank when it starts: it learns it when
 it joins its process group. It starts recording when
@@ -19,9 +25,9 @@ from __future__ import annotations
 
 import functools
 import json
+import multiprocessing.process
 import os
 import sys
-import time
 import warnings
 from typing import Any
 
@@ -38,7 +44,8 @@ _INDEX: int | None = None
 
 def install() -> None:
     """Hands recording over to the ranks whenever this process spawns some
-    through torch while recording (once; the hook checks for a session at
+    through torch while recording, and passes it on to every process it
+    starts with multiprocessing (once; the hooks check for a session at
     each call)."""
     global _INSTALLED
     if _INSTALLED:
@@ -52,7 +59,41 @@ def install() -> None:
     mp = sys.modules["torch.multiprocessing"]
     if getattr(mp, "start_processes", None) is original:
         mp.start_processes = launching
+    process = multiprocessing.process.BaseProcess
+    process.start = _starting(process.start)
     _INSTALLED = True
+
+
+def _starting(original: Any) -> Any:
+    """``multiprocessing``'s ``Process.start``, passing the recording on
+    to the child (which records only if it joins a process group)."""
+
+    @functools.wraps(original)
+    def start(process: Any) -> Any:
+        session = _active.active()
+        if session is None or ENV in os.environ:
+            return original(process)
+        os.environ[ENV] = json.dumps(
+            {**_options(session), "launcher_trace": os.path.abspath(session.path)}
+        )
+        try:
+            return original(process)
+        finally:
+            os.environ.pop(ENV, None)
+
+    return start
+
+
+def _options(session: Any) -> dict[str, Any]:
+    """What a rank needs to record as ``session`` would have."""
+    return {
+        "path": session.template,
+        "hash": session.hash,
+        "aten": session.aten,
+        "kernels": session.kernels,
+        "stats": session.stats,
+        "run_id": f"{os.getpid()}-{session.created_ns}",
+    }
 
 
 def _launching(original: Any) -> Any:
@@ -82,14 +123,7 @@ def _hand_over(session: Any) -> str:
     what its ranks need to record as it would have."""
     from . import _session
 
-    handed = {
-        "path": session.template,
-        "hash": session.hash,
-        "aten": session.aten,
-        "kernels": session.kernels,
-        "stats": session.stats,
-        "run_id": f"{os.getpid()}-{time.time_ns()}",
-    }
+    handed = _options(session)
     launches = session.seq
     _session.stop("the ranks were spawned")
     where = "it recorded no launch, so it has no trace"
@@ -189,6 +223,7 @@ def _start_rank(handed: dict[str, Any]) -> None:
             "node_rank": 0,
             "run_id": handed["run_id"],
         }
+        _move_launcher_trace(handed, _session.expand_path(handed["path"], place))
         _session.start(
             handed["path"],
             hash=handed["hash"],
@@ -202,4 +237,17 @@ def _start_rank(handed: dict[str, Any]) -> None:
             f"tritontui: this rank could not start recording to {handed['path']}: {e!r}",
             RuntimeWarning,
             stacklevel=1,
+        )
+
+
+def _move_launcher_trace(handed: dict[str, Any], path: str) -> None:
+    """Moves the launcher's trace out of this rank's way when it has this
+    rank's path (a launcher that is not a rank writes rank 0's path); the
+    launcher, which goes on writing it, is not disturbed."""
+    launcher = handed.get("launcher_trace")
+    if launcher and launcher == os.path.abspath(path) and os.path.exists(launcher):
+        os.replace(launcher, launcher + ".launcher")
+        print(
+            f"tritontui: the launcher's trace is now {launcher}.launcher (its path is this rank's)",
+            file=sys.stderr,
         )

@@ -2,8 +2,11 @@
 (gloo), without torchrun's environment: each joins its process group with
 its rank and the world size, runs a compiled op on its own data,
 all-reduces the result and runs the op again. With LAUNCHER_WORK=1 the
-launcher runs an op of its own before it spawns the ranks."""
+launcher runs an op of its own before it spawns the ranks; with
+PLAIN_MULTIPROCESSING=1 it starts them as processes of multiprocessing's
+spawn context instead of through torch."""
 
+import multiprocessing
 import os
 import socket
 
@@ -28,4 +31,13 @@ if __name__ == "__main__":
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(rank_main, args=(port,), nprocs=2)
+    if os.environ.get("PLAIN_MULTIPROCESSING") == "1":
+        context = multiprocessing.get_context("spawn")
+        ranks = [context.Process(target=rank_main, args=(i, port)) for i in range(2)]
+        for process in ranks:
+            process.start()
+        for process in ranks:
+            process.join()
+            assert process.exitcode == 0, process.exitcode
+    else:
+        mp.spawn(rank_main, args=(port,), nprocs=2)

@@ -206,3 +206,37 @@ def test_ranks_spawned_by_torch_multiprocessing_record_their_own_traces(
             [binary(), "diff", "run0", run], cwd=tmp_path, capture_output=True, text=True
         )
         assert same.returncode == 0, same.stdout + same.stderr
+
+
+def test_a_collective_inside_a_compiled_graph_is_recorded_and_checked(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache),
+        "TRITONTUI_RECORD": "run/rank{rank}.msgpack",
+    }
+    run_ok([*TORCHRUN, str(PROGRAMS / "compiled_collective.py")], tmp_path, env)
+    for rank in (0, 1):
+        launches = [
+            r for r in dump(tmp_path / "run" / f"rank{rank}.msgpack") if r["type"] == "launch"
+        ]
+        kernels = [r["kernel"] for r in launches]
+        at = kernels.index("_c10d_functional::all_reduce_")
+        # Between the graph's kernels, the collective and its wait.
+        assert kernels[at - 1].startswith("cpp_fused") and kernels[at + 1] == (
+            "_c10d_functional::wait_tensor"
+        ), kernels
+        reduced = launches[at]["args"][0]
+        assert reduced["pre"] != reduced["post"] and reduced["post"] is not None, reduced
+    check = subprocess.run(
+        [binary(), "ranks", "--json", "run"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    report = json.loads(check.stdout)
+    assert report["results_compared"] == 1, report
+    # The collective names its group by name alone; the group's record
+    # gives its backend and members.
+    assert [(g["name"], g["backend"], g["members"]) for g in report["groups"]] == [
+        ("0", "gloo", [0, 1])
+    ]

@@ -131,14 +131,30 @@ impl RankCollectives {
                 outcome,
             );
         }
-        // Groups made but never used by a collective (format 1.8).
+        // The groups made (format 1.8): what a collective naming its group
+        // by name alone leaves out, and the groups no collective used.
         for made in &trace.process_groups {
-            if !rank.groups.iter().any(|g| g.name == made.name) {
+            let backend = Some(made.backend.clone()).filter(|b| !b.is_empty());
+            let mut named = rank
+                .groups
+                .iter_mut()
+                .filter(|g| g.name == made.name)
+                .peekable();
+            if named.peek().is_none() {
                 rank.groups.push(Group {
                     name: made.name.clone(),
-                    backend: Some(made.backend.clone()).filter(|b| !b.is_empty()),
+                    backend,
                     members: Some(made.ranks.clone()),
                 });
+                continue;
+            }
+            for group in named {
+                if group.backend.is_none() {
+                    group.backend.clone_from(&backend);
+                }
+                if group.members.is_none() {
+                    group.members = Some(made.ranks.clone());
+                }
             }
         }
         Ok(rank)

@@ -38,15 +38,58 @@ def _gpu_env(inductor_cache: Path) -> dict[str, str]:
     return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "DDP_BACKEND": backend}
 
 
-def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
+def _cpu_env(inductor_cache: Path) -> dict[str, str]:
+    """The environment of ranks on the CPU (gloo)."""
+    return {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache),
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+
+
+def _compare_runs(tmp_path: Path, env: dict[str, str], device: str) -> tuple[dict, dict]:
+    """Records run0, again (the same data) and run1 (rank 1 on other data);
+    checks what holds of any data-parallel training: run0's ranks agree,
+    run0 and again are identical on every rank, run1 diverges with rank 1
+    the earliest cause, and rank 0 (equal data) only through collectives.
+    Returns ``ranks --json`` of run0 and rank 0's report of run0 against
+    run1."""
     if device == "cuda":
-        # Both recorded runs load the kernels and their autotuned configs
+        # The recorded runs load the kernels and their autotuned configs
         # from the cache this run fills: otherwise each rank autotunes, and
-        # a config chosen differently in the two runs is (rightly) a
-        # divergence of its own.
+        # a config chosen differently in two runs is (rightly) a divergence
+        # of its own.
         _record("warm", tmp_path, env)
     _record("run0", tmp_path, env)
+    _record("again", tmp_path, env)
     _record("run1", tmp_path, env, variant=True)
+    for rank in (0, 1):
+        launches = [
+            r for r in dump(tmp_path / "run0" / f"rank{rank}.msgpack") if r["type"] == "launch"
+        ]
+        assert any(r["device"] >= 0 for r in launches) == (device == "cuda")
+    agree = _tritontui("ranks", "--json", "run0", cwd=tmp_path)
+    assert agree.returncode == 0, agree.stdout + agree.stderr
+    # Two runs on the same data: no false alarm on any rank.
+    same = _tritontui("diff", "run0", "again", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
+    assert differ.returncode == 1, differ.stdout + differ.stderr
+    report = json.loads(differ.stdout)
+    assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
+    rank0 = report["ranks"][0]["report"]
+    # Rank 0 ran on equal data: each of its root causes is a collective
+    # (for FSDP2: no optimizer update left unhashed, no copy out of gloo's
+    # buffer, no partly written all-gather buffer taken for a read of
+    # garbage).
+    roots = rank0["root_causes"]
+    assert roots and {r["kind"] for r in roots} == {"collective"}, roots
+    return json.loads(agree.stdout), rank0
+
+
+def _check_ddp(tmp_path: Path, env: dict[str, str], device: str) -> None:
+    agree, rank0 = _compare_runs(tmp_path, env, device)
+    assert agree["results_compared"] >= 6, agree
     for rank in (0, 1):
         records = dump(tmp_path / "run0" / f"rank{rank}.msgpack")
         launches = [r for r in records if r["type"] == "launch"]
@@ -56,33 +99,17 @@ def _check_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
         for bucket in buckets:
             tensor = bucket["args"][0]
             assert tensor["post"] is not None and tensor["written"], bucket
-        assert any(r["device"] >= 0 for r in launches) == (device == "cuda")
-    agree = _tritontui("ranks", "--json", "run0", cwd=tmp_path)
-    assert agree.returncode == 0, agree.stdout + agree.stderr
-    assert json.loads(agree.stdout)["results_compared"] >= 6
-    # Two runs on the same data: no false alarm on any rank.
-    _record("again", tmp_path, env)
-    same = _tritontui("diff", "run0", "again", cwd=tmp_path)
-    assert same.returncode == 0, same.stdout + same.stderr
-    differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
-    assert differ.returncode == 1, differ.stdout + differ.stderr
-    report = json.loads(differ.stdout)
-    assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
-    rank0 = report["ranks"][0]["report"]
     first = rank0["first_divergence"]
     assert (first["kernel"], first["kind"]) == ("c10d::allreduce_", "collective"), first
-    # Rank 0 ran on equal data: its every root cause is a bucket all-reduce.
-    assert {r["kind"] for r in rank0["root_causes"]} == {"collective"}, rank0["root_causes"]
 
 
 def test_ddp_buckets_are_recorded_on_every_rank(tmp_path: Path, inductor_cache: Path) -> None:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "CUDA_VISIBLE_DEVICES": ""}
-    _check_runs(tmp_path, env, "cpu")
+    _check_ddp(tmp_path, _cpu_env(inductor_cache), "cpu")
 
 
 @pytest.mark.gpu
 def test_ddp_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
-    _check_runs(tmp_path, _gpu_env(inductor_cache), "cuda")
+    _check_ddp(tmp_path, _gpu_env(inductor_cache), "cuda")
 
 
 def test_a_distributed_tensor_s_ops_are_hashed_through_its_local_shard(tmp_path: Path) -> None:
@@ -139,38 +166,19 @@ def test_what_a_collective_s_wait_runs_is_not_recorded(tmp_path: Path) -> None:
         assert "aten::copy_" not in kernels, kernels
 
 
-def _check_fsdp_runs(tmp_path: Path, env: dict[str, str], device: str) -> None:
-    env = {**env, "FSDP": "1"}
-    if device == "cuda":
-        _record("warm", tmp_path, env)
-    _record("run0", tmp_path, env)
-    _record("run1", tmp_path, env, variant=True)
+def _check_fsdp(tmp_path: Path, env: dict[str, str], device: str) -> None:
+    _compare_runs(tmp_path, {**env, "FSDP": "1"}, device)
     launches = [r for r in dump(tmp_path / "run0" / "rank0.msgpack") if r["type"] == "launch"]
     kernels = {r["kernel"] for r in launches}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= kernels, kernels
-    assert any(r["device"] >= 0 for r in launches) == (device == "cuda")
-    agree = _tritontui("ranks", "run0", cwd=tmp_path)
-    assert agree.returncode == 0, agree.stdout + agree.stderr
-    _record("again", tmp_path, env)
-    same = _tritontui("diff", "run0", "again", cwd=tmp_path)
-    assert same.returncode == 0, same.stdout + same.stderr
-    differ = _tritontui("diff", "--json", "run0", "run1", cwd=tmp_path)
-    report = json.loads(differ.stdout)
-    assert report["earliest_cause"]["rank"] == 1, report["earliest_cause"]
-    # Rank 0 ran on equal data: each of its root causes is a collective
-    # (no optimizer update left unhashed, no copy out of gloo's buffer, no
-    # partly written all-gather buffer taken for a read of garbage).
-    roots = report["ranks"][0]["report"]["root_causes"]
-    assert roots and {r["kind"] for r in roots} == {"collective"}, roots
 
 
 def test_fsdp2_rank_0_s_divergence_comes_only_through_its_collectives(
     tmp_path: Path, inductor_cache: Path
 ) -> None:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "CUDA_VISIBLE_DEVICES": ""}
-    _check_fsdp_runs(tmp_path, env, "cpu")
+    _check_fsdp(tmp_path, _cpu_env(inductor_cache), "cpu")
 
 
 @pytest.mark.gpu
 def test_fsdp2_on_a_gpu(tmp_path: Path, inductor_cache: Path) -> None:
-    _check_fsdp_runs(tmp_path, _gpu_env(inductor_cache), "cuda")
+    _check_fsdp(tmp_path, _gpu_env(inductor_cache), "cuda")

@@ -135,26 +135,20 @@ impl RankCollectives {
         // by name alone leaves out, and the groups no collective used.
         for made in &trace.process_groups {
             let backend = Some(made.backend.clone()).filter(|b| !b.is_empty());
-            let mut named = rank
-                .groups
-                .iter_mut()
-                .filter(|g| g.name == made.name)
-                .peekable();
-            if named.peek().is_none() {
+            let mut named = false;
+            for group in rank.groups.iter_mut().filter(|g| g.name == made.name) {
+                named = true;
+                if group.backend.is_none() {
+                    group.backend.clone_from(&backend);
+                }
+                group.members.get_or_insert_with(|| made.ranks.clone());
+            }
+            if !named {
                 rank.groups.push(Group {
                     name: made.name.clone(),
                     backend,
                     members: Some(made.ranks.clone()),
                 });
-                continue;
-            }
-            for group in named {
-                if group.backend.is_none() {
-                    group.backend.clone_from(&backend);
-                }
-                if group.members.is_none() {
-                    group.members = Some(made.ranks.clone());
-                }
             }
         }
         Ok(rank)

@@ -73,27 +73,37 @@ def _starting(original: Any) -> Any:
         session = _active.active()
         if session is None or ENV in os.environ:
             return original(process)
-        os.environ[ENV] = json.dumps(
-            {**_options(session), "launcher_trace": os.path.abspath(session.path)}
-        )
-        try:
-            return original(process)
-        finally:
-            os.environ.pop(ENV, None)
+        handed = {**_handed(session), "launcher_trace": os.path.abspath(session.path)}
+        return _with_handover(json.dumps(handed), original, process)
 
     return start
 
 
-def _options(session: Any) -> dict[str, Any]:
-    """What a rank needs to record as ``session`` would have."""
+def _handed(session: Any) -> dict[str, Any]:
+    """What a rank needs to record as ``session`` would have: the path as
+    given, the options, and a run id its ranks share."""
     return {
         "path": session.template,
-        "hash": session.hash,
-        "aten": session.aten,
-        "kernels": session.kernels,
-        "stats": session.stats,
+        "options": {
+            "hash": session.hash,
+            "aten": session.aten,
+            "kernels": session.kernels,
+            "stats": session.stats,
+        },
         "run_id": f"{os.getpid()}-{session.created_ns}",
     }
+
+
+def _with_handover(handed: str | None, original: Any, *args: Any, **kwargs: Any) -> Any:
+    """Runs ``original``, the children it starts finding ``handed`` in
+    their environment (nothing when None)."""
+    if handed is None:
+        return original(*args, **kwargs)
+    os.environ[ENV] = handed
+    try:
+        return original(*args, **kwargs)
+    finally:
+        os.environ.pop(ENV, None)
 
 
 def _launching(original: Any) -> Any:
@@ -102,18 +112,16 @@ def _launching(original: Any) -> Any:
         session = _active.active()
         if session is None:
             return original(*args, **kwargs)
+        handed = None
         try:
-            os.environ[ENV] = _hand_over(session)
+            handed = _hand_over(session)
         except Exception as e:  # the program goes on; its ranks unrecorded
             warnings.warn(
                 f"tritontui: the spawned ranks are not recorded: {e!r}",
                 RuntimeWarning,
                 stacklevel=2,
             )
-        try:
-            return original(*args, **kwargs)
-        finally:
-            os.environ.pop(ENV, None)
+        return _with_handover(handed, original, *args, **kwargs)
 
     return start_processes
 
@@ -123,7 +131,7 @@ def _hand_over(session: Any) -> str:
     what its ranks need to record as it would have."""
     from . import _session
 
-    handed = _options(session)
+    handed = _handed(session)
     launches = session.seq
     _session.stop("the ranks were spawned")
     where = "it recorded no launch, so it has no trace"
@@ -224,14 +232,7 @@ def _start_rank(handed: dict[str, Any]) -> None:
             "run_id": handed["run_id"],
         }
         _move_launcher_trace(handed, _session.expand_path(handed["path"], place))
-        _session.start(
-            handed["path"],
-            hash=handed["hash"],
-            aten=handed["aten"],
-            kernels=handed["kernels"],
-            stats=handed["stats"],
-            place=place,
-        )
+        _session.start(handed["path"], **handed["options"], place=place)
     except Exception as e:
         warnings.warn(
             f"tritontui: this rank could not start recording to {handed['path']}: {e!r}",

@@ -126,9 +126,11 @@ impl Tmux {
         // The marker is computed, so the echoed command line cannot match it.
         self.type_line("stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo; echo STTY-$((40+2))");
         let screen = self.wait_for("STTY-42");
+        // Whole lines only: a wrapped command line may end in "echo" too.
         let modes: Vec<&str> = screen
             .lines()
-            .filter(|l| l.ends_with("icanon") || l.ends_with("echo"))
+            .map(str::trim)
+            .filter(|l| matches!(*l, "icanon" | "-icanon" | "echo" | "-echo"))
             .collect();
         assert_eq!(
             modes,

@@ -23,7 +23,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "programs"
 # Programs whose run B is given --variant.
-VARIANTS = {"weight_bump", "allreduce_ranks", "fsdp_ranks", "gpu_host_batch", "gpu_ddp_ranks"}
+VARIANTS = {
+    "weight_bump",
+    "allreduce_ranks",
+    "fsdp_ranks",
+    "p2p_ranks",
+    "gpu_host_batch",
+    "gpu_ddp_ranks",
+}
 
 
 def record_run(name: str, trace: Path, variant: bool) -> dict[str, str]:

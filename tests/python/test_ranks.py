@@ -23,10 +23,12 @@ def _assert_rank_traces(traces: list[Path], stdout: str) -> None:
     printed = [
         line.split()
         for line in stdout.splitlines()
-        if line.startswith(("allreduced", "functional"))
+        if line.startswith(("allreduced", "functional", "received"))
     ]
     reduced = {int(r): v for what, r, v in printed if what == "allreduced"}
     functional = {int(r): v for what, r, v in printed if what == "functional"}
+    received = {int(r): v for what, r, v in printed if what == "received"}
+    received_any = {int(r): v for what, r, v in printed if what == "received_any"}
     assert sorted(reduced) == sorted(functional) == [0, 1], stdout
     for rank, trace in enumerate(traces):
         records = dump(trace)
@@ -44,8 +46,24 @@ def _assert_rank_traces(traces: list[Path], stdout: str) -> None:
         assert groups == [("0", "default_pg", "gloo", [0, 1]), ("1", "spare", "gloo", [0, 1])]
         kernels = {r["kernel"] for r in records if r["type"] == "launch"}
         assert any(k.startswith("cpp_fused") for k in kernels), kernels
-        # Point-to-point ops are not recorded (nor waited for).
-        assert not kernels & {"c10d::send", "c10d::recv_"}, kernels
+        # Point-to-point: each send recorded when called (reading what
+        # the other rank printed it received), each receive where the
+        # program waited for it, with what it printed.
+        launches = [r for r in records if r["type"] == "launch"]
+        sends = [r["args"][0] for r in launches if r["kernel"] == "c10d::send"]
+        receives = [r["args"][0] for r in launches if r["kernel"] == "c10d::recv_"]
+        assert len(sends) == 2 - rank and len(receives) == 1, kernels
+        assert not sends[0]["written"] and sends[0]["pre"] == sends[0]["post"], sends
+        assert int(sends[0]["pre"], 16) == int(received[1 - rank], 16)
+        assert receives[0]["written"] and receives[0]["pre"] is None, receives
+        assert int(receives[0]["post"], 16) == int(received[rank], 16)
+        any_source = [r for r in launches if r["kernel"] == "c10d::recv_any_source_"]
+        if rank == 1:
+            (from_any,) = any_source
+            assert int(from_any["args"][0]["post"], 16) == int(received_any[1], 16)
+            assert [a.get("value") for a in from_any["args"][2:]] == [0, 0], from_any
+        else:
+            assert not any_source
         (allreduce,) = [
             r for r in records if r["type"] == "launch" and r["kernel"] == "c10d::allreduce_"
         ]
@@ -123,6 +141,9 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     ).stdout
     assert "process group 1 (gloo): ranks 0-1, no collective" in text, text
     assert check["results_compared"] == 2, check
+    # The exchange and the receive from any source, each send's bytes
+    # found on its receiver.
+    assert (check["messages"], check["messages_compared"]) == (3, 3), check
     # Rank 1 all-reducing with MAX where rank 0 sums: a desynchronised
     # rank, named by the op's reduce op.
     mismatched = {**env, "TRITONTUI_RECORD": "run2/rank{rank}.msgpack", "RANKS_VARIANT": "max"}

@@ -70,6 +70,38 @@ pub struct Call {
     pub outcome: Outcome,
 }
 
+/// Which end of a point-to-point transfer a call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// `c10d::send`.
+    Send,
+    /// `c10d::recv_`, `c10d::recv_any_source_`.
+    Receive,
+}
+
+/// One end of a point-to-point transfer.
+#[derive(Debug, Clone, Copy)]
+pub struct Message {
+    /// Its launch `seq`.
+    pub seq: u64,
+    /// When it ran: ns since the Unix epoch, by the rank's clock.
+    pub at_ns: u64,
+    /// Its group, in [`RankCollectives::groups`].
+    pub group: u32,
+    /// What it ran (op and shapes), in [`RankCollectives::kinds`].
+    pub kind: u32,
+    /// Which end it is.
+    pub end: End,
+    /// The other end's rank in the group (`dst` of a send, `src` of a
+    /// receive); None when the trace does not say.
+    pub peer: Option<i64>,
+    /// Its tag.
+    pub tag: i64,
+    /// The hash of its tensors (folded in order when several): what a
+    /// send read, what a receive holds once complete.
+    pub outcome: Outcome,
+}
+
 /// One rank's collectives.
 #[derive(Debug, Default)]
 pub struct RankCollectives {
@@ -81,6 +113,8 @@ pub struct RankCollectives {
     pub kinds: Vec<Kind>,
     /// Its calls, in order.
     pub calls: Vec<Call>,
+    /// Its sends and receives, in order.
+    pub messages: Vec<Message>,
     kind_ids: FxHashMap<Kind, u32>,
 }
 
@@ -94,6 +128,10 @@ impl RankCollectives {
         };
         for (_, launch) in trace.program_launches() {
             let kernel = trace.kernel_of(launch);
+            if let Some(end) = end_of(&kernel.name) {
+                rank.read_message(&trace, launch, end);
+                continue;
+            }
             let Some(agreement) = agreement(&kernel.name) else {
                 continue;
             };
@@ -154,16 +192,82 @@ impl RankCollectives {
         Ok(rank)
     }
 
+    /// Reads a send or a receive.
+    fn read_message(&mut self, trace: &Trace, launch: &tritontui_trace::Launch, end: End) {
+        let kernel = trace.kernel_of(launch);
+        let mut group = Group::default();
+        let (mut peer, mut tag) = (None, 0);
+        let mut shapes = Vec::new();
+        let mut hashes = Vec::new();
+        for (i, arg) in trace.args_of(launch).enumerate() {
+            let name = kernel.args.get(i).map_or("", |d| d.name.as_str());
+            match (name, arg) {
+                ("process_group", ArgRef::Scalar(Scalar::Str(text))) => {
+                    if let Some(named) = parse_process_group(text) {
+                        group = named;
+                    }
+                }
+                ("dst" | "src", ArgRef::Scalar(Scalar::Int(rank))) => peer = Some(*rank),
+                ("tag", ArgRef::Scalar(Scalar::Int(value))) => tag = *value,
+                (_, ArgRef::Tensor(t)) => {
+                    shapes.push(format!("{}{:?}", t.layout.dtype, t.layout.shape));
+                    // What a send read: its bytes before, or after where
+                    // the hash before was inherited (they are the same).
+                    hashes.push(match end {
+                        End::Send => t.pre.or(t.post),
+                        End::Receive => t.post,
+                    });
+                }
+                _ => {}
+            }
+        }
+        if group.name.is_empty() {
+            group.name = "?".into();
+        }
+        let kind = Kind {
+            op: kernel.name.clone(),
+            shapes: shapes.join(" "),
+            ..Kind::default()
+        };
+        let message = Message {
+            seq: launch.seq,
+            at_ns: trace.header.created_ns + launch.ts,
+            group: self.group_id(group),
+            kind: self.kind_id(kind),
+            end,
+            peer,
+            tag,
+            outcome: outcome(&hashes),
+        };
+        self.messages.push(message);
+    }
+
     /// Appends a call, interning its group and kind.
     pub fn push(&mut self, seq: u64, at_ns: u64, group: Group, kind: Kind, outcome: Outcome) {
-        let group = match self.groups.iter().position(|g| *g == group) {
+        let call = Call {
+            seq,
+            at_ns,
+            group: self.group_id(group),
+            kind: self.kind_id(kind),
+            outcome,
+        };
+        self.calls.push(call);
+    }
+
+    /// The index of `group` in [`RankCollectives::groups`], added if new.
+    pub fn group_id(&mut self, group: Group) -> u32 {
+        (match self.groups.iter().position(|g| *g == group) {
             Some(i) => i,
             None => {
                 self.groups.push(group);
                 self.groups.len() - 1
             }
-        } as u32;
-        let kind_id = match self.kind_ids.get(&kind) {
+        }) as u32
+    }
+
+    /// The index of `kind` in [`RankCollectives::kinds`], added if new.
+    pub fn kind_id(&mut self, kind: Kind) -> u32 {
+        match self.kind_ids.get(&kind) {
             Some(&id) => id,
             None => {
                 let id = self.kinds.len() as u32;
@@ -171,14 +275,17 @@ impl RankCollectives {
                 self.kinds.push(kind);
                 id
             }
-        };
-        self.calls.push(Call {
-            seq,
-            at_ns,
-            group,
-            kind: kind_id,
-            outcome,
-        });
+        }
+    }
+}
+
+/// Which end of a point-to-point transfer op `name` is; None for any
+/// other op.
+pub fn end_of(name: &str) -> Option<End> {
+    match name.split('.').next().unwrap_or(name) {
+        "c10d::send" => Some(End::Send),
+        "c10d::recv_" | "c10d::recv_any_source_" => Some(End::Receive),
+        _ => None,
     }
 }
 

@@ -5,11 +5,14 @@
 //! is the same on every member (all-reduce, all-gather, broadcast) must
 //! leave equal hashes. The first collective where ranks part either way
 //! is reported: a desynchronised rank, or silent data corruption.
+//! Point-to-point sends are paired with their receives the same way
+//! (`messages`).
 //!
 //! Ranks are read a few at a time and kept only as their collectives, so
 //! a run of many ranks is checked in bounded memory.
 
 mod collectives;
+mod messages;
 mod summary;
 
 use crate::rank_diff::{in_parallel, rank_traces};
@@ -44,11 +47,18 @@ pub struct RankCheck {
     /// Of those that should have been, how many could not be (a member
     /// recorded no hash after them).
     pub results_unhashed: usize,
+    /// Point-to-point transfers: sends paired with their receives (one
+    /// end alone counts too).
+    pub messages: usize,
+    /// Transfers whose two ends' hashes were compared.
+    pub messages_compared: usize,
     /// The first collective whose ranks disagree on what ran (op, reduce
-    /// op, root, shapes, or a member that never ran it); null when none.
+    /// op, root, shapes, or a member that never ran it), or the first
+    /// transfer missing an end or moving other shapes; null when none.
     pub first_sequence_mismatch: Option<Finding>,
     /// The first collective whose result differs between members that
-    /// should hold the same bytes; null when none.
+    /// should hold the same bytes, or the first transfer received other
+    /// than it was sent; null when none.
     pub first_result_mismatch: Option<Finding>,
 }
 
@@ -155,12 +165,17 @@ fn compare_ranks(run: &Path, by_rank: &BTreeMap<u32, RankCollectives>) -> RankCh
         collectives: by_rank.values().map(|r| r.calls.len()).sum(),
         results_compared: 0,
         results_unhashed: 0,
+        messages: 0,
+        messages_compared: 0,
         first_sequence_mismatch: None,
         first_result_mismatch: None,
     };
     // Each finding with when it happened (its earliest member's clock).
-    let mut sequence: Option<(u64, Finding)> = None;
-    let mut results: Option<(u64, Finding)> = None;
+    let paired = messages::pair(by_rank);
+    check.messages = paired.messages;
+    check.messages_compared = paired.compared;
+    let mut sequence: Option<(u64, Finding)> = paired.sequence;
+    let mut results: Option<(u64, Finding)> = paired.results;
     for group in groups {
         for index in 0..group.summary.collectives {
             let at: Vec<(u32, Option<Ran<'_>>)> = group

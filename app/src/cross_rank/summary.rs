@@ -16,6 +16,14 @@ pub fn summary(check: &RankCheck) -> String {
     if check.results_unhashed > 0 {
         out += &format!(" ({} more not hashed)", check.results_unhashed);
     }
+    if check.messages > 0 {
+        out += &format!(
+            "; {} point-to-point transfer{}, {} compared from send to receive",
+            check.messages,
+            if check.messages == 1 { "" } else { "s" },
+            check.messages_compared
+        );
+    }
     out.push('\n');
     for group in &check.groups {
         out += &format!(
@@ -36,17 +44,24 @@ pub fn summary(check: &RankCheck) -> String {
     }
     for (title, finding) in [
         (
-            "first collective the ranks ran differently",
+            [
+                "first collective the ranks ran differently",
+                "first transfer whose ends differ",
+            ],
             &check.first_sequence_mismatch,
         ),
         (
-            "first collective whose results differ across ranks",
+            [
+                "first collective whose results differ across ranks",
+                "first transfer received other than it was sent",
+            ],
             &check.first_result_mismatch,
         ),
     ] {
         let Some(f) = finding else {
             continue;
         };
+        let title = title[usize::from(f.op == "c10d::send")];
         out += &format!(
             "\n{title}: {} #{} on process group {}: {}\n",
             f.op,
@@ -81,10 +96,13 @@ pub fn summary(check: &RankCheck) -> String {
             );
         }
     }
-    out += if check.agree() {
-        "\nthe ranks agree: the same collectives in the same order, the same results where they must be\n"
-    } else {
+    out += if !check.agree() {
         "\nthe ranks disagree\n"
+    } else if check.messages > 0 {
+        "\nthe ranks agree: the same collectives in the same order, the same results where they must be, \
+         every transfer received as it was sent\n"
+    } else {
+        "\nthe ranks agree: the same collectives in the same order, the same results where they must be\n"
     };
     out
 }

@@ -7,7 +7,9 @@ exchanges the result with the other rank, each receiving before it
 sends. It makes a second process group, which it never uses. With
 RANKS_VARIANT=1, rank 1 starts from other data; with RANKS_VARIANT=max,
 rank 1 all-reduces with MAX where rank 0 sums (gloo runs it, both ranks
-ending with the same wrong values)."""
+ending with the same wrong values). Then rank 0 sends once more and rank 1
+receives from any source, waiting with the blocking ``recv``; each prints
+what it sent and received."""
 
 import os
 
@@ -41,4 +43,11 @@ received = torch.empty_like(z)
 request = dist.irecv(received, 1 - rank)
 dist.send(z, 1 - rank)
 request.wait()
+say("received", received)
+if rank == 0:
+    dist.send(received * 2, 1)
+else:
+    from_any = torch.empty_like(received)
+    dist.recv(from_any)
+    say("received_any", from_any)
 dist.destroy_process_group()

@@ -21,6 +21,7 @@ from . import (
     foreign_work,
     graph_inputs,
     host_reads,
+    point_to_point,
     process_groups,
     triton,
     user_triton,
@@ -42,6 +43,7 @@ def install(session: Any) -> None:
     cuda_graphs.install(session)
     if session.aten:
         host_reads.install()
+        point_to_point.install(session)
         _ATEN_MODE = aten.AtenRecorder(session)
         _ATEN_MODE.__enter__()
 
@@ -53,6 +55,8 @@ def uninstall() -> None:
     if mode is not None:
         _leave(mode)
     triton.uninstall()
+    # Wraps what foreign_work wraps (Work.wait): taken off first.
+    point_to_point.uninstall()
     foreign_work.uninstall()
     user_triton.uninstall()
     cpp.uninstall()

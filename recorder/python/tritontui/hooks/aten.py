@@ -14,8 +14,9 @@ any op. One that returns before the collective completes (a c10d op's
 waited for before its tensors are hashed after it: on the host that
 blocks until the collective is done, on a GPU the current stream waits
 for the collective's. An asynchronous collective thus loses its overlap
-with what follows it while hashes are recorded. Point-to-point ops are
-not recorded (see ``_POINT_TO_POINT``)."""
+with what follows it while hashes are recorded. A send is recorded
+without waiting (it only reads), a receive by ``hooks.point_to_point``
+where the program waits for it."""
 
 from __future__ import annotations
 
@@ -38,11 +39,13 @@ _ALLOCATIONS = {
     "empty_permuted",
 }
 
-# Point-to-point ops of torch.distributed, not recorded: their results are
-# there only once the peer has sent, and waiting for that before the
-# program goes on could deadlock an exchange (each rank receiving before it
-# sends). What they receive reads as an outside write.
-_POINT_TO_POINT = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_"}
+# torch.distributed's receives, not recorded here: their results are there
+# only once the peer has sent, and waiting for that before the program goes
+# on could deadlock an exchange (each rank receiving before it sends).
+# `hooks.point_to_point` records each where the program waits for it.
+_RECEIVES = {"c10d::recv_", "c10d::recv_any_source_"}
+# A send only reads its tensors, and waiting for it could deadlock too.
+_SEND = "c10d::send"
 
 # Ops that only describe tensors or make views: nothing is computed.
 _SKIP = {
@@ -89,8 +92,11 @@ def _access(func: Any, arg: Any) -> str:
     ``self``) or ``out`` (a written keyword-only argument, or one of
     ``_PARTLY_WRITTEN``). The c10d ops' schemas mark no writes: their
     ``output*`` tensors are written, and the ``tensors`` an all-reduce,
-    broadcast or reduce works in place are read and written."""
+    broadcast or reduce works in place are read and written (a send's
+    are only read)."""
     name = func._schema.name
+    if name == _SEND:
+        return "in"
     if name.startswith("c10d::"):
         if arg.name.startswith("output"):
             return "out"
@@ -154,6 +160,8 @@ def returns_early(func: Any) -> bool:
     name, _ = _op_name(func)
     if name.startswith(_FUNCTIONAL + "::"):
         return name != _FUNCTIONAL + "::wait_tensor"
+    if name == _SEND:
+        return False
     return any(str(r.type).endswith("c10d.Work") for r in func._schema.returns)
 
 
@@ -168,7 +176,7 @@ def plan(
     collective, :func:`wait_for_collective`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
-    if func.is_view or base in _SKIP or name in _POINT_TO_POINT or not session.wants(name):
+    if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
         return run, None, [], False, False, False
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))

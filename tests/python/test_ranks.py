@@ -133,14 +133,17 @@ def test_every_torchrun_rank_records_its_own_trace(tmp_path: Path, inductor_cach
     check = json.loads(agree.stdout)
     assert check["ranks"] == [0, 1]
     assert [(g["name"], g["backend"], g["members"], g["collectives"]) for g in check["groups"]] == [
-        ("0", "gloo", [0, 1], 2),
+        ("0", "gloo", [0, 1], 3),
         ("1", "gloo", [0, 1], 0),
     ]
     text = subprocess.run(
         [binary(), "ranks", "run0"], cwd=tmp_path, capture_output=True, text=True
     ).stdout
     assert "process group 1 (gloo): ranks 0-1, no collective" in text, text
-    assert check["results_compared"] == 2, check
+    # Both all-reduces (eager and functional) and the all-gather, whose
+    # pieces each hold what their rank put in.
+    assert check["results_compared"] == 3, check
+    assert check["pieces_compared"] == 1, check
     # The exchange and the receive from any source, each send's bytes
     # found on its receiver.
     assert (check["messages"], check["messages_compared"]) == (3, 3), check

@@ -2,6 +2,7 @@
 //! ran (interned per rank: a run repeats the same few collectives) and
 //! what it left, so that many ranks fit in memory at once.
 
+use super::pieces::{Pieces, is_list_collective};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 use tritontui_trace::hash::fmix64;
@@ -115,6 +116,9 @@ pub struct RankCollectives {
     pub calls: Vec<Call>,
     /// Its sends and receives, in order.
     pub messages: Vec<Message>,
+    /// The pieces of its all-gathers and all-to-alls of tensor lists, by
+    /// launch `seq`.
+    pub pieces: FxHashMap<u64, Pieces>,
     kind_ids: FxHashMap<Kind, u32>,
 }
 
@@ -142,6 +146,7 @@ impl RankCollectives {
             };
             let mut shapes = Vec::new();
             let mut results = Vec::new();
+            let mut pieces = is_list_collective(&kernel.name).then(Pieces::default);
             for (i, arg) in trace.args_of(launch).enumerate() {
                 let def = kernel.args.get(i);
                 let name = def.map_or("", |d| d.name.as_str());
@@ -153,6 +158,13 @@ impl RankCollectives {
                         if agreement == Agreement::Results && holds_result(name, access) {
                             results.push(t.post);
                         }
+                        if let Some(pieces) = pieces.as_mut() {
+                            if name.starts_with("input_tensors[") {
+                                pieces.ins.push(t.pre.or(t.post));
+                            } else if name.starts_with("output_tensors[") {
+                                pieces.outs.push(t.post);
+                            }
+                        }
                     }
                 }
             }
@@ -161,6 +173,9 @@ impl RankCollectives {
                 group.name = "?".into();
             }
             let outcome = outcome(&results);
+            if let Some(pieces) = pieces {
+                rank.pieces.insert(launch.seq, pieces);
+            }
             rank.push(
                 launch.seq,
                 trace.header.created_ns + launch.ts,

@@ -13,6 +13,7 @@
 
 mod collectives;
 mod messages;
+mod pieces;
 mod summary;
 
 use crate::rank_diff::{in_parallel, rank_traces};
@@ -47,6 +48,10 @@ pub struct RankCheck {
     /// Of those that should have been, how many could not be (a member
     /// recorded no hash after them).
     pub results_unhashed: usize,
+    /// All-gathers and all-to-alls of tensor lists (one per group
+    /// position) whose every output piece was compared with the input it
+    /// came from.
+    pub pieces_compared: usize,
     /// Point-to-point transfers: sends paired with their receives (one
     /// end alone counts too).
     pub messages: usize,
@@ -152,6 +157,9 @@ struct Ran<'c> {
 struct GroupRun {
     summary: GroupSummary,
     by_member: BTreeMap<u32, Vec<u32>>,
+    /// Its members' global ranks by group rank: as recorded, else in
+    /// order.
+    order: Vec<u32>,
 }
 
 /// Compares the ranks' collectives group by group.
@@ -165,6 +173,7 @@ fn compare_ranks(run: &Path, by_rank: &BTreeMap<u32, RankCollectives>) -> RankCh
         collectives: by_rank.values().map(|r| r.calls.len()).sum(),
         results_compared: 0,
         results_unhashed: 0,
+        pieces_compared: 0,
         messages: 0,
         messages_compared: 0,
         first_sequence_mismatch: None,
@@ -215,6 +224,15 @@ fn compare_ranks(run: &Path, by_rank: &BTreeMap<u32, RankCollectives>) -> RankCh
                     keep_earliest(&mut results, when, finding);
                 }
             }
+            let pieces = |rank: u32, seq: u64| by_rank.get(&rank)?.pieces.get(&seq);
+            match pieces::check(&group.summary.name, index, &group.order, &ran, pieces) {
+                pieces::PieceCheck::Skipped => {}
+                pieces::PieceCheck::Equal => check.pieces_compared += 1,
+                pieces::PieceCheck::Differ(finding) => {
+                    check.pieces_compared += 1;
+                    keep_earliest(&mut results, when, finding);
+                }
+            }
         }
         check.groups.push(group.summary);
     }
@@ -243,7 +261,11 @@ fn group_runs(by_rank: &BTreeMap<u32, RankCollectives>) -> Vec<GroupRun> {
                     collectives: 0,
                 },
                 by_member: BTreeMap::new(),
+                order: Vec::new(),
             });
+            if group.order.is_empty() {
+                group.order = named.members.clone().unwrap_or_default();
+            }
             if group.summary.backend.is_none() {
                 group.summary.backend.clone_from(&named.backend);
             }
@@ -266,6 +288,9 @@ fn group_runs(by_rank: &BTreeMap<u32, RankCollectives>) -> Vec<GroupRun> {
             // Only ranks the run has traces of can be compared.
             group.by_member.retain(|rank, _| by_rank.contains_key(rank));
             group.summary.members = group.by_member.keys().copied().collect();
+            if group.order.is_empty() {
+                group.order.clone_from(&group.summary.members);
+            }
             group.summary.collectives = group.by_member.values().map(Vec::len).max().unwrap_or(0);
             group
         })

@@ -16,6 +16,14 @@ pub fn summary(check: &RankCheck) -> String {
     if check.results_unhashed > 0 {
         out += &format!(" ({} more not hashed)", check.results_unhashed);
     }
+    if check.pieces_compared > 0 {
+        out += &format!(
+            "; {} all-gather{} or all-to-all{} of tensor lists checked piece by piece",
+            check.pieces_compared,
+            if check.pieces_compared == 1 { "" } else { "s" },
+            if check.pieces_compared == 1 { "" } else { "s" },
+        );
+    }
     if check.messages > 0 {
         out += &format!(
             "; {} point-to-point transfer{}, {} compared from send to receive",
@@ -135,6 +143,7 @@ fn what_differs(what: &str) -> String {
         "results" => {
             "its members hold different bytes after it, where they must hold the same".into()
         }
+        "pieces" => "a member got a piece other than the member it came from put in".into(),
         other => format!("the {other} differs between members"),
     }
 }

@@ -2,14 +2,14 @@
 on its own data and all-reduces the result, large enough that the
 collective is still running when its op returns, then all-reduces it
 again as compiled graphs do (a functional collective and its
-``wait_tensor``); prints the hashes of what each all-reduce left; then
-exchanges the result with the other rank, each receiving before it
-sends. It makes a second process group, which it never uses. With
-RANKS_VARIANT=1, rank 1 starts from other data; with RANKS_VARIANT=max,
-rank 1 all-reduces with MAX where rank 0 sums (gloo runs it, both ranks
-ending with the same wrong values). Then rank 0 sends once more and rank 1
-receives from any source, waiting with the blocking ``recv``; each prints
-what it sent and received."""
+``wait_tensor``) and all-gathers a list; prints the hashes of what each
+all-reduce left; then exchanges the result with the other rank, each
+receiving before it sends. It makes a second process group, which it
+never uses. With RANKS_VARIANT=1, rank 1 starts from other data; with
+RANKS_VARIANT=max, rank 1 all-reduces with MAX where rank 0 sums (gloo
+runs it, both ranks ending with the same wrong values). Then rank 0 sends
+once more and rank 1 receives from any source, waiting with the blocking
+``recv``; each prints what it sent and received."""
 
 import os
 
@@ -37,6 +37,9 @@ say("allreduced", y)
 functional = torch.ops._c10d_functional
 z = functional.wait_tensor(functional.all_reduce(y, "sum", dist.group.WORLD.group_name))
 say("functional", z)
+# An all-gather of tensor lists: each rank's piece checked by `ranks`.
+pieces = [torch.empty(4) for _ in range(2)]
+dist.all_gather(pieces, z[:4] + rank)
 # A point-to-point exchange in which each rank receives before it sends:
 # the recorder must not wait for the receive.
 received = torch.empty_like(z)

@@ -101,6 +101,11 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "ranks": g.ranks, "ts": g.ts,
         }))?;
     }
+    for c in &trace.captures {
+        line(json!({
+            "type": "capture", "seq": c.seq, "file": c.file, "bytes": c.bytes, "ts": c.ts,
+        }))?;
+    }
     for m in &trace.markers {
         line(json!({"type": "marker", "label": m.label, "after": m.after, "ts": m.ts}))?;
     }

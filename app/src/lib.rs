@@ -22,6 +22,7 @@ pub mod source_language;
 pub mod suspects;
 pub mod synth;
 pub mod tui;
+pub mod values;
 
 pub use analysis::{Analysis, Divergence, Kind, Options};
 pub use report::Report;

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 8;
+pub const SCHEMA_MINOR: u32 = 9;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +39,8 @@ pub enum Record {
     /// A process group this process became a member of (1.8).
     #[serde(rename = "process_group")]
     ProcessGroup(ProcessGroupRecord),
+    /// A launch's tensors captured by value into a sidecar file (1.9).
+    Capture(CaptureRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
@@ -72,6 +74,7 @@ impl Record {
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
             Record::ProcessGroup(_) => "process_group",
+            Record::Capture(_) => "capture",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
@@ -119,6 +122,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
+            "capture" => Record::Capture(CaptureRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),
@@ -743,6 +747,23 @@ pub struct ProcessGroupRecord {
     pub backend: String,
     /// Its members' global ranks, in the order of their ranks in it.
     pub ranks: Vec<u32>,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// A launch whose tensor arguments were copied by value, before and after
+/// it, into a sidecar file (`record(capture=...)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaptureRecord {
+    /// The launch's `seq`.
+    pub seq: u64,
+    /// The sidecar file, relative to the trace's folder: a safetensors file
+    /// holding `ARG.pre` and `ARG.post` for each captured argument.
+    pub file: String,
+    /// Bytes of tensor data in the file.
+    #[serde(default)]
+    pub bytes: u64,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

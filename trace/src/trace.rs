@@ -1,8 +1,8 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CallRecord, CompileRecord, EndRecord, GraphDef, Header, InputRecord,
-    KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord,
+    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, EndRecord, GraphDef, Header,
+    InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord,
     ProcessRecord, Record, ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
@@ -218,6 +218,8 @@ pub struct Trace {
     pub markers: Vec<MarkerRecord>,
     /// The process groups the process became a member of, in order (1.8).
     pub process_groups: Vec<ProcessGroupRecord>,
+    /// Launches captured by value (1.9), in record order.
+    pub captures: Vec<CaptureRecord>,
     /// Pause points reached and left, in order.
     pub pauses: Vec<PauseRecord>,
     /// Compile and autotune events.
@@ -345,6 +347,7 @@ impl Trace {
             processes: Vec::new(),
             markers: Vec::new(),
             process_groups: Vec::new(),
+            captures: Vec::new(),
             pauses: Vec::new(),
             compiles: Vec::new(),
             inputs: Vec::new(),
@@ -406,6 +409,7 @@ impl Trace {
             }
             Record::Marker(marker) => self.markers.push(marker),
             Record::ProcessGroup(group) => self.process_groups.push(group),
+            Record::Capture(capture) => self.captures.push(capture),
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,

@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tritontui_trace::format::{
-    CompileRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord, RecordOptions,
-    SourceDef,
+    CaptureRecord, CompileRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord,
+    RecordOptions, SourceDef,
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
@@ -177,6 +177,14 @@ fn record() -> impl Strategy<Value = Record> {
                     ts: 4,
                 })
             ),
+        (any::<u64>(), ".{0,16}", any::<u64>()).prop_map(|(seq, file, bytes)| {
+            Record::Capture(CaptureRecord {
+                seq,
+                file,
+                bytes,
+                ts: 6,
+            })
+        }),
         ("[a-z_0-9]{1,10}", tensor_arg()).prop_map(|(name, tensor)| Record::Input(InputRecord {
             name,
             graph: "graph_0".into(),

@@ -55,6 +55,13 @@ pub enum Command {
     ///
     /// Exit status: 0 the ranks agree, 1 they do not, 2 error.
     Ranks(RanksArgs),
+    /// Compare the values a launch's tensors held in two runs (captured
+    /// with `record --capture`): elements that differ, max/mean abs and
+    /// relative difference, RMSE, ULP distance, NaN/Inf in one run, the
+    /// worst element.
+    ///
+    /// Exit status: 0 the values are equal, 1 they differ, 2 error.
+    Values(ValuesArgs),
     /// Write the comparison of two traces as one self-contained HTML page.
     Report(ReportArgs),
     /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
@@ -96,6 +103,23 @@ pub struct RanksArgs {
     pub run: PathBuf,
     /// Print the JSON report (documented in docs/diff-json.md) instead of
     /// the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `tritontui values`.
+#[derive(Debug, Args)]
+pub struct ValuesArgs {
+    /// Run A's trace.
+    pub a: PathBuf,
+    /// Run B's trace.
+    pub b: PathBuf,
+    /// The launch, by its number in run A (run B's is the one aligned with
+    /// it).
+    #[arg(long, value_name = "N")]
+    pub launch: u64,
+    /// Print the JSON report (documented in docs/diff-json.md) instead of
+    /// the table.
     #[arg(long)]
     pub json: bool,
 }
@@ -164,6 +188,14 @@ pub struct RecordArgs {
     /// for `tritontui attach` or `tritontui resume`.
     #[arg(long = "break", value_name = "LAUNCH_OR_GLOB")]
     pub break_at: Option<String>,
+    /// Copy the tensors of these launches by value, before and after them,
+    /// into TRACE.values/: launch numbers, ranges (40-45) and kernel-name
+    /// globs, comma-separated.
+    #[arg(long, value_name = "LAUNCHES_OR_GLOBS")]
+    pub capture: Option<String>,
+    /// The most bytes of captured values per trace (default 2 GB).
+    #[arg(long, value_name = "BYTES")]
+    pub capture_budget: Option<u64>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -11,7 +11,7 @@ use crate::{Analysis, Options, Report, attach};
 use anyhow::Context;
 use args::{
     AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RanksArgs, RecordArgs, ReportArgs,
-    ResumeArgs, SynthArgs,
+    ResumeArgs, SynthArgs, ValuesArgs,
 };
 use clap::Parser;
 use std::ffi::OsString;
@@ -48,6 +48,7 @@ where
         Some(Command::Record(args)) => record(&args),
         Some(Command::Check(args)) => check(&args),
         Some(Command::Ranks(args)) => ranks(&args),
+        Some(Command::Values(args)) => values(&args),
         Some(Command::Report(args)) => report(&args).map(|()| SUCCESS),
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Resume(args)) => resume(&args).map(|()| SUCCESS),
@@ -165,6 +166,12 @@ fn ranks(args: &RanksArgs) -> anyhow::Result<ExitCode> {
     print_diff(&check, args.json, crate::cross_rank::summary, agree)
 }
 
+fn values(args: &ValuesArgs) -> anyhow::Result<ExitCode> {
+    let report = crate::values::compare(&args.a, &args.b, args.launch)?;
+    let equal = report.equal();
+    print_diff(&report, args.json, crate::values::summary, equal)
+}
+
 /// Prints a diff report (as JSON, or its `summary`); the exit status says
 /// whether the results `agree`.
 fn print_diff<R: serde::Serialize>(
@@ -270,6 +277,12 @@ fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     command.env("TRITONTUI_KERNELS", &args.kernels);
     if let Some(points) = &args.break_at {
         command.env("TRITONTUI_BREAK", points);
+    }
+    if let Some(selection) = &args.capture {
+        command.env("TRITONTUI_CAPTURE", selection);
+    }
+    if let Some(budget) = args.capture_budget {
+        command.env("TRITONTUI_CAPTURE_BUDGET", budget.to_string());
     }
     let status = command
         .status()

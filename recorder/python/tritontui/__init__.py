@@ -47,6 +47,8 @@ def start(
     kernels: str = "*",
     stats: bool = False,
     break_at: str | None = None,
+    capture: str | None = None,
+    capture_budget: int | None = None,
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
@@ -56,10 +58,24 @@ def start(
     to record. ``stats``: also record min, max, mean |x| and NaN/Inf counts
     of floating tensors. ``break_at``: pause points, comma-separated launch
     numbers and kernel-name globs (default: ``TRITONTUI_BREAK``); the
-    process stops before each and waits to be resumed."""
+    process stops before each and waits to be resumed. ``capture``:
+    launches whose tensors are copied by value before and after them,
+    comma-separated launch numbers, ranges (``40-45``) and kernel-name
+    globs (default: ``TRITONTUI_CAPTURE``), written beside the trace in
+    ``TRACE.values/``, at most ``capture_budget`` bytes (default:
+    ``TRITONTUI_CAPTURE_BUDGET``, else 2 GB)."""
     from . import _session, _spawned_ranks
 
-    _session.start(path, hash=hash, aten=aten, kernels=kernels, stats=stats, break_at=break_at)
+    _session.start(
+        path,
+        hash=hash,
+        aten=aten,
+        kernels=kernels,
+        stats=stats,
+        break_at=break_at,
+        capture=capture,
+        capture_budget=capture_budget,
+    )
     _spawned_ranks.install()
 
 

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _active, _native, _pause, _results, _tensors, hooks
+from . import _active, _capture, _native, _pause, _results, _tensors, hooks
 
 # Whether a session still recording when the interpreter exits is stopped
 # then (registered with the first session).
@@ -111,6 +111,8 @@ class Session:
         kernels: str = "*",
         stats: bool = False,
         break_at: str | None = None,
+        capture: str | None = None,
+        capture_budget: int | None = None,
         place: dict[str, Any] | None = None,
     ) -> None:
         if hash not in HASH_MODES:
@@ -128,6 +130,12 @@ class Session:
         if break_at is None:
             break_at = os.environ.get("TRITONTUI_BREAK") or None
         self.breaks = _pause.PausePoints(break_at) if break_at else None
+        if capture is None:
+            capture = os.environ.get("TRITONTUI_CAPTURE") or None
+        if capture_budget is None and os.environ.get("TRITONTUI_CAPTURE_BUDGET"):
+            capture_budget = int(os.environ["TRITONTUI_CAPTURE_BUDGET"])
+        # Launches captured by value, when asked for.
+        self.capture = _capture.Capture(capture, capture_budget, self.path) if capture else None
         self.cuda_graphs_disabled = False
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
         # each told to the user and the trace once.
@@ -208,6 +216,14 @@ class Session:
         flushes."""
         if self.breaks is not None:
             _pause.release_claims()
+        if self.capture is not None:
+            self.capture.close()
+            if self.capture.error is not None:
+                warnings.warn(
+                    f"tritontui: captured values were not all written ({self.capture.error!r})",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
         if self.file is not None and not self.failed:
             self._record_results()
         if self.file is not None:
@@ -369,6 +385,18 @@ class Session:
         if described.gpu_error:
             self.gpu_failed(described.gpu_error)
         return seq
+
+    def capture_before(self, kernel: str, values: Any, codes: bytes) -> Any:
+        """Copies what the next launch (of ``kernel``, its arguments
+        ``values`` with access ``codes``) reads, when it is captured;
+        returns what :meth:`capture_after` takes, or None."""
+        return self.capture.before(self.seq, kernel, list(values), bytes(codes))
+
+    def capture_after(self, taken: Any, seq: int, results: Any = None) -> None:
+        """Copies launch ``seq``'s tensors after it (``results``: the new
+        tensors an op returned) and writes its ``capture`` record."""
+        record = self.capture.after(taken, seq, None if results is None else list(results))
+        self.record_json({"r": "capture", **record, "ts": self.now()})
 
     def graph_inputs(
         self, graph: str, names: list[str], inputs: list[Any], *, all_recorded: bool = True

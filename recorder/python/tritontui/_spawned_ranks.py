@@ -89,6 +89,8 @@ def _handed(session: Any) -> dict[str, Any]:
             "aten": session.aten,
             "kernels": session.kernels,
             "stats": session.stats,
+            "capture": session.capture.selection.text if session.capture else None,
+            "capture_budget": session.capture.budget if session.capture else None,
         },
         "run_id": f"{os.getpid()}-{session.created_ns}",
     }

@@ -179,6 +179,9 @@ pub struct Described {
     tensors: Vec<TensorView>,
     pub(crate) fills: Vec<Fill>,
     work: DeviceWork,
+    /// What the session's capture took before the launch, for it to take
+    /// the rest after (`Session.capture_before`); None when not captured.
+    pub(crate) capture: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -221,6 +224,7 @@ impl Described {
                 batch: None,
                 error: None,
             },
+            capture: None,
         };
         described.add(py, tables, values, access, hash_pre)?;
         described.dispatch();

@@ -25,6 +25,8 @@ pub struct HookSession {
     pub stats: bool,
     /// Pause points are set: each launch asks the session first.
     pauses: bool,
+    /// Launches are captured by value where the session's capture says.
+    captures: bool,
 }
 
 impl HookSession {
@@ -39,6 +41,7 @@ impl HookSession {
             hash_outputs: flag("hash_outputs")?,
             stats: flag("stats")?,
             pauses: !s.getattr("breaks")?.is_none(),
+            captures: !s.getattr("capture")?.is_none(),
             python: session,
         })
     }
@@ -53,8 +56,9 @@ impl HookSession {
     }
 
     /// Describes a launch's arguments before it runs (hashing them when
-    /// `hash_pre`, on `stream`), then stops at a pause point naming
-    /// `kernel` if there is one.
+    /// `hash_pre`, on `stream`), copies them when the session captures
+    /// this launch, then stops at a pause point naming `kernel` if there
+    /// is one.
     pub fn before(
         &self,
         py: Python<'_>,
@@ -67,7 +71,7 @@ impl HookSession {
         let session = self.python.bind(py);
         // The session turns it off when device hashing fails anywhere.
         let device_hashing: bool = session.getattr(intern!(py, "device_hashing"))?.extract()?;
-        let described = self.trace.bind(py).borrow_mut().describe(
+        let mut described = self.trace.bind(py).borrow_mut().describe(
             py,
             values,
             codes,
@@ -76,6 +80,11 @@ impl HookSession {
             stream,
             true,
         )?;
+        if self.captures {
+            let taken =
+                session.call_method1(intern!(py, "capture_before"), (kernel, values, codes))?;
+            described.capture = (!taken.is_none()).then(|| taken.unbind());
+        }
         if self.pauses {
             session.call_method1(intern!(py, "before_launch"), (kernel,))?;
         }
@@ -83,7 +92,8 @@ impl HookSession {
     }
 
     /// Writes the launch record after the launch, `results` (new tensors
-    /// with their access codes) added to its arguments.
+    /// with their access codes) added to its arguments, and hands what
+    /// was captured before it to the session to finish.
     pub fn after(
         &self,
         py: Python<'_>,
@@ -93,7 +103,7 @@ impl HookSession {
         grid: Vec<u64>,
         stream: u64,
     ) -> PyResult<()> {
-        {
+        let seq = {
             let mut trace = self.trace.bind(py).borrow_mut();
             if let Some((values, codes)) = results {
                 trace.extend(py, described, values, codes)?;
@@ -107,7 +117,13 @@ impl HookSession {
                 thread_id(),
                 self.hash_outputs,
                 self.stats,
-            )?;
+            )?
+        };
+        if let Some(taken) = described.capture.take() {
+            let results = results.map(|(values, _)| values);
+            self.python
+                .bind(py)
+                .call_method1(intern!(py, "capture_after"), (taken, seq, results))?;
         }
         if let Some(error) = described.gpu_error() {
             self.python

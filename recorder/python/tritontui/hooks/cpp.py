@@ -54,7 +54,11 @@ class CppKernel:
         try:
             params = self.params()
             access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
-            described = session.describe(args, _tensors.access_codes(access))
+            codes = _tensors.access_codes(access)
+            described = session.describe(args, codes)
+            taken = None
+            if session.capture is not None:
+                taken = session.capture_before(self.name, args, codes)
             if session.breaks is not None:
                 session.before_launch(self.name)
         except Exception as e:
@@ -63,12 +67,16 @@ class CppKernel:
         with _active.inside_launch():
             result = self.kernel(*args)
         try:
-            self._record(session, params, described)
+            seq = self._record(session, params, described)
+            if taken is not None:
+                session.capture_after(taken, seq)
         except Exception as e:
             session.fail(e)
         return result
 
-    def _record(self, session: Any, params: list[tuple[str, str, str]], described: Any) -> None:
+    def _record(self, session: Any, params: list[tuple[str, str, str]], described: Any) -> int:
+        """Writes the launch record; returns its sequence number."""
+
         def define() -> dict[str, Any]:
             text = self.source()
             return {
@@ -83,7 +91,7 @@ class CppKernel:
             }
 
         kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
-        session.launch(kernel, [], 0, described)
+        return session.launch(kernel, [], 0, described)
 
 
 def parse_signature(source: str) -> list[tuple[str, str, str]]:

@@ -1,0 +1,318 @@
+//! KernelDiff metrics of two captured tensors of one dtype and shape (run
+//! A against run B): how many elements differ in their bits, by how much
+//! (absolute, relative, RMSE, units in the last place), NaN and Inf that
+//! appear in one run only, and the element that differs most.
+
+use super::safetensors::{Tensor, element_size};
+use serde::Serialize;
+
+/// How two tensors differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Elements compared.
+    pub elements: u64,
+    /// Elements whose bits differ.
+    pub mismatched: u64,
+    /// `mismatched` as a percentage of `elements`.
+    pub mismatched_percent: f64,
+    /// The largest |a - b| over elements finite in both runs.
+    pub max_abs: f64,
+    /// The mean |a - b| over elements finite in both runs.
+    pub mean_abs: f64,
+    /// The largest |a - b| / max(|a|, |b|) over elements finite in both
+    /// runs and not both zero.
+    pub max_rel: f64,
+    /// The root mean square of a - b over elements finite in both runs.
+    pub rmse: f64,
+    /// The largest distance in units in the last place (for integers, the
+    /// difference).
+    pub max_ulp: u64,
+    /// The mean distance in units in the last place.
+    pub mean_ulp: f64,
+    /// Elements NaN in one run and not the other.
+    pub nan_differ: u64,
+    /// Elements infinite in one run and not the other (or infinite of the
+    /// other sign).
+    pub inf_differ: u64,
+    /// The element with the largest |a - b| (the first mismatch where no
+    /// finite difference is larger than zero); null when none differs.
+    pub worst: Option<Worst>,
+}
+
+/// One element of both tensors.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Worst {
+    /// Its index, one coordinate per dimension.
+    pub index: Vec<u64>,
+    /// Its value in run A.
+    pub a: f64,
+    /// Its value in run B.
+    pub b: f64,
+}
+
+/// An element's value, and its place on the number line in units in the
+/// last place.
+fn decode(dtype: &str, bytes: &[u8]) -> Option<(f64, i128)> {
+    let word = |n: usize| -> u64 {
+        let mut buf = [0u8; 8];
+        buf[..n].copy_from_slice(&bytes[..n]);
+        u64::from_le_bytes(buf)
+    };
+    // Floats order as sign and magnitude: -0 and +0 meet at 0.
+    let ordered = |bits: u64, width: u32| -> i128 {
+        let sign = 1u64 << (width - 1);
+        let magnitude = i128::from(bits & (sign - 1));
+        if bits & sign != 0 {
+            -magnitude
+        } else {
+            magnitude
+        }
+    };
+    Some(match dtype {
+        "F64" => (f64::from_bits(word(8)), ordered(word(8), 64)),
+        "F32" => (
+            f64::from(f32::from_bits(word(4) as u32)),
+            ordered(word(4), 32),
+        ),
+        "BF16" => {
+            let bits = word(2);
+            (
+                f64::from(f32::from_bits((bits as u32) << 16)),
+                ordered(bits, 16),
+            )
+        }
+        "F16" => (half_to_f64(word(2) as u16), ordered(word(2), 16)),
+        "F8_E4M3" => (fp8_to_f64(word(1) as u8, 3, 7, true), ordered(word(1), 8)),
+        "F8_E5M2" => (fp8_to_f64(word(1) as u8, 2, 15, false), ordered(word(1), 8)),
+        "I64" => {
+            let v = word(8) as i64;
+            (v as f64, i128::from(v))
+        }
+        "I32" => {
+            let v = word(4) as u32 as i32;
+            (f64::from(v), i128::from(v))
+        }
+        "I16" => {
+            let v = word(2) as u16 as i16;
+            (f64::from(v), i128::from(v))
+        }
+        "I8" => {
+            let v = word(1) as u8 as i8;
+            (f64::from(v), i128::from(v))
+        }
+        "U64" | "U32" | "U16" | "U8" | "BOOL" => {
+            let n = element_size(dtype)? as usize;
+            let v = word(n);
+            (v as f64, i128::from(v))
+        }
+        _ => return None,
+    })
+}
+
+/// An IEEE half-precision value.
+fn half_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let fraction = f64::from(bits & 0x3ff);
+    sign * match exponent {
+        0 => fraction * 2f64.powi(-24),
+        31 if fraction == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        e => (1.0 + fraction / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// A float8 value with `mantissa` bits and exponent `bias`; `fn_variant`:
+/// E4M3FN (no infinities, NaN only at all ones).
+fn fp8_to_f64(bits: u8, mantissa: u32, bias: i32, fn_variant: bool) -> f64 {
+    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exponent_bits = 7 - mantissa;
+    let exponent = i32::from((bits >> mantissa) & ((1 << exponent_bits) - 1) as u8);
+    let fraction = f64::from(bits & ((1 << mantissa) - 1) as u8);
+    let scale = f64::from(1u32 << mantissa);
+    let top = (1 << exponent_bits) - 1;
+    if fn_variant && exponent == top && fraction == scale - 1.0 {
+        return f64::NAN;
+    }
+    if !fn_variant && exponent == top {
+        return if fraction == 0.0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    sign * if exponent == 0 {
+        fraction / scale * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + fraction / scale) * 2f64.powi(exponent - bias)
+    }
+}
+
+/// The metrics of `a` against `b`; None when they differ in dtype or
+/// shape, or their dtype is one these metrics do not read.
+pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
+    if a.dtype != b.dtype || a.shape != b.shape {
+        return None;
+    }
+    let size = element_size(&a.dtype)? as usize;
+    decode(&a.dtype, &vec![0; size])?;
+    let elements = a.bytes.len() / size;
+    let mut m = Metrics {
+        elements: elements as u64,
+        mismatched: 0,
+        mismatched_percent: 0.0,
+        max_abs: 0.0,
+        mean_abs: 0.0,
+        max_rel: 0.0,
+        rmse: 0.0,
+        max_ulp: 0,
+        mean_ulp: 0.0,
+        nan_differ: 0,
+        inf_differ: 0,
+        worst: None,
+    };
+    let (mut finite, mut sum_abs, mut sum_sq, mut sum_ulp) = (0u64, 0.0, 0.0, 0.0);
+    let mut worst: Option<(usize, f64)> = None;
+    let mut first_mismatch = None;
+    for i in 0..elements {
+        let (ea, eb) = (&a.bytes[i * size..][..size], &b.bytes[i * size..][..size]);
+        if ea == eb {
+            continue;
+        }
+        m.mismatched += 1;
+        first_mismatch.get_or_insert(i);
+        let (Some((x, ox)), Some((y, oy))) = (decode(&a.dtype, ea), decode(&a.dtype, eb)) else {
+            continue;
+        };
+        let ulp = (ox - oy).unsigned_abs();
+        m.max_ulp = m.max_ulp.max(u64::try_from(ulp).unwrap_or(u64::MAX));
+        sum_ulp += ulp as f64;
+        if x.is_nan() != y.is_nan() {
+            m.nan_differ += 1;
+        }
+        if (x.is_infinite() || y.is_infinite()) && x != y && !x.is_nan() && !y.is_nan() {
+            m.inf_differ += 1;
+        }
+        if !(x.is_finite() && y.is_finite()) {
+            continue;
+        }
+        finite += 1;
+        let diff = (x - y).abs();
+        sum_abs += diff;
+        sum_sq += diff * diff;
+        let scale = x.abs().max(y.abs());
+        if scale > 0.0 {
+            m.max_rel = m.max_rel.max(diff / scale);
+        }
+        if worst.is_none_or(|(_, d)| diff > d) {
+            worst = Some((i, diff));
+        }
+        m.max_abs = m.max_abs.max(diff);
+    }
+    // Elements with equal bits differ by nothing: they count in the means.
+    if elements > 0 {
+        let compared = (elements as u64 - m.mismatched + finite) as f64;
+        m.mean_abs = sum_abs / compared;
+        m.rmse = (sum_sq / compared).sqrt();
+        m.mean_ulp = sum_ulp / elements as f64;
+        m.mismatched_percent = 100.0 * m.mismatched as f64 / elements as f64;
+    }
+    let worst_index = worst
+        .filter(|&(_, d)| d > 0.0)
+        .map(|(i, _)| i)
+        .or(first_mismatch);
+    m.worst = worst_index.map(|i| {
+        let value =
+            |t: &Tensor| decode(&t.dtype, &t.bytes[i * size..][..size]).map_or(f64::NAN, |v| v.0);
+        Worst {
+            index: unravel(i as u64, &a.shape),
+            a: value(a),
+            b: value(b),
+        }
+    });
+    Some(m)
+}
+
+/// The coordinates of row-major element `i` of `shape`.
+fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
+    let mut index = vec![0; shape.len()];
+    for (slot, &dim) in index.iter_mut().zip(shape).rev() {
+        if dim > 0 {
+            *slot = i % dim;
+            i /= dim;
+        }
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(shape: &[u64], values: &[f32]) -> Tensor {
+        Tensor {
+            dtype: "F32".into(),
+            shape: shape.to_vec(),
+            bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        }
+    }
+
+    #[test]
+    fn equal_tensors_differ_nowhere() {
+        let a = f32s(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let m = compare(&a, &a).unwrap();
+        assert_eq!((m.mismatched, m.max_ulp, m.max_abs), (0, 0, 0.0));
+        assert_eq!(m.worst, None);
+    }
+
+    #[test]
+    fn the_worst_element_is_found_and_each_measure_is_right() {
+        let a = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        let next = f32::from_bits(4.0f32.to_bits() + 2);
+        let b = f32s(&[2, 3], &[1.0, 2.0, 3.0, next, 5.5, 6.0]);
+        let m = compare(&a, &b).unwrap();
+        assert_eq!(m.elements, 6);
+        assert_eq!(m.mismatched, 2);
+        assert!((m.mismatched_percent - 100.0 / 3.0).abs() < 1e-9);
+        assert_eq!(m.max_abs, 0.5);
+        let small = f64::from(next) - 4.0;
+        assert!((m.mean_abs - (0.5 + small) / 6.0).abs() < 1e-12);
+        assert!((m.rmse - ((0.25 + small * small) / 6.0).sqrt()).abs() < 1e-12);
+        assert!((m.max_rel - 0.5 / 5.5).abs() < 1e-12);
+        assert_eq!(m.max_ulp, u64::from(5.5f32.to_bits() - 5.0f32.to_bits()));
+        let worst = m.worst.unwrap();
+        assert_eq!((worst.index, worst.a, worst.b), (vec![1, 1], 5.0, 5.5));
+    }
+
+    #[test]
+    fn nan_and_inf_in_one_run_are_counted_and_signed_zeros_are_no_ulp_apart() {
+        let a = f32s(&[4], &[f32::NAN, 1.0, 0.0, 2.0]);
+        let b = f32s(&[4], &[1.0, f32::INFINITY, -0.0, 2.0]);
+        let m = compare(&a, &b).unwrap();
+        assert_eq!((m.mismatched, m.nan_differ, m.inf_differ), (3, 1, 1));
+        assert_eq!(m.max_abs, 0.0);
+        // -0 and +0 differ in their bits, by no value: the worst is the
+        // first mismatch.
+        assert_eq!(m.worst.unwrap().index, [0]);
+    }
+
+    #[test]
+    fn half_bfloat16_and_float8_decode() {
+        assert_eq!(half_to_f64(0x3c00), 1.0);
+        assert_eq!(half_to_f64(0xc000), -2.0);
+        assert_eq!(half_to_f64(0x0001), 2f64.powi(-24));
+        assert!(half_to_f64(0x7c00).is_infinite());
+        assert_eq!(decode("BF16", &[0x80, 0x3f]).unwrap().0, 1.0);
+        assert_eq!(fp8_to_f64(0x38, 3, 7, true), 1.0); // E4M3FN 1.0
+        assert!(fp8_to_f64(0x7f, 3, 7, true).is_nan());
+        assert_eq!(fp8_to_f64(0x3c, 2, 15, false), 1.0); // E5M2 1.0
+        assert!(fp8_to_f64(0x7c, 2, 15, false).is_infinite());
+        let bf16 = |v: f32| Tensor {
+            dtype: "BF16".into(),
+            shape: vec![1],
+            bytes: ((v.to_bits() >> 16) as u16).to_le_bytes().to_vec(),
+        };
+        assert_eq!(compare(&bf16(1.0), &bf16(1.0078125)).unwrap().max_ulp, 1);
+        assert!(compare(&bf16(1.0), &f32s(&[1], &[1.0])).is_none());
+    }
+}

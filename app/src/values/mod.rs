@@ -1,0 +1,233 @@
+//! `tritontui values A B --launch N`: the values a launch's tensors held
+//! in two runs, captured by the recorder (`record --capture`), compared
+//! argument by argument with KernelDiff metrics. Run B's launch is the one
+//! the alignment pairs with run A's.
+
+mod metrics;
+mod safetensors;
+
+use crate::analysis::{Analysis, Options};
+use anyhow::{Context, bail};
+pub use metrics::{Metrics, Worst};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use tritontui_trace::Trace;
+
+/// Shape version of the JSON document.
+pub const VALUES_VERSION: u32 = 1;
+
+/// The captured values of one launch in two runs, compared.
+#[derive(Debug, Serialize)]
+pub struct ValuesReport {
+    /// Shape version of this document.
+    pub report_version: u32,
+    /// Run A's side.
+    pub a: Side,
+    /// Run B's side.
+    pub b: Side,
+    /// The kernel.
+    pub kernel: String,
+    /// Each captured tensor, before and after the launch.
+    pub tensors: Vec<TensorValues>,
+}
+
+impl ValuesReport {
+    /// Whether every tensor captured in both runs holds the same bits.
+    pub fn equal(&self) -> bool {
+        self.tensors
+            .iter()
+            .all(|t| t.metrics.as_ref().is_some_and(|m| m.mismatched == 0))
+    }
+}
+
+/// One run's launch and the file its values are in.
+#[derive(Debug, Serialize)]
+pub struct Side {
+    /// The trace.
+    pub trace: String,
+    /// The launch's `seq`.
+    pub launch: u64,
+    /// The sidecar file.
+    pub file: String,
+}
+
+/// One argument at one moment, in both runs.
+#[derive(Debug, Serialize)]
+pub struct TensorValues {
+    /// The argument's position in the launch record.
+    pub index: usize,
+    /// Its name.
+    pub name: String,
+    /// `before` or `after` the launch.
+    pub when: &'static str,
+    /// Its dtype and shape in run A (`F32[8, 16]`).
+    pub layout: String,
+    /// How run B's values differ from run A's; null when they cannot be
+    /// compared (`note` says why).
+    pub metrics: Option<Metrics>,
+    /// Why there are no metrics.
+    pub note: Option<String>,
+}
+
+/// Compares the values launch `launch` (a `seq` of run A) held in the two
+/// runs.
+pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<ValuesReport> {
+    let a = Trace::open(a_path).with_context(|| a_path.display().to_string())?;
+    let b = Trace::open(b_path).with_context(|| b_path.display().to_string())?;
+    let ia = a
+        .launches
+        .iter()
+        .position(|l| l.seq == launch)
+        .with_context(|| format!("{}: no launch {launch}", a_path.display()))?;
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let ib = analysis
+        .alignment
+        .rows
+        .iter()
+        .find(|row| row.a() == Some(ia as u32))
+        .and_then(|row| row.b())
+        .with_context(|| {
+            format!(
+                "{}: launch {launch} has no counterpart in {}",
+                a_path.display(),
+                b_path.display()
+            )
+        })?;
+    let b_seq = b.launches[ib as usize].seq;
+    let (a_file, a_values) = captured(&a, a_path, launch)?;
+    let (b_file, b_values) = captured(&b, b_path, b_seq)?;
+    let kernel = a.kernel_of(&a.launches[ia]);
+    let mut tensors = Vec::new();
+    for (name, at) in &a_values {
+        let Some((index, when)) = parse_name(name) else {
+            continue;
+        };
+        let (metrics, note) = match b_values.get(name) {
+            None => (None, Some("not captured in run B".to_owned())),
+            Some(bt) => match metrics::compare(at, bt) {
+                Some(m) => (Some(m), None),
+                None if at.dtype != bt.dtype || at.shape != bt.shape => (
+                    None,
+                    Some(format!("run B holds {}{:?}", bt.dtype, bt.shape)),
+                ),
+                None => (None, Some(format!("{} is not compared", at.dtype))),
+            },
+        };
+        tensors.push(TensorValues {
+            index,
+            name: kernel
+                .args
+                .get(index)
+                .map_or_else(|| format!("arg{index}"), |d| d.name.clone()),
+            when,
+            layout: format!("{}{:?}", at.dtype, at.shape),
+            metrics,
+            note,
+        });
+    }
+    tensors.sort_by_key(|t| (t.index, t.when == "after"));
+    Ok(ValuesReport {
+        report_version: VALUES_VERSION,
+        a: Side {
+            trace: a_path.display().to_string(),
+            launch,
+            file: a_file,
+        },
+        b: Side {
+            trace: b_path.display().to_string(),
+            launch: b_seq,
+            file: b_file,
+        },
+        kernel: kernel.name.clone(),
+        tensors,
+    })
+}
+
+/// `3.pre` as argument 3 before the launch.
+fn parse_name(name: &str) -> Option<(usize, &'static str)> {
+    let (index, when) = name.split_once('.')?;
+    let when = match when {
+        "pre" => "before",
+        "post" => "after",
+        _ => return None,
+    };
+    Some((index.parse().ok()?, when))
+}
+
+/// The sidecar file of launch `seq` of `trace` and its tensors.
+fn captured(
+    trace: &Trace,
+    path: &Path,
+    seq: u64,
+) -> anyhow::Result<(String, BTreeMap<String, safetensors::Tensor>)> {
+    let Some(capture) = trace.captures.iter().find(|c| c.seq == seq) else {
+        bail!(
+            "{}: launch {seq} was not captured (record it with --capture {seq})",
+            path.display()
+        );
+    };
+    let file = path.parent().unwrap_or(Path::new("")).join(&capture.file);
+    let tensors = safetensors::read(&file)?;
+    Ok((file.display().to_string(), tensors))
+}
+
+/// The human summary of a [`ValuesReport`].
+pub fn summary(report: &ValuesReport) -> String {
+    let mut out = format!(
+        "A#{} B#{}  {}\n  A: {}\n  B: {}\n\n",
+        report.a.launch, report.b.launch, report.kernel, report.a.file, report.b.file
+    );
+    out += &format!(
+        "{:<16} {:<6} {:>18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9}  worst\n",
+        "argument",
+        "when",
+        "mismatched",
+        "max abs",
+        "mean abs",
+        "max rel",
+        "rmse",
+        "max ulp",
+        "mean ulp"
+    );
+    for t in &report.tensors {
+        let Some(m) = &t.metrics else {
+            out += &format!(
+                "{:<16} {:<6} {}: {}\n",
+                t.name,
+                t.when,
+                t.layout,
+                t.note.as_deref().unwrap_or("")
+            );
+            continue;
+        };
+        let worst = m.worst.as_ref().map_or_else(String::new, |w| {
+            format!("{:?}: {} vs {}", w.index, w.a, w.b)
+        });
+        let special = match (m.nan_differ, m.inf_differ) {
+            (0, 0) => String::new(),
+            (nan, inf) => format!("  NaN in one run: {nan}, Inf in one run: {inf}"),
+        };
+        out += &format!(
+            "{:<16} {:<6} {:>18} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>8} {:>9.2}  {worst}{special}\n",
+            t.name,
+            t.when,
+            format!(
+                "{}/{} ({:.2}%)",
+                m.mismatched, m.elements, m.mismatched_percent
+            ),
+            m.max_abs,
+            m.mean_abs,
+            m.max_rel,
+            m.rmse,
+            m.max_ulp,
+            m.mean_ulp,
+        );
+    }
+    out += if report.equal() {
+        "\nevery captured tensor holds the same bits in both runs\n"
+    } else {
+        "\nthe runs' values differ\n"
+    };
+    out
+}

@@ -69,9 +69,24 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
     first = divergent[0]["first_divergence"]
     assert first["kind"] == "nondeterministic-kernel", first
     assert first["kernel"].startswith("cpp_fused") and "index_add" in first["kernel"]
-    # The plain summary names it too.
+    # Escalated to values: two more runs captured that launch.
+    escalated = verdict["values"]
+    assert escalated["launches"][0] == first["a_index"], escalated
+    assert "capturing launch" in proc.stderr and "run 2/2" in proc.stderr
+    values = escalated["values"]
+    assert values["kernel"] == first["kernel"], values
+    written = [t for t in values["tensors"] if t["when"] == "after" and t["metrics"]]
+    assert written, values
+    if escalated["note"] is None:  # the atomics added in another order again
+        differ = [t["metrics"] for t in written if t["metrics"]["mismatched"]]
+        assert differ and all(m["worst"] and m["max_ulp"] > 0 for m in differ), written
+    else:
+        assert "did not show again" in escalated["note"], escalated
+    # The plain summary names it too, and what the values say.
     proc = check(tmp_path, inductor_cache, "scatter.py", "-n", RUNS)
     assert proc.returncode == 1 and first["kernel"] in proc.stdout, proc.stdout
+    assert "values: two more runs captured launch" in proc.stdout, proc.stdout
+    assert "max ulp" in proc.stdout, proc.stdout
 
 
 def test_a_failing_program_is_an_error(tmp_path: Path, inductor_cache: Path) -> None:

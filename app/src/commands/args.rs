@@ -244,6 +244,10 @@ pub struct CheckArgs {
     /// Seconds the alignment may search for a minimal diff.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     pub align_deadline: f64,
+    /// Do not run the program twice more, once runs diverge, to capture
+    /// the values of the first divergence that reaches the results.
+    #[arg(long)]
+    pub no_values: bool,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

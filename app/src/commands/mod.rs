@@ -3,6 +3,7 @@
 //! command (`python -m tritontui`), through the extension.
 
 mod args;
+mod values_rerun;
 
 use crate::analysis::Verdict;
 use crate::synth::{self, Spec};
@@ -448,6 +449,28 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         let report = Report::new(&first, &other, &analysis, 1000);
         comparisons.push((i, report));
     }
+    let escalation = match divergent_run {
+        Some(i) if !args.no_values => {
+            let report = &comparisons[i - 1].1;
+            values_rerun::escalate(report, &args.dir, |trace, selection, n| {
+                eprintln!(
+                    "tritontui: capturing launch {selection}: run {}/2: {shown}",
+                    n + 1
+                );
+                let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+                let status = recorded(program, rest, trace, &args.hash, args.no_aten)
+                    .env("TRITONTUI_CAPTURE", selection)
+                    .stdout(std::process::Stdio::from(stdout))
+                    .status()
+                    .with_context(|| format!("{program}: cannot run"))?;
+                if !status.success() {
+                    anyhow::bail!("capturing run {} of `{shown}` failed ({status})", n + 1);
+                }
+                Ok(())
+            })?
+        }
+        _ => None,
+    };
     let interactive = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if args.json {
         let runs: Vec<_> = comparisons
@@ -463,9 +486,13 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             "command": args.command,
             "traces": traces,
             "comparisons": runs,
+            "values": escalation,
         });
         print_ignoring_closed_pipe(&format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
     } else if let (Some(i), true) = (divergent_run, interactive) {
+        if let Some(escalation) = &escalation {
+            eprint!("{}", values_rerun::summary(escalation));
+        }
         crate::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
     } else {
         let mut text = match (divergent_run, benign_run) {
@@ -488,6 +515,9 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                 );
                 text += &crate::report::summary(report);
             }
+        }
+        if let Some(escalation) = &escalation {
+            text += &values_rerun::summary(escalation);
         }
         print_ignoring_closed_pipe(&text)?;
     }

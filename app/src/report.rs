@@ -4,6 +4,7 @@
 use crate::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
 use crate::explain::{TracePair, divergence_words, impact_words, origin_words};
 use crate::producer::Origin;
+use crate::values::TensorValues;
 use serde::Serialize;
 use std::fmt::Write as _;
 use tritontui_trace::Trace;
@@ -172,6 +173,14 @@ pub struct DivergenceReport {
     pub detail: String,
     /// Where its difference ends, in words.
     pub impact_detail: String,
+    /// The launch's values in both runs compared, when both captured it
+    /// (`record --capture`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<TensorValues>>,
+    /// Why the captured values could not be compared; absent when they
+    /// were, or when none were captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values_error: Option<String>,
 }
 
 impl Report {
@@ -265,6 +274,17 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         })
     });
     let root = d.root;
+    let captured = match (d.a, d.b) {
+        (Some(x), Some(y)) => {
+            crate::values::compare_captured(runs.a, runs.b, runs.seq_a(x), runs.seq_b(y))
+        }
+        _ => None,
+    };
+    let (values, values_error) = match captured {
+        Some(Ok(values)) => (Some(values), None),
+        Some(Err(e)) => (None, Some(format!("{e:#}"))),
+        None => (None, None),
+    };
     DivergenceReport {
         kind: d.kind,
         root_cause: d.is_root_cause(),
@@ -296,6 +316,8 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         root: launch_ref(runs, &analysis.divergences[root]),
         detail: divergence_words(runs, analysis, d),
         impact_detail: impact_words(runs, analysis, index),
+        values,
+        values_error,
     }
 }
 
@@ -391,6 +413,12 @@ pub fn summary(report: &Report) -> String {
     );
     let _ = writeln!(out, "  {}", first.detail);
     let _ = writeln!(out, "  {}", first.impact_detail);
+    for line in crate::values::differing_lines(first.values.as_deref().unwrap_or_default()) {
+        let _ = writeln!(out, "  values: {line}");
+    }
+    if let Some(error) = &first.values_error {
+        let _ = writeln!(out, "  values: {error}");
+    }
     if let Some(root) = (!first.root_cause && !first.absorbed).then_some(&first.root) {
         let _ = writeln!(
             out,

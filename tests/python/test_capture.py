@@ -109,6 +109,22 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
     product = next(t for t in report["tensors"] if t["name"] == "result")["metrics"]
     assert status == 1 and product["mismatched"] >= 64, product
 
+    # The diff carries them too, with the divergence of that launch.
+    differ = subprocess.run(
+        [binary(), "diff", "--json", tmp_path / "a.msgpack", tmp_path / "b.msgpack"],
+        capture_output=True,
+        text=True,
+    )
+    entry = next(d for d in json.loads(differ.stdout)["divergences"] if d["a_index"] == kernel_seq)
+    compared = {(t["index"], t["when"]): t["metrics"] for t in entry["values"]}
+    assert compared[(written, "after")]["worst"]["index"] == [5, 7], entry
+    summary = subprocess.run(
+        [binary(), "diff", tmp_path / "a.msgpack", tmp_path / "b.msgpack"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "  values: " in summary and "worst [5, 7]" in summary, summary
+
     # A launch that was not captured is an error naming the trace.
     status, _, text = _values(tmp_path / "a.msgpack", tmp_path / "b.msgpack", mm_seq + 1000)
     assert status == 2 and "a.msgpack: no launch" in text, text

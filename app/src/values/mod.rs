@@ -53,7 +53,7 @@ pub struct Side {
 }
 
 /// One argument at one moment, in both runs.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct TensorValues {
     /// The argument's position in the launch record.
     pub index: usize,
@@ -95,11 +95,56 @@ pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<Valu
             )
         })?;
     let b_seq = b.launches[ib as usize].seq;
-    let (a_file, a_values) = captured(&a, a_path, launch)?;
-    let (b_file, b_values) = captured(&b, b_path, b_seq)?;
+    let (a_file, a_values) = captured(&a, launch)?;
+    let (b_file, b_values) = captured(&b, b_seq)?;
     let kernel = a.kernel_of(&a.launches[ia]);
+    Ok(ValuesReport {
+        report_version: VALUES_VERSION,
+        a: Side {
+            trace: a_path.display().to_string(),
+            launch,
+            file: a_file,
+        },
+        b: Side {
+            trace: b_path.display().to_string(),
+            launch: b_seq,
+            file: b_file,
+        },
+        kernel: kernel.name.clone(),
+        tensors: compare_tensors(kernel, &a_values, &b_values),
+    })
+}
+
+/// The values of launch `seq_a` of `a` against launch `seq_b` of `b`,
+/// argument by argument; None when either was not captured.
+pub fn compare_captured(
+    a: &Trace,
+    b: &Trace,
+    seq_a: u64,
+    seq_b: u64,
+) -> Option<anyhow::Result<Vec<TensorValues>>> {
+    let was_captured = |t: &Trace, seq| t.captures.iter().any(|c| c.seq == seq);
+    if !was_captured(a, seq_a) || !was_captured(b, seq_b) {
+        return None;
+    }
+    let launch = a.launches.iter().find(|l| l.seq == seq_a)?;
+    let kernel = a.kernel_of(launch);
+    Some((|| {
+        let (_, a_values) = captured(a, seq_a)?;
+        let (_, b_values) = captured(b, seq_b)?;
+        Ok(compare_tensors(kernel, &a_values, &b_values))
+    })())
+}
+
+/// Each tensor of `a_values` against the same of `b_values`, in argument
+/// order, before then after.
+fn compare_tensors(
+    kernel: &tritontui_trace::Kernel,
+    a_values: &BTreeMap<String, safetensors::Tensor>,
+    b_values: &BTreeMap<String, safetensors::Tensor>,
+) -> Vec<TensorValues> {
     let mut tensors = Vec::new();
-    for (name, at) in &a_values {
+    for (name, at) in a_values {
         let Some((index, when)) = parse_name(name) else {
             continue;
         };
@@ -127,21 +172,7 @@ pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<Valu
         });
     }
     tensors.sort_by_key(|t| (t.index, t.when == "after"));
-    Ok(ValuesReport {
-        report_version: VALUES_VERSION,
-        a: Side {
-            trace: a_path.display().to_string(),
-            launch,
-            file: a_file,
-        },
-        b: Side {
-            trace: b_path.display().to_string(),
-            launch: b_seq,
-            file: b_file,
-        },
-        kernel: kernel.name.clone(),
-        tensors,
-    })
+    tensors
 }
 
 /// `3.pre` as argument 3 before the launch.
@@ -158,9 +189,9 @@ fn parse_name(name: &str) -> Option<(usize, &'static str)> {
 /// The sidecar file of launch `seq` of `trace` and its tensors.
 fn captured(
     trace: &Trace,
-    path: &Path,
     seq: u64,
 ) -> anyhow::Result<(String, BTreeMap<String, safetensors::Tensor>)> {
+    let path = &trace.path;
     let Some(capture) = trace.captures.iter().find(|c| c.seq == seq) else {
         bail!(
             "{}: launch {seq} was not captured (record it with --capture {seq})",
@@ -170,6 +201,31 @@ fn captured(
     let file = path.parent().unwrap_or(Path::new("")).join(&capture.file);
     let tensors = safetensors::read(&file)?;
     Ok((file.display().to_string(), tensors))
+}
+
+/// One line per tensor whose values differ, for a divergence's summary:
+/// `out_ptr0 after: 63/64 differ (98.44%), max abs 1.8e-3, max ulp 1004,
+/// worst [53]: -282.7 vs -282.7`.
+pub fn differing_lines(tensors: &[TensorValues]) -> Vec<String> {
+    tensors
+        .iter()
+        .filter_map(|t| {
+            let m = t.metrics.as_ref().filter(|m| m.mismatched > 0)?;
+            let worst = m.worst.as_ref().map_or_else(String::new, |w| {
+                format!(", worst {:?}: {} vs {}", w.index, w.a, w.b)
+            });
+            Some(format!(
+                "{} {}: {}/{} differ ({:.2}%), max abs {:.3e}, max ulp {}{worst}",
+                t.name,
+                t.when,
+                m.mismatched,
+                m.elements,
+                m.mismatched_percent,
+                m.max_abs,
+                m.max_ulp
+            ))
+        })
+        .collect()
 }
 
 /// The human summary of a [`ValuesReport`].

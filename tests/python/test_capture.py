@@ -183,3 +183,30 @@ def test_a_gpu_launch_is_captured_without_waiting(run_program, tmp_path: Path) -
     assert status == 1, text
     worst = [t["metrics"]["worst"] for t in report["tensors"] if t["metrics"]["mismatched"]]
     assert worst and all(w["index"] == [5, 7] for w in worst), report
+
+
+@pytest.mark.gpu
+def test_check_escalates_to_the_values_of_an_atomic_triton_kernel(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    """`check` finds Inductor's atomic index_add, then captures its values in
+    two more runs and prints how they differ."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    command = [binary(), "check", "-n", "3", "--json", "--dir", str(tmp_path / "runs"), "--"]
+    proc = subprocess.run(
+        [*command, sys.executable, str(PROGRAMS / "gpu_scatter.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    escalated = verdict["values"]
+    assert escalated["values"]["kernel"].startswith("triton_"), escalated
+    written = [t for t in escalated["values"]["tensors"] if t["when"] == "after"]
+    assert written and all(t["metrics"] for t in written), written
+    if escalated["note"] is None:
+        differ = [t["metrics"] for t in written if t["metrics"]["mismatched"]]
+        assert differ and all(m["worst"] and m["max_ulp"] > 0 for m in differ), written

@@ -181,8 +181,14 @@ def test_a_gpu_launch_is_captured_without_waiting(run_program, tmp_path: Path) -
         tmp_path / "a.msgpack", tmp_path / "b.msgpack", captures[0]["seq"]
     )
     assert status == 1, text
-    worst = [t["metrics"]["worst"] for t in report["tensors"] if t["metrics"]["mismatched"]]
-    assert worst and all(w["index"] == [5, 7] for w in worst), report
+    # What the kernel read, and everything after it, differs at the bumped
+    # element alone (before it, its output buffer holds stale bytes).
+    worst = [
+        t["metrics"]["worst"]
+        for t in report["tensors"]
+        if t["metrics"]["mismatched"] and (t["when"] == "after" or t["name"].startswith("in_"))
+    ]
+    assert len(worst) >= 2 and all(w["index"] == [5, 7] for w in worst), report
 
 
 @pytest.mark.gpu

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, binary, dump, run_ok
+from conftest import PROGRAMS, Tmux, binary, dump, run_ok
 
 
 def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
@@ -124,6 +125,14 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
         text=True,
     ).stdout
     assert "  values: " in summary and "worst [5, 7]" in summary, summary
+
+    # The UI shows them in the detail of that launch, with where they differ.
+    if shutil.which("tmux"):
+        with Tmux(f"{binary()} {tmp_path / 'a.msgpack'} {tmp_path / 'b.msgpack'}") as tmux:
+            screen = tmux.wait_for("worst [5, 7]", timeout=60)
+            assert "values" in screen and "░" in screen, screen
+            tmux.send("q")
+            tmux.wait_for("EXIT=")
 
     # A launch that was not captured is an error naming the trace.
     status, _, text = _values(tmp_path / "a.msgpack", tmp_path / "b.msgpack", mm_seq + 1000)

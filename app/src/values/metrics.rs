@@ -37,6 +37,85 @@ pub struct Metrics {
     /// The element with the largest |a - b| (the first mismatch where no
     /// finite difference is larger than zero); null when none differs.
     pub worst: Option<Worst>,
+    /// Where the mismatches are.
+    pub heat_map: HeatMap,
+}
+
+/// A tensor folded to a small grid: its elements seen as rows (every
+/// dimension but the last) by columns (the last), cut into at most
+/// [`HEAT_ROWS`] x [`HEAT_COLS`] cells, each holding the fraction of its
+/// elements whose bits differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeatMap {
+    /// Rows of cells.
+    pub rows: u32,
+    /// Columns of cells.
+    pub cols: u32,
+    /// Each cell's fraction of mismatched elements, row by row.
+    pub cells: Vec<f32>,
+}
+
+/// The most rows of cells a heat map has.
+pub const HEAT_ROWS: u64 = 8;
+/// The most columns of cells a heat map has.
+pub const HEAT_COLS: u64 = 32;
+
+/// Counts mismatches per cell of a tensor seen as a `height` x `width`
+/// matrix.
+struct Folding {
+    width: u64,
+    height: u64,
+    rows: u64,
+    cols: u64,
+    mismatched: Vec<u64>,
+}
+
+impl Folding {
+    fn new(shape: &[u64]) -> Folding {
+        let width = shape.last().copied().unwrap_or(1).max(1);
+        let height = shape[..shape.len().saturating_sub(1)]
+            .iter()
+            .product::<u64>()
+            .max(1);
+        let (rows, cols) = (height.min(HEAT_ROWS), width.min(HEAT_COLS));
+        Folding {
+            width,
+            height,
+            rows,
+            cols,
+            mismatched: vec![0; (rows * cols) as usize],
+        }
+    }
+
+    /// The cell of element `i`.
+    fn cell(&self, i: u64) -> usize {
+        let (row, col) = (i / self.width, i % self.width);
+        ((row * self.rows / self.height) * self.cols + col * self.cols / self.width) as usize
+    }
+
+    /// The map: each cell's count over the elements it holds.
+    fn finish(self) -> HeatMap {
+        // How many of `total` rows (or columns) part `k` of `parts` holds:
+        // those j with j * parts / total == k.
+        let span = |k: u64, parts: u64, total: u64| {
+            (((k + 1) * total).div_ceil(parts)).min(total) - (k * total).div_ceil(parts)
+        };
+        let cells = self
+            .mismatched
+            .iter()
+            .enumerate()
+            .map(|(cell, &count)| {
+                let (r, c) = (cell as u64 / self.cols, cell as u64 % self.cols);
+                let size = span(r, self.rows, self.height) * span(c, self.cols, self.width);
+                count as f32 / size.max(1) as f32
+            })
+            .collect();
+        HeatMap {
+            rows: self.rows as u32,
+            cols: self.cols as u32,
+            cells,
+        }
+    }
 }
 
 /// One element of both tensors.
@@ -170,7 +249,13 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
         nan_differ: 0,
         inf_differ: 0,
         worst: None,
+        heat_map: HeatMap {
+            rows: 0,
+            cols: 0,
+            cells: Vec::new(),
+        },
     };
+    let mut folding = Folding::new(&a.shape);
     let (mut finite, mut sum_abs, mut sum_sq, mut sum_ulp) = (0u64, 0.0, 0.0, 0.0);
     let mut worst: Option<(usize, f64)> = None;
     let mut first_mismatch = None;
@@ -180,6 +265,8 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
             continue;
         }
         m.mismatched += 1;
+        let cell = folding.cell(i as u64);
+        folding.mismatched[cell] += 1;
         first_mismatch.get_or_insert(i);
         let (Some((x, ox)), Some((y, oy))) = (decode(&a.dtype, ea), decode(&a.dtype, eb)) else {
             continue;
@@ -217,6 +304,7 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
         m.mean_ulp = sum_ulp / elements as f64;
         m.mismatched_percent = 100.0 * m.mismatched as f64 / elements as f64;
     }
+    m.heat_map = folding.finish();
     let worst_index = worst
         .filter(|&(_, d)| d > 0.0)
         .map(|(i, _)| i)
@@ -263,6 +351,30 @@ mod tests {
         let m = compare(&a, &a).unwrap();
         assert_eq!((m.mismatched, m.max_ulp, m.max_abs), (0, 0, 0.0));
         assert_eq!(m.worst, None);
+        assert_eq!((m.heat_map.rows, m.heat_map.cols), (2, 2));
+        assert!(m.heat_map.cells.iter().all(|&c| c == 0.0));
+    }
+
+    #[test]
+    fn the_heat_map_folds_rows_and_columns_into_cells() {
+        // 16 rows of 64: cells of 2 rows by 2 columns. Element [5, 7]
+        // lands in cell (2, 3), a quarter of its four elements.
+        let zeros = vec![0.0f32; 16 * 64];
+        let mut bumped = zeros.clone();
+        bumped[5 * 64 + 7] = 1.0;
+        let m = compare(&f32s(&[16, 64], &zeros), &f32s(&[16, 64], &bumped)).unwrap();
+        let map = &m.heat_map;
+        assert_eq!((map.rows, map.cols), (8, 32));
+        assert_eq!(map.cells[2 * 32 + 3], 0.25);
+        assert_eq!(map.cells.iter().filter(|&&c| c > 0.0).count(), 1);
+        // A vector is one row; uneven cells count their own elements.
+        let m = compare(&f32s(&[33], &[0.0; 33]), &f32s(&[33], &[1.0; 33])).unwrap();
+        assert_eq!((m.heat_map.rows, m.heat_map.cols), (1, 32));
+        assert!(
+            m.heat_map.cells.iter().all(|&c| c == 1.0),
+            "{:?}",
+            m.heat_map
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod safetensors;
 
 use crate::analysis::{Analysis, Options};
 use anyhow::{Context, bail};
-pub use metrics::{Metrics, Worst};
+pub use metrics::{HeatMap, Metrics, Worst};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -9,6 +9,7 @@ use crate::compare::access_of;
 use crate::explain::{TracePair, differ, divergence_words, origin_words};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
+use crate::values::{HeatMap, TensorValues};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -70,6 +71,11 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         &mut lines,
     );
     launch_lines(app, a, b, comparison.is_pair(), &mut lines);
+    if let (Some((_, la)), Some((_, lb))) = (a, b) {
+        if let Some(values) = comparison.captured_values(la.seq, lb.seq) {
+            value_lines(app, &values, &mut lines);
+        }
+    }
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .scroll((u16::try_from(app.detail_scroll).unwrap_or(u16::MAX), 0));
@@ -213,6 +219,70 @@ fn config_words(config: &BTreeMap<String, Scalar>) -> Vec<(String, String)> {
     config
         .iter()
         .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect()
+}
+
+/// The launch's captured values in both runs: per tensor that differs,
+/// the metrics and a heat map of where.
+fn value_lines(
+    app: &App,
+    values: &Result<Vec<TensorValues>, String>,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let theme = &app.theme;
+    let label = Span::styled(format!("{:<8}", "values"), theme.dim());
+    let tensors = match values {
+        Ok(tensors) => tensors,
+        Err(why) => {
+            lines.push(Line::from(vec![label, Span::raw(why.clone())]));
+            return;
+        }
+    };
+    let differing = crate::values::differing_lines(tensors);
+    if differing.is_empty() {
+        lines.push(Line::from(vec![
+            label,
+            Span::raw("captured: every tensor holds the same bits in both runs"),
+        ]));
+        return;
+    }
+    for (line, tensor) in differing.into_iter().zip(
+        tensors
+            .iter()
+            .filter(|t| t.metrics.as_ref().is_some_and(|m| m.mismatched > 0)),
+    ) {
+        lines.push(Line::from(vec![
+            label.clone(),
+            Span::styled(line, theme.differs()),
+        ]));
+        let Some(metrics) = &tensor.metrics else {
+            continue;
+        };
+        for row in heat_rows(&metrics.heat_map) {
+            lines.push(Line::from(vec![
+                Span::raw(" ".repeat(8)),
+                Span::styled(row, theme.differs()),
+            ]));
+        }
+    }
+}
+
+/// A heat map as rows of shade characters, darker where more elements
+/// differ (a dot where none does).
+fn heat_rows(map: &HeatMap) -> Vec<String> {
+    const SHADES: [char; 4] = ['░', '▒', '▓', '█'];
+    map.cells
+        .chunks(map.cols.max(1) as usize)
+        .map(|row| {
+            let cells: String = row
+                .iter()
+                .map(|&f| match f {
+                    f if f <= 0.0 => '·',
+                    f => SHADES[((f * 4.0).ceil() as usize).clamp(1, 4) - 1],
+                })
+                .collect();
+            format!("│{cells}│")
+        })
         .collect()
 }
 

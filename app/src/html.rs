@@ -10,6 +10,7 @@ use crate::analysis::{Analysis, RowStatus};
 use crate::report::{DivergenceReport, Report};
 use crate::source_language::syntax_name;
 use crate::suspects::suspicious_lines;
+use crate::values::{HeatMap, Metrics, TensorValues};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 use syntect::easy::HighlightLines;
@@ -130,7 +131,80 @@ fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, wit
             arguments(page, a, la, b, lb, &d.args);
         }
     }
+    if let Some(tensors) = &d.values {
+        values(page, tensors);
+    }
+    if let Some(error) = &d.values_error {
+        let _ = write!(page, "<p>Captured values: {}</p>", escape(error));
+    }
     page.push_str("</div>\n");
+}
+
+/// The launch's captured values in both runs: a row of metrics per tensor
+/// that differs, with a heat map of where.
+fn values(page: &mut String, tensors: &[TensorValues]) {
+    let differing: Vec<(&TensorValues, &Metrics)> = tensors
+        .iter()
+        .filter_map(|t| Some((t, t.metrics.as_ref().filter(|m| m.mismatched > 0)?)))
+        .collect();
+    if differing.is_empty() {
+        page.push_str("<p>Captured values: every tensor holds the same bits in both runs.</p>");
+        return;
+    }
+    page.push_str(
+        "<table><tr><th>captured</th><th>when</th><th>differ</th><th>max abs</th><th>max rel</th>\
+         <th>RMSE</th><th>max ULP</th><th>worst element (A vs B)</th><th>where</th></tr>",
+    );
+    for (t, m) in differing {
+        let worst = m.worst.as_ref().map_or_else(String::new, |w| {
+            format!("{:?}: {} vs {}", w.index, w.a, w.b)
+        });
+        let _ = write!(
+            page,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}/{} ({:.2}%)</td><td>{:.3e}</td>\
+             <td>{:.3e}</td><td>{:.3e}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&t.name),
+            t.when,
+            m.mismatched,
+            m.elements,
+            m.mismatched_percent,
+            m.max_abs,
+            m.max_rel,
+            m.rmse,
+            m.max_ulp,
+            escape(&worst),
+            heat_map_svg(&m.heat_map),
+        );
+    }
+    page.push_str("</table>");
+}
+
+/// A heat map as an inline SVG: one square per cell, darker where more of
+/// its elements differ.
+fn heat_map_svg(map: &HeatMap) -> String {
+    const CELL: u32 = 6;
+    let mut svg = format!(
+        "<svg class=\"heat\" width=\"{}\" height=\"{}\" role=\"img\">\
+         <rect width=\"100%\" height=\"100%\" fill=\"#eee\"/>",
+        map.cols * CELL,
+        map.rows * CELL
+    );
+    for (i, &fraction) in map.cells.iter().enumerate() {
+        if fraction <= 0.0 {
+            continue;
+        }
+        let (row, col) = (i as u32 / map.cols.max(1), i as u32 % map.cols.max(1));
+        let _ = write!(
+            svg,
+            "<rect x=\"{}\" y=\"{}\" width=\"{CELL}\" height=\"{CELL}\" fill=\"#c0392b\" \
+             fill-opacity=\"{:.2}\"/>",
+            col * CELL,
+            row * CELL,
+            0.25 + 0.75 * fraction
+        );
+    }
+    svg.push_str("</svg>");
+    svg
 }
 
 /// The launch with sequence number `seq`.

@@ -126,6 +126,14 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
     ).stdout
     assert "  values: " in summary and "worst [5, 7]" in summary, summary
 
+    # So does the HTML report, with a heat map of where they differ.
+    page = tmp_path / "report.html"
+    run_ok(
+        [binary(), "report", "a.msgpack", "b.msgpack", "-o", str(page)], tmp_path, dict(os.environ)
+    )
+    html = page.read_text()
+    assert '<svg class="heat"' in html and "[5, 7]" in html and "max ULP" in html
+
     # The UI shows them in the detail of that launch, with where they differ.
     if shutil.which("tmux"):
         with Tmux(f"{binary()} {tmp_path / 'a.msgpack'} {tmp_path / 'b.msgpack'}") as tmux:

@@ -71,10 +71,10 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         &mut lines,
     );
     launch_lines(app, a, b, comparison.is_pair(), &mut lines);
-    if let (Some((_, la)), Some((_, lb))) = (a, b) {
-        if let Some(values) = comparison.captured_values(la.seq, lb.seq) {
-            value_lines(app, &values, &mut lines);
-        }
+    if let (Some((_, la)), Some((_, lb))) = (a, b)
+        && let Some(values) = comparison.captured_values(la.seq, lb.seq)
+    {
+        value_lines(app, &values, &mut lines);
     }
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })

@@ -96,6 +96,16 @@ def under_torchrun(ranks: int = 2) -> None:
     sys.exit(subprocess.run(command).returncode)
 
 
+def gloo_rank() -> int:
+    """Under torchrun: joins the gloo process group, computing on one
+    thread; returns this process's rank."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    torch.set_num_threads(1)
+    return dist.get_rank()
+
+
 def keep_rank_zero(args: argparse.Namespace, rank: int, fingerprint: dict[str, str]) -> None:
     """Each rank recorded into ``--out`` + ``.rank{rank}``: rank 0's trace
     becomes ``--out``, with ``fingerprint``; the others' are dropped."""

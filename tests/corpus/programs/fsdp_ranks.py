@@ -7,7 +7,7 @@ torchrun, the program starts torchrun on itself."""
 
 import torch
 import tritontui
-from _harness import keep_rank_zero, parse, under_torchrun
+from _harness import gloo_rank, keep_rank_zero, parse, under_torchrun
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -15,9 +15,7 @@ under_torchrun()
 import torch.distributed as dist  # noqa: E402
 from torch.distributed.fsdp import fully_shard  # noqa: E402
 
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.set_num_threads(1)
+rank = gloo_rank()
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256))
 for layer in (model[0], model[2]):

@@ -7,16 +7,14 @@ torchrun, the program starts torchrun on itself."""
 
 import torch
 import tritontui
-from _harness import keep_rank_zero, parse, under_torchrun
+from _harness import gloo_rank, keep_rank_zero, parse, under_torchrun
 
 args = parse(__doc__, variant="rank 1 starts from other data")
 under_torchrun()
 
 import torch.distributed as dist  # noqa: E402
 
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.set_num_threads(1)
+rank = gloo_rank()
 torch.manual_seed(rank + (10 if args.variant and rank == 1 else 0))
 x = torch.randn(1 << 20)
 f = torch.compile(lambda t: (t * 2).sin())

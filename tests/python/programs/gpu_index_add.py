@@ -1,24 +1,11 @@
-"""Inductor's index_add on the GPU: a Triton kernel with tl.atomic_add,
-whose float sums depend on the order the atomics land in. Its result feeds
-a few more kernels. argv[1]: the trace."""
+"""gpu_scatter.py's step, compiled, recorded into argv[1] on its second
+call (the first compiles)."""
 
 import sys
 
 import torch
 import tritontui
-
-torch.manual_seed(0)
-n, rows = 1 << 20, 256
-src = torch.randn(n, 16, device="cuda")
-index = torch.randint(0, rows, (n,), device="cuda")
-weight = torch.randn(16, 16, device="cuda")
-
-
-def step(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    acc = torch.zeros(rows, 16, device=src.device).index_add(0, index, src)
-    h = torch.relu(acc * 0.5) @ weight
-    return torch.softmax(h, dim=-1).sum(0)
-
+from gpu_scatter import index, src, step
 
 f = torch.compile(step)
 f(src, index)

@@ -1,6 +1,7 @@
-"""gpu_index_add.py without its own recording (``tritontui check`` records
-it): Inductor's index_add on the GPU, a Triton kernel with tl.atomic_add
-whose float sums depend on the order the atomics land in."""
+"""Inductor's index_add on the GPU: a Triton kernel with tl.atomic_add,
+whose float sums depend on the order the atomics land in; its result
+feeds a few more kernels. Run as a program it records nothing itself
+(``tritontui check`` records it); gpu_index_add.py records it."""
 
 import torch
 
@@ -17,4 +18,5 @@ def step(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return torch.softmax(h, dim=-1).sum(0)
 
 
-print(torch.compile(step)(src, index)[:2].tolist())
+if __name__ == "__main__":
+    print(torch.compile(step)(src, index)[:2].tolist())

@@ -53,7 +53,7 @@ def _values(a: Path, b: Path, launch: int) -> tuple[int, dict, str]:
 
 
 def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Path) -> None:
-    select = {"TRITONTUI_CAPTURE": "cpp_*,aten::mm"}
+    select = {"TRITONTUI_CAPTURE": "cpp_*,aten::mm,aten::add*"}
     run_program("capture.py", "a.msgpack", env=select)
     run_program("capture.py", "same.msgpack", env=select)
     run_program("capture.py", "b.msgpack", env={**select, "BUMP": "1"})
@@ -62,10 +62,10 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
     launches = {r["seq"]: r for r in records if r["type"] == "launch"}
     captures = [r for r in records if r["type"] == "capture"]
     kernels = [launches[c["seq"]]["kernel"] for c in captures]
-    assert len(captures) == 2 and kernels[0].startswith("cpp_fused"), kernels
-    assert kernels[1] == "aten::mm", kernels
+    assert len(captures) == 3 and kernels[0].startswith("cpp_fused"), kernels
+    assert kernels[1:] == ["aten::mm", "aten::add.Tensor"], kernels
     # The file holds what the launch read before it and wrote after it.
-    kernel_seq, mm_seq = (c["seq"] for c in captures)
+    kernel_seq, mm_seq, add_seq = (c["seq"] for c in captures)
     files = {c["seq"]: tmp_path / c["file"] for c in captures}
     saved = _read_safetensors(files[kernel_seq])
     torch.manual_seed(0)
@@ -86,6 +86,12 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
     assert launches[mm_seq]["args"][result]["name"] == "result"
     product = mm[f"{result}.post"]
     assert int(launches[mm_seq]["args"][result]["post"], 16) == tritontui.hash_tensor(product)
+    # A result follows every argument, the scalar alpha too.
+    add_args = launches[add_seq]["args"]
+    assert [a["name"] for a in add_args] == ["self", "other", "alpha", "result"], add_args
+    added = _read_safetensors(files[add_seq])
+    assert sorted(added) == ["0.post", "0.pre", "1.post", "1.pre", "3.post"], sorted(added)
+    assert int(add_args[3]["post"], 16) == tritontui.hash_tensor(added["3.post"])
 
     # Equal runs: every captured tensor holds the same bits.
     status, report, text = _values(tmp_path / "a.msgpack", tmp_path / "same.msgpack", kernel_seq)

@@ -33,15 +33,11 @@ pub struct Comparison {
     pub rank: Option<RankPlace>,
     /// The captured values of pairs of launches, compared once each when
     /// first shown, by launch seq in A and in B.
-    values: Mutex<FxHashMap<(u64, u64), CapturedValues>>,
+    values: Mutex<FxHashMap<(u64, u64), Option<CapturedValues>>>,
 }
 
 /// A pair of launches' captured values compared, or why they were not.
 pub type CapturedValues = Arc<Result<Vec<TensorValues>, String>>;
-
-/// The most bytes of captured values the UI compares itself (both runs
-/// together); more is left to `tritontui values`.
-const MAX_SHOWN_CAPTURE: u64 = 256 << 20;
 
 /// One rank of two runs of several ranks.
 #[derive(Debug, Clone)]
@@ -57,24 +53,14 @@ impl Comparison {
     /// when both runs captured them: computed the first time.
     pub fn captured_values(&self, seq_a: u64, seq_b: u64) -> Option<CapturedValues> {
         let b = self.b.as_ref()?;
-        let bytes = |t: &Trace, seq| t.captures.iter().find(|c| c.seq == seq).map(|c| c.bytes);
-        let size = bytes(&self.a, seq_a)? + bytes(b, seq_b)?;
         let mut cache = self.values.lock().ok()?;
-        let found = cache.entry((seq_a, seq_b)).or_insert_with(|| {
-            Arc::new(if size > MAX_SHOWN_CAPTURE {
-                Err(format!(
-                    "{} MB captured: compare with `tritontui values A B --launch {seq_a}`",
-                    size >> 20
-                ))
-            } else {
-                match crate::values::compare_captured(&self.a, b, seq_a, seq_b) {
-                    Some(Ok(values)) => Ok(values),
-                    Some(Err(e)) => Err(format!("{e:#}")),
-                    None => Err("not captured".into()),
-                }
-            })
-        });
-        Some(Arc::clone(found))
+        if let Some(found) = cache.get(&(seq_a, seq_b)) {
+            return found.clone();
+        }
+        let compared = crate::values::compare_captured(&self.a, b, seq_a, seq_b)
+            .map(|r| Arc::new(r.map_err(|e| format!("{e:#}"))));
+        cache.insert((seq_a, seq_b), compared.clone());
+        compared
     }
 
     /// Compares two traces.

@@ -115,17 +115,27 @@ pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<Valu
     })
 }
 
+/// The most bytes of captured values (both runs together) that a diff,
+/// a report or the UI compares by itself; `tritontui values` compares any.
+pub const MAX_COMPARED_ALONG: u64 = 256 << 20;
+
 /// The values of launch `seq_a` of `a` against launch `seq_b` of `b`,
-/// argument by argument; None when either was not captured.
+/// argument by argument, as a diff, a report or the UI shows them; None
+/// when either was not captured, an error when they are too large to
+/// compare along ([`MAX_COMPARED_ALONG`]) or cannot be read.
 pub fn compare_captured(
     a: &Trace,
     b: &Trace,
     seq_a: u64,
     seq_b: u64,
 ) -> Option<anyhow::Result<Vec<TensorValues>>> {
-    let was_captured = |t: &Trace, seq| t.captures.iter().any(|c| c.seq == seq);
-    if !was_captured(a, seq_a) || !was_captured(b, seq_b) {
-        return None;
+    let bytes = |t: &Trace, seq| t.captures.iter().find(|c| c.seq == seq).map(|c| c.bytes);
+    let size = bytes(a, seq_a)? + bytes(b, seq_b)?;
+    if size > MAX_COMPARED_ALONG {
+        return Some(Err(anyhow::anyhow!(
+            "{} MB captured: compare them with `tritontui values A B --launch {seq_a}`",
+            size >> 20
+        )));
     }
     let launch = a.launches.iter().find(|l| l.seq == seq_a)?;
     let kernel = a.kernel_of(launch);

@@ -121,13 +121,13 @@ class Capture:
         self.used += size
         with _active.inside_launch():
             pre = {f"{i}.pre": _copy(t) for i, t, code in tensors if code in "ix"}
-        return (kernel, tensors, pre)
+        return (kernel, len(values), tensors, pre)
 
     def after(self, taken: Any, seq: int, results: list[Any] | None) -> dict[str, Any]:
         """Copies the tensors after launch ``seq`` and queues the file;
         returns the trace's ``capture`` record."""
-        kernel, tensors, copies = taken
-        given = len(tensors) and tensors[-1][0] + 1
+        kernel, given, tensors, copies = taken
+        # An op's new results follow its arguments in the launch record.
         extra = [(given + j, v, "o") for j, v in enumerate(results or []) if _capturable(v)]
         with _active.inside_launch():
             for i, t, code in [*tensors, *extra]:

@@ -127,6 +127,9 @@ def _waited(original: Any) -> Any:
 def _record_completed(waited: Any) -> None:
     """Records the receive of ``waited`` and every other pending receive
     that has completed, in the order they were started."""
+    session = _active.active()
+    if session is None or _active.in_launch():
+        return  # torch's own wait: the program's comes later
     with _PENDING_LOCK:
         ready = [
             key
@@ -134,9 +137,6 @@ def _record_completed(waited: Any) -> None:
             if receive.work is waited or _completed(receive.work)
         ]
         receives = [_PENDING.pop(key) for key in ready]
-    session = _active.active()
-    if session is None or _active.in_launch():
-        return
     for receive in receives:
         try:
             _record(session, receive)

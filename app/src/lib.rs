@@ -17,6 +17,7 @@ pub mod html;
 pub mod producer;
 pub mod rank_diff;
 pub mod report;
+pub mod repro;
 pub mod signature;
 pub mod source_language;
 pub mod suspects;

@@ -148,6 +148,25 @@ def test_a_captured_launch_is_compared_value_by_value(run_program, tmp_path: Pat
             tmux.send("q")
             tmux.wait_for("EXIT=")
 
+    # A deterministic kernel, and an aten op with a scalar, reproduced alone:
+    # the same bits in every repetition and as recorded.
+    for seq in (kernel_seq, add_seq):
+        folder = tmp_path / f"repro{seq}"
+        run_ok(
+            [binary(), "repro", "a.msgpack", "--launch", str(seq), "-o", str(folder)],
+            tmp_path,
+            dict(os.environ),
+        )
+        script = [sys.executable, str(folder / "repro.py"), "--runs", "3"]
+        alone = subprocess.run(script, capture_output=True, text=True)
+        assert alone.returncode == 0, alone.stdout + alone.stderr
+        assert "1 distinct result; against run A: the same bits" in alone.stdout, alone.stdout
+    # A script recorded with another torch refuses to run.
+    launch_json = folder / "launch.json"
+    launch_json.write_text(launch_json.read_text().replace(torch.__version__, "0.0.1"))
+    refused = subprocess.run(script, capture_output=True, text=True)
+    assert refused.returncode == 2 and "recorded with torch 0.0.1" in refused.stderr, refused
+
     # A launch that was not captured is an error naming the trace.
     status, _, text = _values(tmp_path / "a.msgpack", tmp_path / "b.msgpack", mm_seq + 1000)
     assert status == 2 and "a.msgpack: no launch" in text, text

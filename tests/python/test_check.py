@@ -82,6 +82,23 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
         assert differ and all(m["worst"] and m["max_ulp"] > 0 for m in differ), written
     else:
         assert "did not show again" in escalated["note"], escalated
+    # The kernel alone, rerun from its captured inputs, is nondeterministic.
+    folder = tmp_path / "repro"
+    trace = escalated["traces"][0]
+    made = subprocess.run(
+        [binary(), "repro", trace, "--launch", str(first["a_index"]), "-o", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    alone = subprocess.run(
+        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
+    )
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "the kernel alone is nondeterministic" in alone.stdout, alone.stdout
     # The plain summary names it too, and what the values say.
     proc = check(tmp_path, inductor_cache, "scatter.py", "-n", RUNS)
     assert proc.returncode == 1 and first["kernel"] in proc.stdout, proc.stdout

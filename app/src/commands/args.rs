@@ -62,6 +62,11 @@ pub enum Command {
     ///
     /// Exit status: 0 the values are equal, 1 they differ, 2 error.
     Values(ValuesArgs),
+    /// Write a standalone reproducer of one captured launch: a Python
+    /// script and the launch's captured values, which re-run that kernel
+    /// alone K times on fresh copies of its inputs (C++ kernels and aten
+    /// ops). The script exits 1 when the kernel alone is nondeterministic.
+    Repro(ReproArgs),
     /// Write the comparison of two traces as one self-contained HTML page.
     Report(ReportArgs),
     /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
@@ -122,6 +127,26 @@ pub struct ValuesArgs {
     /// the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Flags of `tritontui repro`.
+#[derive(Debug, Args)]
+pub struct ReproArgs {
+    /// The trace.
+    pub trace: PathBuf,
+    /// The launch, by its number (captured with `record --capture N`).
+    #[arg(long, value_name = "N")]
+    pub launch: u64,
+    /// The folder to write the reproducer into.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Repetitions the script runs by default.
+    #[arg(long, default_value_t = crate::repro::DEFAULT_RUNS, value_name = "K")]
+    pub runs: u32,
+    /// Run B's trace: the script compares the outputs with its capture of
+    /// the aligned launch too.
+    #[arg(long, value_name = "TRACE_B")]
+    pub against: Option<PathBuf>,
 }
 
 /// Flags of `tritontui synth`.

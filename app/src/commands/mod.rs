@@ -12,7 +12,7 @@ use crate::{Analysis, Options, Report, attach};
 use anyhow::Context;
 use args::{
     AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RanksArgs, RecordArgs, ReportArgs,
-    ResumeArgs, SynthArgs, ValuesArgs,
+    ReproArgs, ResumeArgs, SynthArgs, ValuesArgs,
 };
 use clap::Parser;
 use std::ffi::OsString;
@@ -50,6 +50,7 @@ where
         Some(Command::Check(args)) => check(&args),
         Some(Command::Ranks(args)) => ranks(&args),
         Some(Command::Values(args)) => values(&args),
+        Some(Command::Repro(args)) => repro(&args).map(|()| SUCCESS),
         Some(Command::Report(args)) => report(&args).map(|()| SUCCESS),
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Resume(args)) => resume(&args).map(|()| SUCCESS),
@@ -165,6 +166,22 @@ fn ranks(args: &RanksArgs) -> anyhow::Result<ExitCode> {
     let check = crate::cross_rank::check(&args.run)?;
     let agree = check.agree();
     print_diff(&check, args.json, crate::cross_rank::summary, agree)
+}
+
+fn repro(args: &ReproArgs) -> anyhow::Result<()> {
+    let script = crate::repro::write(
+        &args.trace,
+        args.launch,
+        &args.output,
+        args.runs,
+        args.against.as_deref(),
+    )?;
+    eprintln!(
+        "tritontui: wrote {}; run it with `python {}` (exit 1: the kernel alone is nondeterministic)",
+        args.output.display(),
+        script.display()
+    );
+    Ok(())
 }
 
 fn values(args: &ValuesArgs) -> anyhow::Result<ExitCode> {

@@ -75,26 +75,12 @@ pub struct TensorValues {
 pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<ValuesReport> {
     let a = Trace::open(a_path).with_context(|| a_path.display().to_string())?;
     let b = Trace::open(b_path).with_context(|| b_path.display().to_string())?;
+    let b_seq = aligned(&a, &b, launch)?;
     let ia = a
         .launches
         .iter()
         .position(|l| l.seq == launch)
         .with_context(|| format!("{}: no launch {launch}", a_path.display()))?;
-    let analysis = Analysis::run(&a, &b, Options::default());
-    let ib = analysis
-        .alignment
-        .rows
-        .iter()
-        .find(|row| row.a() == Some(ia as u32))
-        .and_then(|row| row.b())
-        .with_context(|| {
-            format!(
-                "{}: launch {launch} has no counterpart in {}",
-                a_path.display(),
-                b_path.display()
-            )
-        })?;
-    let b_seq = b.launches[ib as usize].seq;
     let (a_file, a_values) = captured(&a, launch)?;
     let (b_file, b_values) = captured(&b, b_seq)?;
     let kernel = a.kernel_of(&a.launches[ia]);
@@ -118,6 +104,30 @@ pub fn compare(a_path: &Path, b_path: &Path, launch: u64) -> anyhow::Result<Valu
 /// The most bytes of captured values (both runs together) that a diff,
 /// a report or the UI compares by itself; `tritontui values` compares any.
 pub const MAX_COMPARED_ALONG: u64 = 256 << 20;
+
+/// The launch of `b` aligned with launch `seq` of `a`, by its `seq`.
+pub fn aligned(a: &Trace, b: &Trace, seq: u64) -> anyhow::Result<u64> {
+    let ia = a
+        .launches
+        .iter()
+        .position(|l| l.seq == seq)
+        .with_context(|| format!("{}: no launch {seq}", a.path.display()))?;
+    let analysis = Analysis::run(a, b, Options::default());
+    let ib = analysis
+        .alignment
+        .rows
+        .iter()
+        .find(|row| row.a() == Some(ia as u32))
+        .and_then(|row| row.b())
+        .with_context(|| {
+            format!(
+                "{}: launch {seq} has no counterpart in {}",
+                a.path.display(),
+                b.path.display()
+            )
+        })?;
+    Ok(b.launches[ib as usize].seq)
+}
 
 /// The values of launch `seq_a` of `a` against launch `seq_b` of `b`,
 /// argument by argument, as a diff, a report or the UI shows them; None

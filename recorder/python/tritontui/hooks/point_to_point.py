@@ -118,7 +118,12 @@ def _waited(original: Any) -> Any:
     def wait(work: Any, *args: Any, **kwargs: Any) -> Any:
         done = original(work, *args, **kwargs)
         if _PENDING:
-            _record_completed(work)
+            try:
+                _record_completed(work)
+            except Exception as e:  # never the program's error
+                session = _active.active()
+                if session is not None:
+                    session.fail(e)
         return done
 
     return wait

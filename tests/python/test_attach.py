@@ -94,8 +94,8 @@ def test_the_tui_hands_the_terminal_to_gdb_and_gets_it_back(paused: Paused) -> N
         assert "attach a debugger" in back and "paused before #1" in back, back
         # An Escape followed at once by q reads as Alt+q to the terminal:
         # q goes only once the list of processes is closed. An Escape
-        # right after the terminal comes back is at times lost (seen once
-        # in 20 runs): a user presses it again, and so does this test.
+        # right after the terminal comes back was once lost (in a
+        # fresh-clone run): a user presses it again, and so does this test.
         for _ in range(3):
             tmux.send("Escape")
             try:

@@ -207,20 +207,25 @@ pub struct Analysis {
     pub verdict: Verdict,
 }
 
+/// The program launches of runs `a` and `b` aligned, without comparing
+/// them (what finding one launch's counterpart needs).
+pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
+    let a_launches = program_launches(a);
+    let b_launches = program_launches(b);
+    let (a_keys, b_keys) = alignment_keys(a, &a_launches, b, &b_launches);
+    align(
+        &a_keys,
+        &a_launches,
+        &b_keys,
+        &b_launches,
+        options.align_deadline,
+    )
+}
+
 impl Analysis {
     /// Compares run `a` with run `b`.
     pub fn run(a: &Trace, b: &Trace, options: Options) -> Analysis {
-        let a_launches = program_launches(a);
-        let b_launches = program_launches(b);
-        let (a_keys, b_keys) = alignment_keys(a, &a_launches, b, &b_launches);
-        let alignment = align(
-            &a_keys,
-            &a_launches,
-            &b_keys,
-            &b_launches,
-            options.align_deadline,
-        );
-        drop((a_keys, b_keys));
+        let alignment = align_runs(a, b, options);
         let (statuses, mut divergences) = classify_rows(a, b, &alignment);
         let flows = explain_inputs(a, b, &alignment, &statuses, &mut divergences);
         find_roots(&mut divergences);
@@ -232,11 +237,15 @@ impl Analysis {
         } else {
             Verdict::Benign
         };
+        let launches = (
+            alignment.rows.iter().filter(|r| r.a().is_some()).count(),
+            alignment.rows.iter().filter(|r| r.b().is_some()).count(),
+        );
         Analysis {
             alignment,
             statuses,
             divergences,
-            launches: (a_launches.len(), b_launches.len()),
+            launches,
             verdict,
         }
     }

@@ -5,7 +5,7 @@
 use crate::compare::access_of;
 use serde_json::{Value, json};
 use std::io::{self, Write};
-use tritontui_trace::{Access, ArgRef, Scalar, Trace};
+use tritontui_trace::{ArgRef, Scalar, Trace};
 
 fn hex(v: u64) -> String {
     format!("0x{v:016x}")
@@ -19,14 +19,6 @@ fn scalar(v: &Scalar) -> Value {
         Scalar::UInt(u) => json!(u),
         Scalar::Float(f) => json!(f),
         Scalar::Str(s) => json!(s),
-    }
-}
-
-fn access(a: Access) -> &'static str {
-    match a {
-        Access::In => "in",
-        Access::Out => "out",
-        Access::Inout => "inout",
     }
 }
 
@@ -57,7 +49,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         let source = trace.source_of(k).map(|s| s.path.clone());
         line(json!({
             "type": "kernel", "index": i, "name": k.name, "backend": k.backend, "source": source,
-            "args": k.args.iter().map(|a| json!({"name": a.name, "type": a.ty, "access": access(a.access)})).collect::<Vec<_>>(),
+            "args": k.args.iter().map(|a| json!({"name": a.name, "type": a.ty, "access": a.access.as_str()})).collect::<Vec<_>>(),
             "meta": k.meta.iter().map(|(key, v)| (key.clone(), scalar(v))).collect::<serde_json::Map<_, _>>(),
             "config": k.config.iter().map(|(key, v)| (key.clone(), scalar(v))).collect::<serde_json::Map<_, _>>(),
         }))?;
@@ -77,7 +69,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             .enumerate()
             .map(|(i, arg)| {
                 let name = kernel.arg_name(i);
-                let io = access(access_of(kernel, i));
+                let io = access_of(kernel, i).as_str();
                 match arg {
                     ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
                     ArgRef::Tensor(t) => json!({

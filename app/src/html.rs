@@ -17,7 +17,7 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::ThemeSet;
 use syntect::html::{IncludeBackground, styled_line_to_highlighted_html};
 use syntect::parsing::SyntaxSet;
-use tritontui_trace::{Access, ArgRef, Launch, Trace};
+use tritontui_trace::{ArgRef, Launch, Trace};
 
 /// Equal launches in a row that stay on show; longer runs are folded.
 const SHOWN_EQUAL: usize = 3;
@@ -222,11 +222,7 @@ fn arguments(page: &mut String, a: &Trace, la: &Launch, b: &Trace, lb: &Launch, 
     );
     for (i, (x, y)) in a.args_of(la).zip(b.args_of(lb)).enumerate() {
         let name = kernel.arg_name(i);
-        let access = kernel.args.get(i).map_or("", |arg| match arg.access {
-            Access::In => "in",
-            Access::Out => "out",
-            Access::Inout => "inout",
-        });
+        let access = kernel.args.get(i).map_or("", |arg| arg.access.as_str());
         let named = if differ.contains(&name) {
             format!("<b>{}</b>", escape(&name))
         } else {

@@ -187,7 +187,21 @@ impl Report {
     /// Builds the report, listing at most `limit` divergences in `divergences`.
     pub fn new(a: &Trace, b: &Trace, analysis: &Analysis, limit: usize) -> Report {
         let runs = TracePair { a, b };
-        let entry = |i: usize| divergence_report(runs, analysis, i);
+        // A divergence may be listed thrice (first, root cause, in order):
+        // those of the first and the listed ones, at most `limit` + 1, are
+        // made once (their words, their captured values read).
+        let listed = analysis.divergences.len().min(limit);
+        let first = analysis.first_index();
+        let made = std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+        let entry = |i: usize| {
+            if i >= listed && Some(i) != first {
+                return divergence_report(runs, analysis, i);
+            }
+            made.borrow_mut()
+                .entry(i)
+                .or_insert_with(|| divergence_report(runs, analysis, i))
+                .clone()
+        };
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
@@ -209,7 +223,7 @@ impl Report {
             } else {
                 "approximate"
             },
-            first_divergence: analysis.first_index().map(entry),
+            first_divergence: first.map(entry),
             root_causes: analysis
                 .root_causes_by_impact()
                 .into_iter()

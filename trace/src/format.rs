@@ -347,6 +347,15 @@ pub enum Access {
 }
 
 impl Access {
+    /// Its name in the trace and in reports: `in`, `out`, `inout`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::In => "in",
+            Access::Out => "out",
+            Access::Inout => "inout",
+        }
+    }
+
     /// The kernel reads the argument's value before the launch.
     pub fn reads(self) -> bool {
         self != Access::Out

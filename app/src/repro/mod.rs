@@ -60,11 +60,7 @@ pub fn write(
         let (name, ty) = def.map_or((format!("arg{i}"), String::new()), |d| {
             (d.name.clone(), d.ty.clone())
         });
-        let access = def.map_or("in", |d| match d.access {
-            tritontui_trace::Access::In => "in",
-            tritontui_trace::Access::Out => "out",
-            tritontui_trace::Access::Inout => "inout",
-        });
+        let access = def.map_or("in", |d| d.access.as_str());
         args.push(match arg {
             ArgRef::Tensor(t) => json!({
                 "name": name, "type": ty, "access": access,

@@ -6,7 +6,7 @@
 mod metrics;
 mod safetensors;
 
-use crate::analysis::{Analysis, Options};
+use crate::analysis::{Options, align_runs};
 use anyhow::{Context, bail};
 pub use metrics::{HeatMap, Metrics, Worst};
 use serde::Serialize;
@@ -112,9 +112,7 @@ pub fn aligned(a: &Trace, b: &Trace, seq: u64) -> anyhow::Result<u64> {
         .iter()
         .position(|l| l.seq == seq)
         .with_context(|| format!("{}: no launch {seq}", a.path.display()))?;
-    let analysis = Analysis::run(a, b, Options::default());
-    let ib = analysis
-        .alignment
+    let ib = align_runs(a, b, Options::default())
         .rows
         .iter()
         .find(|row| row.a() == Some(ia as u32))

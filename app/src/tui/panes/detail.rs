@@ -15,7 +15,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use std::collections::BTreeMap;
-use tritontui_trace::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
+use tritontui_trace::{ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// One side of a row: its trace and launch.
 type Side<'t> = Option<(&'t Trace, &'t Launch)>;
@@ -368,11 +368,7 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
         .enumerate()
         .map(|(i, arg)| {
             let access = access_of(kernel, i);
-            let io = match access {
-                Access::In => "in",
-                Access::Out => "out",
-                Access::Inout => "inout",
-            };
+            let io = access.as_str();
             let mut view = ArgView {
                 name: kernel.arg_name(i),
                 io,

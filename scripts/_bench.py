@@ -3,11 +3,12 @@ beside the unrecorded program, and the statistics of their ratios."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import statistics
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import tritontui
 
@@ -39,9 +40,28 @@ def take_turns(
                 if options is None:
                     times[label].append(measure())
                     continue
-                with tritontui.record(path, **options):
+                with recording(path, options):
                     times[label].append(measure())
     return times
+
+
+@contextlib.contextmanager
+def recording(path: str, options: dict) -> Iterator[None]:
+    """``tritontui.record(path, **options)``, with the environment
+    variables in ``options["env"]`` (if any) set while it starts."""
+    options = dict(options)
+    env = options.pop("env", {})
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        with tritontui.record(path, **options):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def paired_ratios(times: dict[str, list[float]], base: str) -> dict[str, list[float]]:

@@ -5,7 +5,8 @@
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
    forward and backward, in bf16 then fp32: step time unrecorded, recorded
    with the default options (aten ops recorded; exact hashes before and
-   after every launch, or metadata only) and with aten ops off (taking
+   after every launch, or metadata only; and with device hashes enqueued
+   launch by launch instead of deferred) and with aten ops off (taking
    turns for ROUNDS rounds; each recorded mode's ratio is the median of its
    per-round ratios to the unrecorded step measured beside it), with the
    time added per recorded launch and per hash, and under DebugMode with
@@ -29,7 +30,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 import tritontui
-from _bench import paired_ratios, summary, take_turns
+from _bench import paired_ratios, recording, summary, take_turns
 from tritontui import _native
 
 # Turns each recording mode takes in the transformer benchmark: enough
@@ -169,12 +170,14 @@ def compiled_step(dtype: torch.dtype) -> Callable[[], None]:
 MODES = {
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "defaults (exact hashes in+out)": {},
+    "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},
     "aten=False, metadata only": {"aten": False, "hash": "none"},
     "aten=False, exact hashes in+out": {"aten": False},
 }
 # Each hashing mode beside the same options with metadata only.
 METADATA_ONLY = {
     "defaults (exact hashes in+out)": "defaults, metadata only (hash='none')",
+    "defaults, hashes launch by launch": "defaults, metadata only (hash='none')",
     "aten=False, exact hashes in+out": "aten=False, metadata only",
 }
 
@@ -182,16 +185,18 @@ METADATA_ONLY = {
 def transformer(dtype: torch.dtype) -> None:
     step = compiled_step(dtype)
     times = take_turns({"unrecorded": None, **MODES}, lambda: cuda_time(step, 10), ROUNDS)
-    counts: dict[str, tuple[int, int, int, int]] = {}
+    counts: dict[str, tuple[int, int, int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
         for label, options in MODES.items():
-            with tritontui.record(path, **options):
+            with recording(path, options):
+                tables = _native.hash_table_launches()
                 step()
+                tables = _native.hash_table_launches() - tables
             torch.cuda.synchronize()
             records = dumped(path)
             launches = sum(1 for r in records if r["type"] == "launch")
-            counts[label] = (launches, *hash_counts(records))
+            counts[label] = (launches, *hash_counts(records), tables)
     from torch.utils._debug_mode import DebugMode
 
     debug = []
@@ -207,11 +212,12 @@ def transformer(dtype: torch.dtype) -> None:
     print(
         f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9}"
         f" {'us/launch':>10} {'hashes':>7} {'GB':>6} {'us/hash':>8} {'inherited':>9}"
+        f" {'tables':>6}"
     )
     ratios = paired_ratios(times, "unrecorded")
     medians = {label: statistics.median(seen) for label, seen in times.items()}
     for label in MODES:
-        launches, hashes, hashed, inherited = counts[label]
+        launches, hashes, hashed, inherited, tables = counts[label]
         per_launch = (medians[label] - plain) / launches * 1e6
         # What hashing adds to the same mode's metadata-only step, per hash.
         meta = METADATA_ONLY.get(label)
@@ -221,7 +227,7 @@ def transformer(dtype: torch.dtype) -> None:
         print(
             f"  {label:40} {medians[label] * 1e3:8.2f} {summary(ratios[label])}"
             f" {launches:9d} {per_launch:10.2f} {hashes:7d}"
-            f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d}"
+            f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d} {tables:6d}"
         )
     for label, seconds in debug:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
@@ -229,7 +235,8 @@ def transformer(dtype: torch.dtype) -> None:
         f"  (recorded rows: the median of {ROUNDS} per-round ratios to the unrecorded step,"
         " with a 95% interval of that median; us/launch: time added per recorded launch;"
         " us/hash: time hashing adds to the same mode's metadata-only step, per hash;"
-        " inherited: hashes before a launch taken from the data flow, not computed)"
+        " inherited: hashes before a launch taken from the data flow, not computed;"
+        " tables: hash table launches per step)"
     )
 
 

@@ -25,7 +25,7 @@ use cudarc::driver::sys;
 use layout::{Dims, Layout, coalesce, dims, reading};
 use smallvec::SmallVec;
 use std::ffi::{CString, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use tritontui_trace::hash::{LEN_MUL, fmix64};
 
@@ -286,6 +286,9 @@ pub struct Batch {
     /// The raw `CUstream`, kept as an integer.
     stream: u64,
     range: usize,
+    /// The whole ring's result pointers: a hash's slot is its index in the
+    /// ring, so that one table launch may hash for several batches.
+    ring: Results,
     /// This batch's range of the host-mapped results.
     host: *mut u64,
     returned: Arc<Returned>,
@@ -293,6 +296,8 @@ pub struct Batch {
     finished: bool,
     /// Whether a kernel was enqueued (it writes into the range).
     dispatched: bool,
+    /// This batch's range of result pointers (for summaries, whose slots
+    /// count from it).
     results: Results,
     entries: SmallVec<[Entry; TABLE_ITEMS]>,
     /// Hashes gathered for the next [`Batch::dispatch`].
@@ -413,6 +418,7 @@ impl Batch {
             returned: Arc::clone(&device.returned),
             finished: false,
             dispatched: false,
+            ring: device.results(0),
             results: device.results(range),
             entries: SmallVec::new(),
             table: SmallVec::new(),
@@ -468,7 +474,7 @@ impl Batch {
             element_stride: reading.element_stride,
             layout: reading.layout,
             ndim: reading.ndim,
-            slot: slot as u32,
+            slot: (self.range * BATCH + slot) as u32,
             first_block: 0,
             blocks: self.blocks(work),
             run: reading.run,
@@ -487,22 +493,26 @@ impl Batch {
         if self.table.is_empty() {
             return Ok(());
         }
-        let mut table = Table {
-            results: self.results,
-            count: self.table.len() as u32,
-            items: [self.table[0]; TABLE_ITEMS],
-        };
-        let mut first = 0u32;
-        for (i, item) in self.table.drain(..).enumerate() {
-            table.items[i] = Item {
-                first_block: first,
-                ..item
-            };
-            first += item.blocks;
-        }
-        let params = [&mut table as *mut Table as *mut c_void];
+        self.dispatched = true;
+        let items = std::mem::take(&mut self.table);
         // SAFETY: every item was handed in under `hash`'s contract.
-        unsafe { self.launch(self.kernels.table, first, params) }
+        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }
+    }
+
+    /// Hands the hashes added since the last dispatch to `gathered`, to be
+    /// enqueued with others; false (nothing handed) when `gathered` is for
+    /// another stream. The batch's results then arrive once `gathered` is
+    /// enqueued: [`Batch::finish`] must come after [`Gathered::enqueue`].
+    pub fn hand_to(&mut self, gathered: &mut Gathered) -> bool {
+        if gathered.stream != self.stream || gathered.kernels.ctx != self.kernels.ctx {
+            return false;
+        }
+        if !self.table.is_empty() {
+            // Its range will be written, whatever becomes of this batch.
+            self.dispatched = true;
+            gathered.items.extend(self.table.drain(..));
+        }
+        true
     }
 
     /// Blocks for `work` blocks' worth of data: at least one, at most the
@@ -554,22 +564,11 @@ impl Batch {
         &mut self,
         function: sys::CUfunction,
         blocks: u32,
-        mut params: [*mut c_void; N],
+        params: [*mut c_void; N],
     ) -> Result<()> {
         self.dispatched = true;
-        // SAFETY: the parameters point at locals of the caller, which the
-        // driver copies before this returns.
-        unsafe {
-            result::launch_kernel(
-                function,
-                (blocks, 1, 1),
-                (THREADS, 1, 1),
-                0,
-                self.stream as sys::CUstream,
-                &mut params,
-            )?
-        };
-        Ok(())
+        // SAFETY: the parameters point at locals of the caller.
+        unsafe { launch_kernel(function, self.stream, blocks, params) }
     }
 
     /// Dispatches what is left and records the event the results wait for.
@@ -597,6 +596,114 @@ impl Drop for Batch {
         if !self.finished && !self.dispatched {
             self.returned.release_range(self.range);
         }
+    }
+}
+
+/// Hash table launches enqueued by this process (for benchmarks and tests).
+pub static TABLE_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+
+/// Launches `tthash_table` on `stream` for `items` (slots counted from
+/// `ring`), [`TABLE_ITEMS`] at a time.
+///
+/// # Safety
+/// Every item must have been made by [`Batch::hash`] on this device.
+unsafe fn enqueue_table(
+    kernels: &Kernels,
+    stream: u64,
+    ring: Results,
+    items: &[Item],
+) -> Result<()> {
+    for chunk in items.chunks(TABLE_ITEMS) {
+        TABLE_LAUNCHES.fetch_add(1, Ordering::Relaxed);
+        let mut table = Table {
+            results: ring,
+            count: chunk.len() as u32,
+            items: [chunk[0]; TABLE_ITEMS],
+        };
+        let mut first = 0u32;
+        for (i, item) in chunk.iter().enumerate() {
+            table.items[i] = Item {
+                first_block: first,
+                ..*item
+            };
+            first += item.blocks;
+        }
+        let params = [&mut table as *mut Table as *mut c_void];
+        // SAFETY: the table lives until the driver has copied it.
+        unsafe { launch_kernel(kernels.table, stream, first, params)? };
+    }
+    Ok(())
+}
+
+/// Launches `function` on `stream` with `THREADS` threads per block.
+///
+/// # Safety
+/// `params` must point at the kernel's parameters, alive for the call.
+unsafe fn launch_kernel<const N: usize>(
+    function: sys::CUfunction,
+    stream: u64,
+    blocks: u32,
+    mut params: [*mut c_void; N],
+) -> Result<()> {
+    // SAFETY: the driver copies the parameters before this returns.
+    unsafe {
+        result::launch_kernel(
+            function,
+            (blocks, 1, 1),
+            (THREADS, 1, 1),
+            0,
+            stream as sys::CUstream,
+            &mut params,
+        )?
+    };
+    Ok(())
+}
+
+/// Hashes handed over by several batches on one stream ([`Batch::hand_to`]),
+/// enqueued together as few table launches: each hash's result still
+/// lands in its own batch's range.
+pub struct Gathered {
+    kernels: Kernels,
+    stream: u64,
+    ring: Results,
+    items: Vec<Item>,
+}
+
+// SAFETY: as for `Batch`: its handles are process-wide driver objects, and
+// a shared `&Gathered` allows nothing but reading them.
+unsafe impl Send for Gathered {}
+unsafe impl Sync for Gathered {}
+
+impl Gathered {
+    /// Nothing gathered yet, for `batch`'s stream.
+    pub fn for_stream_of(batch: &Batch) -> Gathered {
+        Gathered {
+            kernels: batch.kernels,
+            stream: batch.stream,
+            ring: batch.ring,
+            items: Vec::new(),
+        }
+    }
+
+    /// Hashes gathered and not enqueued yet.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing waits to be enqueued.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Enqueues everything gathered, in launches of up to [`TABLE_ITEMS`].
+    pub fn enqueue(&mut self) -> Result<()> {
+        let items = std::mem::take(&mut self.items);
+        if items.is_empty() {
+            return Ok(());
+        }
+        make_current(self.kernels.ctx)?;
+        // SAFETY: every item was made by `Batch::hash` on this device.
+        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }
     }
 }
 

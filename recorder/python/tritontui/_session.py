@@ -187,6 +187,9 @@ class Session:
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
         self.file.inherit_hashes = inherits
+        # Where hashes are inherited, device hashes may wait for the next
+        # launch's table (TRITONTUI_DEFER_HASHES=0: launch by launch).
+        self.file.defer_hashes = inherits and os.environ.get("TRITONTUI_DEFER_HASHES") != "0"
         self.device_hashing = _tensors.gpu_hashing()
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
@@ -419,6 +422,9 @@ class Session:
         """The graph call whose inputs were recorded last returned."""
         if self.file is not None:
             self.file.graph_call_end()
+            error = self.file.take_device_error()
+            if error:
+                self.gpu_failed(error)
 
     def gpu_failed(self, error: str) -> None:
         """Hashes CUDA tensors on the host from now on, saying why once."""

@@ -227,13 +227,13 @@ impl Described {
             capture: None,
         };
         described.add(py, tables, values, access, hash_pre)?;
-        described.dispatch();
         Ok(described)
     }
 
     /// Enqueues the device hashes gathered so far (those before the launch
-    /// must run before it).
-    fn dispatch(&mut self) {
+    /// must run before it): the caller's next step after [`Described::new`],
+    /// unless it hands them on (`DeferredHashes`).
+    pub fn dispatch(&mut self) {
         #[cfg(feature = "cuda")]
         if let Some(batch) = self.work.batch.as_mut()
             && let Err(e) = batch.dispatch()
@@ -513,6 +513,101 @@ impl Described {
             Value::Ticket(index) => self.fills.push(Fill { arg, slot, index }),
             Value::Missing => {}
         }
+    }
+}
+
+/// Which device views of a launch [`Described::device_spans`] gives.
+#[cfg(feature = "cuda")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Views {
+    /// Those hashed before the launch.
+    HashedBefore,
+    /// Those hashed after it (every view but an allocation).
+    HashedAfter,
+    /// Those the launch writes.
+    Written,
+}
+
+/// The bytes of one device view: `[start, end)` on `device`.
+#[cfg(feature = "cuda")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub device: i32,
+    pub start: u64,
+    pub end: u64,
+}
+
+#[cfg(feature = "cuda")]
+impl Span {
+    /// Whether the two spans share a byte.
+    pub fn overlaps(&self, other: &Span) -> bool {
+        self.device == other.device && self.start < other.end && other.start < self.end
+    }
+}
+
+/// What deferring a launch's device hashes needs of it (`DeferredHashes`).
+#[cfg(feature = "cuda")]
+impl Described {
+    /// The device batch, unless there is none or the device failed.
+    pub fn batch_mut(&mut self) -> Option<&mut crate::gpu::Batch> {
+        if self.work.error.is_some() {
+            return None;
+        }
+        self.work.batch.as_mut()
+    }
+
+    /// Whether device hashes were asked of this launch (a batch begun, or
+    /// failed to).
+    pub fn has_device_work(&self) -> bool {
+        self.work.batch.is_some() || self.work.error.is_some()
+    }
+
+    /// The device batch, taken to be finished later; None when the device
+    /// failed (the batch is then dropped, and its results with it).
+    pub fn take_batch(&mut self) -> Option<crate::gpu::Batch> {
+        let batch = self.work.batch.take();
+        if self.work.error.is_some() {
+            return None;
+        }
+        batch
+    }
+
+    /// New references to the launch's tensors: held while their hashes
+    /// wait, so that their memory cannot be freed and reused (by anything,
+    /// recorded or not) before the hashes read it.
+    pub fn tensors_kept(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
+        self.tensors
+            .iter()
+            .map(|view| view.tensor.clone_ref(py))
+            .collect()
+    }
+
+    /// Marks the device work failed: its results are not trusted.
+    pub fn device_failed(&mut self, error: String) {
+        self.work.error.get_or_insert(error);
+    }
+
+    /// The byte spans of the device views `which` picks.
+    pub fn device_spans(&self, which: Views) -> impl Iterator<Item = Span> + '_ {
+        self.tensors
+            .iter()
+            .filter(move |view| {
+                view.device >= 0
+                    && match which {
+                        Views::HashedBefore => view.hashed_before,
+                        Views::HashedAfter => view.hashable && view.access != Access::Allocated,
+                        Views::Written => matches!(view.access, Access::Out | Access::InOut),
+                    }
+            })
+            .map(|view| {
+                let stride: smallvec::SmallVec<[i64; 6]> =
+                    view.stride.iter().map(|&s| s as i64).collect();
+                Span {
+                    device: view.device,
+                    start: view.ptr,
+                    end: view.ptr + LayoutDef::span_of(&view.shape, &stride, view.itemsize as u32),
+                }
+            })
     }
 }
 

@@ -150,3 +150,16 @@ pub(super) fn gpu_supported() -> bool {
     #[cfg(not(feature = "cuda"))]
     false
 }
+
+/// Hash table launches this process has enqueued on its GPUs (0 without
+/// CUDA support): what `TRITONTUI_DEFER_HASHES` saves, for benchmarks
+/// and tests.
+#[pyfunction]
+pub(super) fn hash_table_launches() -> u64 {
+    #[cfg(feature = "cuda")]
+    {
+        crate::gpu::TABLE_LAUNCHES.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "cuda"))]
+    0
+}

@@ -8,6 +8,8 @@ mod aten_hook;
 mod call_scope;
 mod capabilities;
 mod command;
+#[cfg(feature = "cuda")]
+mod deferred_hashes;
 mod describe;
 mod gpu_batch;
 mod guard;
@@ -46,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::enter_launch, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::leave_launch, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;

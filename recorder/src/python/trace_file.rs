@@ -26,6 +26,14 @@ pub(crate) struct TraceFile {
     start: Instant,
     /// The graph calls in progress and the views their launches touched.
     scope: CallScope,
+    /// Whether device hashes may be deferred inside a graph call where
+    /// they are inherited (`deferred_hashes`).
+    defer_hashes: bool,
+    #[cfg(feature = "cuda")]
+    deferred: super::deferred_hashes::DeferredHashes,
+    /// A device failure met while enqueuing deferred hashes outside any
+    /// launch, for the session to hear of (`take_device_error`).
+    device_error: Option<String>,
 }
 
 impl TraceFile {
@@ -36,8 +44,16 @@ impl TraceFile {
     }
 
     /// Queues a record (a launch or a graph call, whose arguments
-    /// `described` read) now, or once its device results are in.
+    /// `described` read) now, or once its device results are in; deferred
+    /// hashes and the records waiting for them go first.
     fn queue(&mut self, record: Record, described: &mut Described) -> PyResult<()> {
+        #[cfg(feature = "cuda")]
+        if let Some(writer) = self.writer.as_ref() {
+            let error = self.deferred.enqueue(writer).map_err(io_error)?;
+            if let Some(error) = error {
+                described.device_failed(error);
+            }
+        }
         let fills = std::mem::take(&mut described.fills);
         let pending = described.take_pending();
         let writer = self.writer()?;
@@ -46,6 +62,24 @@ impl TraceFile {
             _ => writer.record(record),
         }
         .map_err(io_error)
+    }
+
+    /// Enqueues the deferred hashes and queues the records waiting for
+    /// them, keeping a device failure for the session.
+    fn release_deferred(&mut self) -> PyResult<()> {
+        #[cfg(feature = "cuda")]
+        if let Some(writer) = self.writer.as_ref()
+            && let Some(error) = self.deferred.enqueue(writer).map_err(io_error)?
+        {
+            self.device_error.get_or_insert(error);
+        }
+        Ok(())
+    }
+
+    /// Whether a launch on this thread may defer its device hashes now.
+    #[cfg(feature = "cuda")]
+    fn deferring(&self) -> bool {
+        self.defer_hashes && self.scope.inheritable(thread_id()).is_some()
     }
 
     /// The writer and the dtype table, borrowed together (with the views
@@ -70,7 +104,8 @@ impl TraceFile {
 
 impl Drop for TraceFile {
     /// Without [`TraceFile::close`] (a session never stopped), the trace
-    /// keeps what was sent and has no end record. The watcher goes first:
+    /// keeps what was sent and has no end record (records waiting for
+    /// deferred hashes are lost with them). The watcher goes first:
     /// it holds a sink into the writer's queue, which the writer thread
     /// drains until every sender is gone.
     fn drop(&mut self) {
@@ -102,6 +137,10 @@ impl TraceFile {
                 next_seq: 0,
                 start,
                 scope: CallScope::new(),
+                defer_hashes: false,
+                #[cfg(feature = "cuda")]
+                deferred: Default::default(),
+                device_error: None,
             })
         })
     }
@@ -146,7 +185,21 @@ impl TraceFile {
     ) -> PyResult<Described> {
         guard(|| {
             let tables = self.tables(inherit)?;
-            Described::new(py, tables, values, access, hash_pre, device_hashing, stream)
+            let mut described =
+                Described::new(py, tables, values, access, hash_pre, device_hashing, stream)?;
+            #[cfg(feature = "cuda")]
+            {
+                let deferring = self.deferring();
+                let writer = self.writer.as_ref();
+                if let Some(writer) = writer {
+                    self.deferred
+                        .before_launch(&mut described, deferring, writer)
+                        .map_err(io_error)?;
+                }
+            }
+            #[cfg(not(feature = "cuda"))]
+            described.dispatch();
+            Ok(described)
         })
     }
 
@@ -194,7 +247,24 @@ impl TraceFile {
                 autotune: false,
                 args: std::mem::take(&mut described.args),
             };
-            self.queue(Record::Launch(launch), described)?;
+            #[cfg(not(feature = "cuda"))]
+            let record = Some(Record::Launch(launch));
+            #[cfg(feature = "cuda")]
+            let record = {
+                let record = Record::Launch(launch);
+                let deferring = self.deferring();
+                let writer = self.writer.as_ref();
+                match writer {
+                    Some(writer) => self
+                        .deferred
+                        .after_launch(py, record, described, deferring, writer)
+                        .map_err(io_error)?,
+                    None => Some(record),
+                }
+            };
+            if let Some(record) = record {
+                self.queue(record, described)?;
+            }
             Ok(seq)
         })
     }
@@ -214,6 +284,7 @@ impl TraceFile {
         guard(|| {
             let record: Record = serde_json::from_str(record_json)
                 .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
+            self.release_deferred()?;
             self.writer()?.record(record).map_err(io_error)
         })
     }
@@ -257,9 +328,27 @@ impl TraceFile {
     }
 
     /// The graph call whose inputs were queued last on this thread
-    /// returned.
-    fn graph_call_end(&mut self) {
-        self.scope.end();
+    /// returned: deferred hashes are enqueued (nothing says what runs
+    /// next).
+    fn graph_call_end(&mut self) -> PyResult<()> {
+        guard(|| {
+            self.release_deferred()?;
+            self.scope.end();
+            Ok(())
+        })
+    }
+
+    /// Whether device hashes inside a graph call are deferred, where
+    /// they are inherited (`deferred_hashes`).
+    #[setter]
+    fn set_defer_hashes(&mut self, enabled: bool) {
+        self.defer_hashes = enabled;
+    }
+
+    /// A device failure met while enqueuing deferred hashes between
+    /// launches, once.
+    fn take_device_error(&mut self) -> Option<String> {
+        self.device_error.take()
     }
 
     /// Whether a launch inside a graph call may take its hashes before
@@ -284,7 +373,8 @@ impl TraceFile {
     }
 
     /// Waits until everything queued so far is in the file.
-    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
+        guard(|| self.release_deferred())?;
         let writer = self
             .writer
             .as_ref()
@@ -299,6 +389,7 @@ impl TraceFile {
 
     /// Writes the end record and waits until everything is in the file.
     fn close(&mut self, py: Python<'_>, ts: u64, reason: &str) -> PyResult<()> {
+        guard(|| self.release_deferred())?;
         let Some(mut writer) = self.writer.take() else {
             return Ok(());
         };

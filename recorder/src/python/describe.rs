@@ -72,6 +72,14 @@ struct TensorView {
     offset: u64,
 }
 
+impl TensorView {
+    /// The bytes the view spans from its first element.
+    fn span(&self) -> u64 {
+        let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
+        LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32)
+    }
+}
+
 /// A dtype's trace name and element size, looked up once per dtype object.
 #[derive(Default)]
 pub struct Dtypes {
@@ -322,11 +330,9 @@ impl Described {
                 let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
                     return None;
                 };
-                let stride: smallvec::SmallVec<[i64; 6]> =
-                    view.stride.iter().map(|&s| s as i64).collect();
                 Some(Touched {
                     ptr: view.ptr,
-                    span: LayoutDef::span_of(&view.shape, &stride, view.itemsize as u32),
+                    span: view.span(),
                     layout: arg.layout,
                     allocated: view.access == Access::Allocated,
                     value: hashed(view),
@@ -599,14 +605,10 @@ impl Described {
                         Views::Written => matches!(view.access, Access::Out | Access::InOut),
                     }
             })
-            .map(|view| {
-                let stride: smallvec::SmallVec<[i64; 6]> =
-                    view.stride.iter().map(|&s| s as i64).collect();
-                Span {
-                    device: view.device,
-                    start: view.ptr,
-                    end: view.ptr + LayoutDef::span_of(&view.shape, &stride, view.itemsize as u32),
-                }
+            .map(|view| Span {
+                device: view.device,
+                start: view.ptr,
+                end: view.ptr + view.span(),
             })
     }
 }

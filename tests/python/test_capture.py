@@ -231,6 +231,11 @@ def test_a_gpu_launch_is_captured_without_waiting(run_program, tmp_path: Path) -
         if t["metrics"]["mismatched"] and (t["when"] == "after" or t["name"].startswith("in_"))
     ]
     assert len(worst) >= 2 and all(w["index"] == [5, 7] for w in worst), report
+    # A deterministic Triton kernel, rerun alone: the same bits each time,
+    # and those run A recorded.
+    alone = _repro(tmp_path, tmp_path / "a.msgpack", captures[0]["seq"], dict(os.environ))
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert "1 distinct result; against run A: the same bits" in alone.stdout, alone.stdout
 
 
 @pytest.mark.gpu
@@ -258,3 +263,27 @@ def test_check_escalates_to_the_values_of_an_atomic_triton_kernel(
     if escalated["note"] is None:
         differ = [t["metrics"] for t in written if t["metrics"]["mismatched"]]
         assert differ and all(m["worst"] and m["max_ulp"] > 0 for m in differ), written
+    # The Triton kernel alone, rerun from its captured inputs with its
+    # recorded source and config, is nondeterministic.
+    alone = _repro(tmp_path, Path(escalated["traces"][0]), escalated["launches"][0], env)
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "the kernel alone is nondeterministic" in alone.stdout, alone.stdout
+
+
+def _repro(tmp_path: Path, trace: Path, seq: int, env: dict) -> subprocess.CompletedProcess:
+    """`tritontui repro` of launch ``seq`` of ``trace``, then its script run
+    ten times."""
+    folder = tmp_path / f"repro{seq}"
+    made = subprocess.run(
+        [binary(), "repro", str(trace), "--launch", str(seq), "-o", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    return subprocess.run(
+        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )

@@ -4,8 +4,9 @@
 //! script for every launch, `repro.py` here), `DIR/launch.json` (the
 //! kernel, its arguments with their layouts and scalar values, the
 //! versions it was recorded with), `DIR/values.safetensors` (its capture),
-//! `DIR/b.safetensors` (run B's, when given) and, for a C++ kernel, its
-//! source in `DIR/kernel.cpp`.
+//! `DIR/b.safetensors` (run B's, when given) and the kernel's source:
+//! `DIR/kernel.cpp` for a C++ kernel, `DIR/kernel.py` (the module Inductor
+//! generated) for a Triton kernel, run with its recorded config.
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -35,9 +36,9 @@ pub fn write(
         .find(|l| l.seq == seq)
         .with_context(|| format!("{}: no launch {seq}", path.display()))?;
     let kernel = trace.kernel_of(launch);
-    if kernel.backend != "cpp" && kernel.backend != "aten" {
+    if !["cpp", "aten", "triton"].contains(&kernel.backend.as_str()) {
         bail!(
-            "{}: launch {seq} is a {} kernel; repro builds C++ kernels and aten ops so far",
+            "{}: launch {seq} is a {} kernel; repro builds Inductor's Triton and C++ kernels and aten ops",
             path.display(),
             kernel.backend
         );
@@ -82,7 +83,7 @@ pub fn write(
         let file = dir.join(name);
         std::fs::write(&file, bytes).with_context(|| format!("{}: cannot write", file.display()))
     };
-    if kernel.backend == "cpp" {
+    if kernel.backend != "aten" {
         let source = trace.source_of(kernel).with_context(|| {
             format!(
                 "{}: the trace holds no source of {}",
@@ -90,8 +91,14 @@ pub fn write(
                 kernel.name
             )
         })?;
-        write("kernel.cpp", source.text.as_bytes())?;
+        let file = if kernel.backend == "cpp" { "kernel.cpp" } else { "kernel.py" };
+        write(file, source.text.as_bytes())?;
     }
+    let config: serde_json::Map<String, Value> = kernel
+        .config
+        .iter()
+        .map(|(key, value)| Ok((key.clone(), scalar(value, path, key)?)))
+        .collect::<anyhow::Result<_>>()?;
     let copy = |from: &Path, name: &str| {
         std::fs::copy(from, dir.join(name))
             .with_context(|| format!("{}: cannot read", from.display()))
@@ -110,6 +117,7 @@ pub fn write(
     let description = json!({
         "kernel": kernel.name, "backend": kernel.backend, "seq": seq,
         "trace": path.display().to_string(), "args": args, "results": results,
+        "device": launch.device, "grid": launch.grid, "config": config,
         "torch": trace.header.torch, "triton": trace.header.triton, "runs": runs,
     });
     write(

@@ -1,7 +1,8 @@
 """Re-runs one recorded launch on its own, written by `tritontui repro`.
 
-Reads launch.json (the kernel, its arguments, the versions it was
-recorded with) and values.safetensors (its tensors captured before and
+Reads launch.json (the kernel, its arguments, its launch config, the
+versions it was recorded with), kernel.cpp or kernel.py (a C++ or Triton
+kernel's source as Inductor generated it) and values.safetensors (its tensors captured before and
 after the launch in run A; b.safetensors, when given, run B's), runs the
 kernel RUNS times, each on fresh copies of the captured inputs, and
 prints whether its outputs are bitwise identical across the repetitions
@@ -81,14 +82,16 @@ def host(value: object) -> object:
 
 def fresh_arguments(launch: dict, captured: dict[str, torch.Tensor]) -> list:
     """The launch's arguments: each tensor a new one of its recorded layout
-    holding its captured value before the launch (zeros for a pure
-    output), each scalar as recorded."""
+    on its recorded device holding its captured value before the launch
+    (zeros for a pure output), each scalar as recorded."""
+    device = torch.device("cuda", launch["device"]) if launch["device"] >= 0 else "cpu"
     args = []
     for i, arg in enumerate(launch["args"]):
         if "value" in arg:
             args.append(host(arg["value"]))
             continue
-        t = torch.empty_strided(arg["shape"], arg["stride"], dtype=getattr(torch, arg["dtype"]))
+        dtype = getattr(torch, arg["dtype"])
+        t = torch.empty_strided(arg["shape"], arg["stride"], dtype=dtype, device=device)
         before = captured.get(f"{i}.pre")
         if before is None:
             t.zero_()
@@ -108,6 +111,40 @@ def cpp_kernel(launch: dict):
     argtypes = [arg["type"] for arg in launch["args"]]
     function = CppPythonBindingsCodeCache.load_pybinding(argtypes, source)
     return lambda args: function(*args)
+
+
+def triton_kernel(launch: dict):
+    """The recorded Triton kernel: Inductor's generated module loaded from
+    kernel.py, its autotuner held to the recorded config."""
+    import importlib.util
+
+    import triton
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    if triton.__version__ != launch["triton"]:
+        refuse(f"recorded with triton {launch['triton']}, this is triton {triton.__version__}")
+    if launch["device"] < 0 or not torch.cuda.is_available():
+        refuse("a Triton kernel needs a CUDA device")
+    torch.cuda.set_device(launch["device"])
+    spec = importlib.util.spec_from_file_location("kernel", HERE / "kernel.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = [v for v in vars(module).values() if isinstance(v, CachingAutotuner)]
+    named = [v for v in found if v.inductor_meta.get("kernel_name") == launch["kernel"]]
+    if len(named or found) != 1:
+        refuse(f"kernel.py defines {len(found)} Triton kernels, none named {launch['kernel']}")
+    autotuner = (named or found)[0]
+    config = dict(launch["config"])
+    warps, stages = config.pop("num_warps", None), config.pop("num_stages", None)
+    same = [
+        c
+        for c in autotuner.configs
+        if c.kwargs == config and warps in (None, c.num_warps) and stages in (None, c.num_stages)
+    ]
+    autotuner.configs = same[:1] or [triton.Config(config, num_warps=warps, num_stages=stages)]
+    autotuner.precompile()
+    stream = torch.cuda.current_stream().cuda_stream
+    return lambda args: autotuner.run(*args, stream=stream)
 
 
 def aten_op(launch: dict):
@@ -159,6 +196,8 @@ def main() -> None:
         kernel = cpp_kernel(launch)
     elif launch["backend"] == "aten":
         kernel = aten_op(launch)
+    elif launch["backend"] == "triton":
+        kernel = triton_kernel(launch)
     else:
         refuse(f"reproducing a {launch['backend']} kernel is not built yet")
     # Each output by the key of its recorded value after, and its place.
@@ -171,11 +210,11 @@ def main() -> None:
     for _ in range(runs):
         args = fresh_arguments(launch, captured)
         returned = kernel(args)
-        got = {key: args[i].clone() for key, i in outputs}
+        got = {key: args[i].cpu() for key, i in outputs}
         if launch["backend"] == "aten":
             first = len(launch["args"]) - len(launch["results"])
             for j, value in enumerate(returned[: len(launch["results"])]):
-                got[f"{first + j}.post"] = value.clone()
+                got[f"{first + j}.post"] = value.cpu()
         results.append(got)
     names = {f"{i}.post": a["name"] for i, a in enumerate(launch["args"])}
     print(f"{launch['kernel']} (launch {launch['seq']} of {launch['trace']}), {runs} runs")

@@ -8,7 +8,10 @@
 //! device accumulator and the last one writes the total into host-mapped
 //! memory, resetting the accumulator, so no memset or copy is needed. After
 //! the launch one pooled event is recorded: three driver calls per launch
-//! with hashes before and after. The writer thread polls the mapped slots
+//! with hashes before and after. A result's slot is its index in the whole
+//! ring, so one table launch may also hash for several batches on one
+//! stream ([`Gathered`], for hashes deferred inside a graph call); each
+//! such batch records its event after it. The writer thread polls the mapped slots
 //! until every result has arrived ([`Finished::wait`], asking the event now
 //! and then) and finalises the sums.
 //!

@@ -91,7 +91,11 @@ pub fn write(
                 kernel.name
             )
         })?;
-        let file = if kernel.backend == "cpp" { "kernel.cpp" } else { "kernel.py" };
+        let file = if kernel.backend == "cpp" {
+            "kernel.cpp"
+        } else {
+            "kernel.py"
+        };
         write(file, source.text.as_bytes())?;
     }
     let config: serde_json::Map<String, Value> = kernel

@@ -76,7 +76,10 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                         "name": name, "access": io, "dtype": t.layout.dtype, "shape": t.layout.shape,
                         "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written, "allocated": t.allocated, "inherited": t.inherited,
                         "pre": t.pre.map(hex), "post": t.post.map(hex),
-                        "stats": t.stats.map(|s| json!({"min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf})),
+                        "stats": t.stats.map(|s| json!({
+                            "min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf,
+                            "norm": l1_norm(&s, t.layout.shape.iter().product()),
+                        })),
                     }),
                 }
             })
@@ -128,4 +131,11 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         "reason": trace.end.as_ref().map(|e| e.reason.clone()),
         "launches": trace.launches.len(), "unknown_records": trace.unknown_records,
     }))
+}
+
+/// The L1 norm DebugMode's `log_tensor_hashes` compares (`norm_hash_fn`:
+/// the sum of |x| in float64), from a tensor's statistics: None (null)
+/// when an element is NaN or infinite, where that norm is NaN or inf.
+fn l1_norm(stats: &tritontui_trace::format::Stats, numel: u64) -> Option<f64> {
+    (stats.nan == 0 && stats.inf == 0).then(|| stats.mean_abs * numel as f64)
 }

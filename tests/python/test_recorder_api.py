@@ -51,7 +51,27 @@ def test_stats_and_the_kernel_glob(tmp_path: Path) -> None:
     recorded = launches(path)
     assert [r["kernel"] for r in recorded] == ["aten::mul.Tensor"]
     result = recorded[0]["args"][-1]
-    assert result["stats"] == {"min": -8.0, "max": 4.0, "mean_abs": 14.0 / 3.0, "nan": 1, "inf": 1}
+    assert result["stats"] == {
+        "min": -8.0,
+        "max": 4.0,
+        "mean_abs": 14.0 / 3.0,
+        "nan": 1,
+        "inf": 1,
+        "norm": None,  # DebugMode's norm is NaN here
+    }
+
+
+def test_dump_gives_the_norm_debug_mode_compares(tmp_path: Path) -> None:
+    from torch.utils._debug_mode import norm_hash_fn
+
+    path = tmp_path / "t.msgpack"
+    x = torch.randn(1000, dtype=torch.float64) * 1e3
+    with tritontui.record(path, stats=True):
+        y = x.half() * 3
+    (launch,) = [r for r in launches(path) if r["kernel"] == "aten::mul.Tensor"]
+    result = launch["args"][-1]
+    expected = norm_hash_fn(y, use_scalar=True)
+    assert result["stats"]["norm"] == pytest.approx(expected, rel=1e-12), result
 
 
 def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) -> None:

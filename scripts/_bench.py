@@ -6,10 +6,14 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shutil
 import statistics
 import tempfile
+import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import torch
 import tritontui
 
 
@@ -76,3 +80,35 @@ def summary(ratios: list[float]) -> str:
     """``1.23x (1.20-1.27x)``: the median ratio and its 95% interval."""
     low, high = median_interval(ratios)
     return f"{statistics.median(ratios):5.2f}x ({low:.2f}-{high:.2f}x)"
+
+
+def capture_cost(numel: int, steps: int, device: str) -> None:
+    """What capturing values adds: a compiled pointwise kernel on
+    ``device`` recorded with the defaults, with and without every launch
+    captured (stop included: it waits for the sidecar files), per
+    captured MB."""
+    x = torch.randn(numel, device=device)
+    f = torch.compile(lambda x: (x * 1.5 + 1).relu())
+    f(x)
+    kernels = "triton_*" if device == "cuda" else "cpp_*"
+    with tempfile.TemporaryDirectory() as tmp:
+
+        def recorded(**options) -> float:
+            path = os.path.join(tmp, "t.msgpack")
+            shutil.rmtree(path + ".values", ignore_errors=True)
+            start = time.perf_counter()
+            with tritontui.record(path, **options):
+                for _ in range(steps):
+                    f(x)
+            return time.perf_counter() - start
+
+        plain = min(recorded() for _ in range(3))
+        captured = min(recorded(capture=kernels) for _ in range(3))
+        folder = Path(tmp) / "t.msgpack.values"
+        mb = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
+    added = captured - plain
+    print(
+        f"\ncapture on {device}, compiled pointwise kernel on {numel} floats, {steps} calls,"
+        f" every launch: {mb:.0f} MB captured in {added * 1e3:.0f} ms more than recording"
+        f" without ({added / mb * 1e3:.2f} ms per MB, {mb / added / 1e3:.2f} GB/s)"
+    )

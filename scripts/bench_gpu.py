@@ -11,6 +11,7 @@
    per-round ratios to the unrecorded step measured beside it), with the
    time added per recorded launch and per hash, and under DebugMode with
    and without tensor hashes.
+3. What capturing values (``record(capture=...)``) adds per captured MB.
 
     python scripts/bench_gpu.py          # ROUNDS=30 by default
 """
@@ -30,7 +31,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 import tritontui
-from _bench import paired_ratios, recording, summary, take_turns
+from _bench import capture_cost, paired_ratios, recording, summary, take_turns
 from tritontui import _native
 
 # Turns each recording mode takes in the transformer benchmark: enough
@@ -246,4 +247,5 @@ if __name__ == "__main__":
     hash_throughput()
     for dtype in (torch.bfloat16, torch.float32):
         transformer(dtype)
+    capture_cost(1 << 22, 20, "cuda")
     print(f"({time.time() - t0:.0f} s)")

@@ -12,7 +12,6 @@ taking turns, with the time added per recorded launch.
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import torch
 import tritontui
-from _bench import paired_ratios, summary, take_turns
+from _bench import capture_cost, paired_ratios, summary, take_turns
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/corpus/programs"))
@@ -88,36 +87,6 @@ def launch_overhead(numel: int, steps: int) -> None:
         print(f"  {label:28} {each * 1e6:9.1f} us {overhead:9.1f} us {seconds / plain:6.2f}x")
 
 
-def capture_cost(numel: int, steps: int) -> None:
-    """What capturing values adds: the same compiled kernel recorded with
-    the defaults, with and without every launch captured (stop included:
-    it waits for the sidecar files), per captured MB."""
-    x = torch.randn(numel)
-    f = torch.compile(lambda x: (x * 1.5 + 1).relu())
-    f(x)
-    with tempfile.TemporaryDirectory() as tmp:
-
-        def recorded(**options) -> float:
-            path = os.path.join(tmp, "t.msgpack")
-            shutil.rmtree(path + ".values", ignore_errors=True)
-            start = time.perf_counter()
-            with tritontui.record(path, **options):
-                for _ in range(steps):
-                    f(x)
-            return time.perf_counter() - start
-
-        plain = min(recorded() for _ in range(3))
-        captured = min(recorded(capture="cpp_*") for _ in range(3))
-        folder = Path(tmp) / "t.msgpack.values"
-        mb = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
-    added = captured - plain
-    print(
-        f"\ncapture, compiled pointwise kernel on {numel} floats, {steps} calls, every launch:"
-        f" {mb:.0f} MB captured in {added * 1e3:.0f} ms more than recording without"
-        f" ({added / mb * 1e3:.2f} ms per MB, {mb / added / 1e3:.2f} GB/s)"
-    )
-
-
 def gpt_step() -> None:
     """A training step of the corpus's small GPT (vocabulary 2,048, batch
     8 x 16 tokens), compiled, with an eager AdamW step: most of its
@@ -175,6 +144,6 @@ if __name__ == "__main__":
     hash_throughput()
     launch_overhead(1024, 2000)
     launch_overhead(1 << 20, 200)
-    capture_cost(1 << 20, 50)
+    capture_cost(1 << 20, 50, "cpu")
     torch.set_num_threads(2)
     gpt_step()

@@ -130,6 +130,20 @@ impl<'t> Comparer<'t> {
         })
     }
 
+    /// Where an argument has no tthash64 in one run: whether the program's
+    /// own hash function gave the same value in both (opaque equality:
+    /// the value means nothing else here), or None when it did not run on
+    /// it in both, or they are different functions.
+    fn same_custom_hash(&self, seq_a: u64, seq_b: u64, arg: usize, when: Moment) -> Option<bool> {
+        let (fa, pre_a, post_a) = self.a.custom_hash(seq_a, arg)?;
+        let (fb, pre_b, post_b) = self.b.custom_hash(seq_b, arg)?;
+        let (x, y) = match when {
+            Moment::Before => (pre_a, pre_b),
+            Moment::After => (post_a, post_b),
+        };
+        (fa == fb && *x != Scalar::None && *y != Scalar::None).then(|| x.same_bits(y))
+    }
+
     /// Compares launch `ia` of run A with launch `ib` of run B.
     pub fn compare(&mut self, ia: u32, ib: u32) -> PairDiff {
         let (la, lb): (&Launch, &Launch) =
@@ -164,7 +178,11 @@ impl<'t> Comparer<'t> {
                         match (tx.pre, ty.pre) {
                             (Some(p), Some(q)) if p != q => diff.inputs.push(index),
                             (Some(_), Some(_)) => {}
-                            _ => diff.inputs_unhashed = true,
+                            _ => match self.same_custom_hash(la.seq, lb.seq, i, Moment::Before) {
+                                Some(false) => diff.inputs.push(index),
+                                Some(true) => {}
+                                None => diff.inputs_unhashed = true,
+                            },
                         }
                     }
                     if tx.written || ty.written {
@@ -176,7 +194,11 @@ impl<'t> Comparer<'t> {
                         match (tx.post, ty.post) {
                             (Some(p), Some(q)) if p != q => diff.outputs.push(index),
                             (Some(_), Some(_)) => {}
-                            _ => diff.outputs_unhashed = true,
+                            _ => match self.same_custom_hash(la.seq, lb.seq, i, Moment::After) {
+                                Some(false) => diff.outputs.push(index),
+                                Some(true) => {}
+                                None => diff.outputs_unhashed = true,
+                            },
                         }
                     }
                 }
@@ -198,6 +220,13 @@ impl<'t> Comparer<'t> {
         }
         diff
     }
+}
+
+/// Before a launch or after it.
+#[derive(Debug, Clone, Copy)]
+enum Moment {
+    Before,
+    After,
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                 let io = access_of(kernel, i).as_str();
                 match arg {
                     ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
-                    ArgRef::Tensor(t) => json!({
+                    ArgRef::Tensor(t) => with_custom_hash(trace, launch.seq, i, json!({
                         "name": name, "access": io, "dtype": t.layout.dtype, "shape": t.layout.shape,
                         "stride": t.layout.stride, "ptr": hex(t.ptr), "written": t.written, "allocated": t.allocated, "inherited": t.inherited,
                         "pre": t.pre.map(hex), "post": t.post.map(hex),
@@ -80,7 +80,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                             "min": s.min, "max": s.max, "mean_abs": s.mean_abs, "nan": s.nan, "inf": s.inf,
                             "norm": l1_norm(&s, t.layout.shape.iter().product()),
                         })),
-                    }),
+                    })),
                 }
             })
             .collect();
@@ -137,5 +137,19 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
 /// the sum of |x| in float64), from a tensor's statistics: None (null)
 /// when an element is NaN or infinite, where that norm is NaN or inf.
 fn l1_norm(stats: &tritontui_trace::format::Stats, numel: u64) -> Option<f64> {
-    (stats.nan == 0 && stats.inf == 0).then(|| stats.mean_abs * numel as f64)
+    (stats.nan == 0 && stats.inf == 0).then_some(stats.mean_abs * numel as f64)
+}
+
+/// A tensor argument's JSON with what the program's own hash function
+/// gave for it, when it ran (`custom_hash`: `fn`, `pre`, `post`).
+fn with_custom_hash(trace: &Trace, seq: u64, arg: usize, mut tensor: Value) -> Value {
+    if let (Some((function, pre, post)), Some(map)) =
+        (trace.custom_hash(seq, arg), tensor.as_object_mut())
+    {
+        map.insert(
+            "custom_hash".into(),
+            json!({"fn": function, "pre": scalar(pre), "post": scalar(post)}),
+        );
+    }
+    tensor
 }

@@ -191,15 +191,25 @@ def test_captures_stop_at_their_budget_with_a_warning(run_program, tmp_path: Pat
     assert any(r["type"] == "launch" for r in records)
 
 
-def test_the_cli_passes_capture_to_the_program(tmp_path: Path, inductor_cache: Path) -> None:
+def test_the_cli_passes_capture_and_a_hash_function_to_the_program(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
     env.pop("TRITONTUI_CAPTURE", None)
-    command = [binary(), "record", "-o", "t.msgpack", "--capture", "aten::mm", "--"]
+    command = [binary(), "record", "-o", "t.msgpack", "--capture", "aten::mm"]
+    command += ["--hash-fn", "norm", "--"]
     run_ok([*command, sys.executable, str(PROGRAMS / "capture.py")], tmp_path, env)
     records = dump(tmp_path / "t.msgpack")
     (capture,) = [r for r in records if r["type"] == "capture"]
     (mm,) = [r for r in records if r["type"] == "launch" and r["kernel"] == "aten::mm"]
     assert capture["seq"] == mm["seq"] and (tmp_path / capture["file"]).exists()
+    # Both observed the same launch: the norm of what was captured.
+    values = _read_safetensors(tmp_path / capture["file"])
+    result = mm["args"][-1]
+    assert result["custom_hash"]["fn"] == "norm", result
+    assert result["custom_hash"]["post"] == pytest.approx(
+        values[f"{len(mm['args']) - 1}.post"].double().abs().sum().item(), rel=1e-9
+    )
 
 
 @pytest.mark.gpu

@@ -364,3 +364,48 @@ def test_a_cpp_wrapper_graph_says_its_launches_are_not_recorded(tmp_path: Path) 
     assert not [r for r in recorded if r["backend"] == "cpp"]
     # Its C++ writes what no hook sees: nothing in it takes a hash from the data flow.
     assert not [a for r in recorded for a in r["args"] if a.get("inherited")]
+
+
+def test_a_hash_function_of_your_own_is_recorded_and_compared(tmp_path: Path) -> None:
+    # DebugMode's norm beside (here: instead of) the exact hashes: dump
+    # shows it per tensor, and diff compares its values where a tensor has
+    # no exact hash.
+    from torch.utils._debug_mode import norm_hash_fn
+
+    f = torch.compile(lambda t: (t * 2).sin().sum(0))
+
+    def run(name: str, bump: float, hash_fn: object = "norm") -> torch.Tensor:
+        x = torch.arange(64.0).reshape(8, 8) / 10
+        x[3, 3] += bump
+        with tritontui.record(tmp_path / name, hash="none", hash_fn=hash_fn):
+            f(x)
+        return x
+
+    x = run("a.msgpack", 0.0)
+    run("b.msgpack", 0.0)
+    run("c.msgpack", 1.0)
+    (kernel,) = [r for r in launches(tmp_path / "a.msgpack") if r["backend"] == "cpp"]
+    tensors = [a for a in kernel["args"] if "dtype" in a]
+    assert all(a["custom_hash"]["fn"] == "norm" for a in tensors), tensors
+    assert tensors[0]["pre"] is None
+    assert tensors[0]["custom_hash"]["pre"] == norm_hash_fn(x, use_scalar=True), tensors[0]
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 0 and report["first_divergence"] is None, report
+    # The bumped input is found by its norm alone (its result is dropped,
+    # so the difference is absorbed).
+    _, report = diff(tmp_path / "a.msgpack", tmp_path / "c.msgpack")
+    first = report["first_divergence"]
+    assert (first["a_index"], first["kind"]) == (kernel["seq"], "divergent-input"), report
+
+    # A callable of the program's own, named by its __name__.
+    def total(t: torch.Tensor) -> float:
+        return float(t.double().sum())
+
+    run("own.msgpack", 0.0, total)
+    (kernel,) = [r for r in launches(tmp_path / "own.msgpack") if r["backend"] == "cpp"]
+    first = next(a for a in kernel["args"] if "dtype" in a)
+    assert first["custom_hash"] == {
+        "fn": "total",
+        "pre": float(x.double().sum()),
+        "post": float(x.double().sum()),
+    }

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 9;
+pub const SCHEMA_MINOR: u32 = 10;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +41,9 @@ pub enum Record {
     ProcessGroup(ProcessGroupRecord),
     /// A launch's tensors captured by value into a sidecar file (1.9).
     Capture(CaptureRecord),
+    /// A launch's tensors hashed by the program's own hash function (1.10).
+    #[serde(rename = "custom_hash")]
+    CustomHash(CustomHashRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
@@ -75,6 +78,7 @@ impl Record {
             Record::Marker(_) => "marker",
             Record::ProcessGroup(_) => "process_group",
             Record::Capture(_) => "capture",
+            Record::CustomHash(_) => "custom_hash",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
@@ -123,6 +127,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
             "capture" => Record::Capture(CaptureRecord::deserialize(rest)?),
+            "custom_hash" => Record::CustomHash(CustomHashRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),
@@ -773,6 +778,23 @@ pub struct CaptureRecord {
     /// Bytes of tensor data in the file.
     #[serde(default)]
     pub bytes: u64,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// What a hash function of the program's own (`record(hash_fn=...)`) gave
+/// for a launch's tensors, in addition to the trace's hashes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CustomHashRecord {
+    /// The launch's `seq`.
+    pub seq: u64,
+    /// The function's name.
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// `[argument index, value before, value after]` per tensor argument
+    /// (nil where not computed), numbered as in the launch record.
+    pub args: Vec<(u32, Scalar, Scalar)>,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

@@ -15,9 +15,9 @@ pub mod trace;
 pub mod writer;
 
 pub use format::{
-    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, Distributed, GraphDef, Header,
-    InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record, ResultsRecord,
-    Scalar, Stats, TensorArg,
+    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CustomHashRecord, Distributed, GraphDef,
+    Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
+    ResultsRecord, Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
 pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace};

@@ -1,9 +1,9 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, EndRecord, GraphDef, Header,
-    InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord,
-    ProcessRecord, Record, ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
+    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CustomHashRecord, EndRecord,
+    GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord,
+    ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -220,6 +220,8 @@ pub struct Trace {
     pub process_groups: Vec<ProcessGroupRecord>,
     /// Launches captured by value (1.9), in record order.
     pub captures: Vec<CaptureRecord>,
+    /// What the program's own hash function gave (1.10), by launch `seq`.
+    pub custom_hashes: HashMap<u64, CustomHashRecord>,
     /// Pause points reached and left, in order.
     pub pauses: Vec<PauseRecord>,
     /// Compile and autotune events.
@@ -348,6 +350,7 @@ impl Trace {
             markers: Vec::new(),
             process_groups: Vec::new(),
             captures: Vec::new(),
+            custom_hashes: HashMap::new(),
             pauses: Vec::new(),
             compiles: Vec::new(),
             inputs: Vec::new(),
@@ -410,6 +413,9 @@ impl Trace {
             Record::Marker(marker) => self.markers.push(marker),
             Record::ProcessGroup(group) => self.process_groups.push(group),
             Record::Capture(capture) => self.captures.push(capture),
+            Record::CustomHash(custom) => {
+                self.custom_hashes.insert(custom.seq, custom);
+            }
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,
@@ -673,6 +679,15 @@ impl Trace {
     /// The source of a kernel, if recorded.
     pub fn source_of(&self, kernel: &Kernel) -> Option<&Source> {
         kernel.source.map(|i| &self.sources[i as usize])
+    }
+
+    /// What the program's own hash function gave for argument `arg` of
+    /// launch `seq`: its name and the values before and after (nil where
+    /// not computed).
+    pub fn custom_hash(&self, seq: u64, arg: usize) -> Option<(&str, &Scalar, &Scalar)> {
+        let record = self.custom_hashes.get(&seq)?;
+        let (_, pre, post) = record.args.iter().find(|(i, _, _)| *i as usize == arg)?;
+        Some((&record.function, pre, post))
     }
 
     /// The arguments of a launch, decoded.

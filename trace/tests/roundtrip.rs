@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tritontui_trace::format::{
-    CaptureRecord, CompileRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord,
-    RecordOptions, SourceDef,
+    CaptureRecord, CompileRecord, CustomHashRecord, EndRecord, MarkerRecord, ProcessGroupRecord,
+    ProcessRecord, RecordOptions, SourceDef,
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
@@ -185,6 +185,19 @@ fn record() -> impl Strategy<Value = Record> {
                 ts: 6,
             })
         }),
+        (
+            any::<u64>(),
+            "[a-z_]{1,10}",
+            prop::collection::vec((any::<u32>(), scalar(), scalar()), 0..4)
+        )
+            .prop_map(
+                |(seq, function, args)| Record::CustomHash(CustomHashRecord {
+                    seq,
+                    function,
+                    args,
+                    ts: 7,
+                })
+            ),
         ("[a-z_0-9]{1,10}", tensor_arg()).prop_map(|(name, tensor)| Record::Input(InputRecord {
             name,
             graph: "graph_0".into(),

@@ -221,6 +221,10 @@ pub struct RecordArgs {
     /// The most bytes of captured values per trace (default 2 GB).
     #[arg(long, value_name = "BYTES")]
     pub capture_budget: Option<u64>,
+    /// Also hash every recorded tensor with DebugMode's function of this
+    /// name, compared where a tensor has no exact hash (`--hash none`).
+    #[arg(long, value_name = "NAME", value_parser = ["norm", "hash_tensor"])]
+    pub hash_fn: Option<String>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -302,6 +302,9 @@ fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if let Some(budget) = args.capture_budget {
         command.env("TRITONTUI_CAPTURE_BUDGET", budget.to_string());
     }
+    if let Some(name) = &args.hash_fn {
+        command.env("TRITONTUI_HASH_FN", name);
+    }
     let status = command
         .status()
         .with_context(|| format!("{program}: cannot run"))?;

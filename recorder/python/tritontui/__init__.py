@@ -49,6 +49,7 @@ def start(
     break_at: str | None = None,
     capture: str | None = None,
     capture_budget: int | None = None,
+    hash_fn: Any = None,
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
@@ -63,7 +64,12 @@ def start(
     comma-separated launch numbers, ranges (``40-45``) and kernel-name
     globs (default: ``TRITONTUI_CAPTURE``), written beside the trace in
     ``TRACE.values/``, at most ``capture_budget`` bytes (default:
-    ``TRITONTUI_CAPTURE_BUDGET``, else 2 GB)."""
+    ``TRITONTUI_CAPTURE_BUDGET``, else 2 GB). ``hash_fn``: a hash
+    function of your own run on every recorded tensor before and after
+    each launch, beside the exact hashes: a callable (tensor to number or
+    string, recorded under its ``__name__``) or DebugMode's ``"norm"`` or
+    ``"hash_tensor"`` (default: ``TRITONTUI_HASH_FN``); where a tensor has
+    no exact hash, runs are compared by its values (equal or not)."""
     from . import _session, _spawned_ranks
 
     _session.start(
@@ -75,6 +81,7 @@ def start(
         break_at=break_at,
         capture=capture,
         capture_budget=capture_budget,
+        hash_fn=hash_fn,
     )
     _spawned_ranks.install()
 

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _active, _capture, _native, _pause, _results, _tensors, hooks
+from . import _active, _capture, _custom_hash, _native, _pause, _results, _tensors, hooks
 
 # Whether a session still recording when the interpreter exits is stopped
 # then (registered with the first session).
@@ -113,6 +113,7 @@ class Session:
         break_at: str | None = None,
         capture: str | None = None,
         capture_budget: int | None = None,
+        hash_fn: Any = None,
         place: dict[str, Any] | None = None,
     ) -> None:
         if hash not in HASH_MODES:
@@ -136,6 +137,10 @@ class Session:
             capture_budget = int(os.environ["TRITONTUI_CAPTURE_BUDGET"])
         # Launches captured by value, when asked for.
         self.capture = _capture.Capture(capture, capture_budget, self.path) if capture else None
+        # The program's own hash function, run beside the exact hashes.
+        self.custom_hash = _custom_hash.resolve(hash_fn)
+        # Whether launches are shown to Python (observe_before/after).
+        self.observes = self.capture is not None or self.custom_hash is not None
         self.cuda_graphs_disabled = False
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
         # each told to the user and the trace once.
@@ -389,17 +394,33 @@ class Session:
             self.gpu_failed(described.gpu_error)
         return seq
 
-    def capture_before(self, kernel: str, values: Any, codes: bytes) -> Any:
-        """Copies what the next launch (of ``kernel``, its arguments
-        ``values`` with access ``codes``) reads, when it is captured;
-        returns what :meth:`capture_after` takes, or None."""
-        return self.capture.before(self.seq, kernel, list(values), bytes(codes))
+    def observe_before(self, kernel: str, values: Any, codes: bytes) -> Any:
+        """Before the next launch (of ``kernel``, its arguments ``values``
+        with access ``codes``): copies what it reads when it is captured,
+        and hashes it with the program's own hash function; returns what
+        :meth:`observe_after` takes, or None."""
+        values, codes = list(values), bytes(codes)
+        captured = hashed = None
+        if self.capture is not None:
+            captured = self.capture.before(self.seq, kernel, values, codes)
+        if self.custom_hash is not None:
+            hashed = self.custom_hash.before(values, codes)
+        if captured is None and hashed is None:
+            return None
+        return captured, hashed, values, codes
 
-    def capture_after(self, taken: Any, seq: int, results: Any = None) -> None:
-        """Copies launch ``seq``'s tensors after it (``results``: the new
-        tensors an op returned) and writes its ``capture`` record."""
-        record = self.capture.after(taken, seq, None if results is None else list(results))
-        self.record_json({"r": "capture", **record, "ts": self.now()})
+    def observe_after(self, taken: Any, seq: int, results: Any = None) -> None:
+        """After launch ``seq`` (``results``: the new tensors an op
+        returned): finishes what :meth:`observe_before` began and writes
+        its ``capture`` and ``custom_hash`` records."""
+        captured, hashed, values, codes = taken
+        results = None if results is None else list(results)
+        if captured is not None:
+            record = self.capture.after(captured, seq, results)
+            self.record_json({"r": "capture", **record, "ts": self.now()})
+        if hashed is not None:
+            record = self.custom_hash.after(hashed, values, codes, results)
+            self.record_json({"r": "custom_hash", "seq": seq, **record, "ts": self.now()})
 
     def graph_inputs(
         self, graph: str, names: list[str], inputs: list[Any], *, all_recorded: bool = True

@@ -31,7 +31,7 @@ import sys
 import warnings
 from typing import Any
 
-from . import _active
+from . import _active, _custom_hash
 
 ENV = "TRITONTUI_SPAWNED_RANKS"
 # The option that multiprocessing gives a child it spawns.
@@ -91,6 +91,10 @@ def _handed(session: Any) -> dict[str, Any]:
             "stats": session.stats,
             "capture": session.capture.selection.text if session.capture else None,
             "capture_budget": session.capture.budget if session.capture else None,
+            # A callable stays in this process; a named function goes along.
+            "hash_fn": session.custom_hash.name
+            if session.custom_hash and session.custom_hash.name in _custom_hash.KNOWN
+            else None,
         },
         "run_id": f"{os.getpid()}-{session.created_ns}",
     }

@@ -187,9 +187,9 @@ pub struct Described {
     tensors: Vec<TensorView>,
     pub(crate) fills: Vec<Fill>,
     work: DeviceWork,
-    /// What the session's capture took before the launch, for it to take
-    /// the rest after (`Session.capture_before`); None when not captured.
-    pub(crate) capture: Option<Py<PyAny>>,
+    /// What the session observed before the launch, for it to finish
+    /// after (`Session.observe_before`); None when not observed.
+    pub(crate) observed: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -232,7 +232,7 @@ impl Described {
                 batch: None,
                 error: None,
             },
-            capture: None,
+            observed: None,
         };
         described.add(py, tables, values, access, hash_pre)?;
         Ok(described)

@@ -25,8 +25,9 @@ pub struct HookSession {
     pub stats: bool,
     /// Pause points are set: each launch asks the session first.
     pauses: bool,
-    /// Launches are captured by value where the session's capture says.
-    captures: bool,
+    /// Launches are observed by Python (captured by value, hashed by the
+    /// program's own hash function) where the session says.
+    observes: bool,
 }
 
 impl HookSession {
@@ -41,7 +42,7 @@ impl HookSession {
             hash_outputs: flag("hash_outputs")?,
             stats: flag("stats")?,
             pauses: !s.getattr("breaks")?.is_none(),
-            captures: !s.getattr("capture")?.is_none(),
+            observes: s.getattr("observes")?.extract()?,
             python: session,
         })
     }
@@ -56,8 +57,9 @@ impl HookSession {
     }
 
     /// Describes a launch's arguments before it runs (hashing them when
-    /// `hash_pre`, on `stream`), copies them when the session captures
-    /// this launch, then stops at a pause point naming `kernel` if there
+    /// `hash_pre`, on `stream`), lets the session observe them (copy them,
+    /// hash them with the program's own function) when it observes this
+    /// launch, then stops at a pause point naming `kernel` if there
     /// is one.
     pub fn before(
         &self,
@@ -80,10 +82,10 @@ impl HookSession {
             stream,
             true,
         )?;
-        if self.captures {
+        if self.observes {
             let taken =
-                session.call_method1(intern!(py, "capture_before"), (kernel, values, codes))?;
-            described.capture = (!taken.is_none()).then(|| taken.unbind());
+                session.call_method1(intern!(py, "observe_before"), (kernel, values, codes))?;
+            described.observed = (!taken.is_none()).then(|| taken.unbind());
         }
         if self.pauses {
             session.call_method1(intern!(py, "before_launch"), (kernel,))?;
@@ -93,7 +95,7 @@ impl HookSession {
 
     /// Writes the launch record after the launch, `results` (new tensors
     /// with their access codes) added to its arguments, and hands what
-    /// was captured before it to the session to finish.
+    /// was observed before it to the session to finish.
     pub fn after(
         &self,
         py: Python<'_>,
@@ -119,11 +121,11 @@ impl HookSession {
                 self.stats,
             )?
         };
-        if let Some(taken) = described.capture.take() {
+        if let Some(taken) = described.observed.take() {
             let results = results.map(|(values, _)| values);
             self.python
                 .bind(py)
-                .call_method1(intern!(py, "capture_after"), (taken, seq, results))?;
+                .call_method1(intern!(py, "observe_after"), (taken, seq, results))?;
         }
         if let Some(error) = described.gpu_error() {
             self.python

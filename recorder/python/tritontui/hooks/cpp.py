@@ -57,8 +57,8 @@ class CppKernel:
             codes = _tensors.access_codes(access)
             described = session.describe(args, codes)
             taken = None
-            if session.capture is not None:
-                taken = session.capture_before(self.name, args, codes)
+            if session.observes:
+                taken = session.observe_before(self.name, args, codes)
             if session.breaks is not None:
                 session.before_launch(self.name)
         except Exception as e:
@@ -69,7 +69,7 @@ class CppKernel:
         try:
             seq = self._record(session, params, described)
             if taken is not None:
-                session.capture_after(taken, seq)
+                session.observe_after(taken, seq)
         except Exception as e:
             session.fail(e)
         return result

@@ -38,7 +38,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
             "inherited_hashes": h.options.inherited_hashes,
         },
-        "distributed": h.distributed,
+        "distributed": h.distributed, "settings": h.settings,
     }))?;
     for p in &trace.processes {
         line(

@@ -18,6 +18,7 @@ pub mod producer;
 pub mod rank_diff;
 pub mod report;
 pub mod repro;
+pub mod settings;
 pub mod signature;
 pub mod source_language;
 pub mod suspects;

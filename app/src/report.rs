@@ -22,6 +22,9 @@ pub struct Report {
     pub verdict: Verdict,
     /// The two traces.
     pub runs: RunPair,
+    /// The runs' settings that differ (versions, devices, numerics flags,
+    /// non-default configs, environment variables): often the answer.
+    pub settings: Vec<crate::settings::SettingDiff>,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
     /// `minimal`, or `approximate` if the alignment ran out of time.
@@ -213,6 +216,7 @@ impl Report {
                 a: run_info(a),
                 b: run_info(b),
             },
+            settings: crate::settings::differences(&a.header, &b.header),
             launches: Counts {
                 a: analysis.launches.0,
                 b: analysis.launches.1,
@@ -359,6 +363,12 @@ pub fn summary(report: &Report) -> String {
             line.push_str(&format!("  (ended early: {early})"));
         }
         let _ = writeln!(out, "{line}");
+    }
+    if !report.settings.is_empty() {
+        let _ = writeln!(out, "settings differ (A | B):");
+        for line in crate::settings::lines(&report.settings) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     let Some(first) = &report.first_divergence else {
         let _ = writeln!(

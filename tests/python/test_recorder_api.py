@@ -5,6 +5,7 @@ the program it records."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, binary, diff, dump, launches
+from conftest import PROGRAMS, Tmux, binary, diff, dump, launches
 
 
 def test_options_markers_and_the_process_table(tmp_path: Path) -> None:
@@ -409,3 +410,45 @@ def test_a_hash_function_of_your_own_is_recorded_and_compared(tmp_path: Path) ->
         "pre": float(x.double().sum()),
         "post": float(x.double().sum()),
     }
+
+
+def test_diff_says_first_what_differs_between_the_runs_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same work recorded twice, the second run with an Inductor config
+    # changed and cuBLAS's workspace variable set: the comparison says so
+    # before anything else.
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    x = torch.arange(8.0)
+    with tritontui.record(tmp_path / "a.msgpack"):
+        x * 2
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    with (
+        torch._inductor.config.patch(fallback_random=True),
+        tritontui.record(tmp_path / "b.msgpack"),
+    ):
+        x * 2
+    header = dump(tmp_path / "b.msgpack")[0]
+    assert header["settings"]["torch.num_threads"] == str(torch.get_num_threads())
+    status, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert status == 0, report
+    assert report["settings"] == [
+        {"name": "env.CUBLAS_WORKSPACE_CONFIG", "a": None, "b": ":4096:8"},
+        {"name": "inductor.fallback_random", "a": None, "b": "True"},
+    ]
+    text = subprocess.run(
+        [binary(), "diff", str(tmp_path / "a.msgpack"), str(tmp_path / "b.msgpack")],
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert text[2:5] == [
+        "settings differ (A | B):",
+        "  env.CUBLAS_WORKSPACE_CONFIG: (unset) | :4096:8",
+        "  inductor.fallback_random: (unset) | True",
+    ], text
+    if shutil.which("tmux"):
+        with Tmux(f"{binary()} {tmp_path / 'a.msgpack'} {tmp_path / 'b.msgpack'}") as tmux:
+            screen = tmux.wait_for("SETTINGS DIFFER", timeout=60)
+            assert "inductor.fallback_random: (unset) | True" in screen, screen
+            tmux.send("q")
+            tmux.wait_for("EXIT=")

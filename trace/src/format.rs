@@ -185,6 +185,11 @@ pub struct Header {
     /// world size), when it has one (1.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distributed: Option<Distributed>,
+    /// What determines numerics besides code and inputs, as text by name
+    /// (1.10): torch's numerics flags, config values that differ from
+    /// their defaults, environment variables, the CUDA driver.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
 }
 
 /// A rank of a multi-process run, as its launcher (torchrun) named it in
@@ -227,6 +232,7 @@ impl Header {
             devices: Vec::new(),
             options: RecordOptions::default(),
             distributed: None,
+            settings: BTreeMap::new(),
         }
     }
 }

@@ -100,8 +100,10 @@ impl App {
 
     /// The screen layout for the current size and view.
     pub fn areas(&self) -> Areas {
-        let pair = self.comparison.as_deref().is_some_and(Comparison::is_pair);
-        areas(self.size, pair, self.show_source)
+        let comparison = self.comparison.as_deref();
+        let pair = comparison.is_some_and(Comparison::is_pair);
+        let settings_differ = comparison.is_some_and(|c| !c.settings.is_empty());
+        areas(self.size, pair, settings_differ, self.show_source)
     }
 
     /// The action a key press means in the current state.

@@ -34,6 +34,8 @@ pub struct Comparison {
     /// The captured values of pairs of launches, compared once each when
     /// first shown, by launch seq in A and in B.
     values: Mutex<FxHashMap<(u64, u64), Option<CapturedValues>>>,
+    /// The runs' settings that differ (shown in the header first).
+    pub settings: Vec<crate::settings::SettingDiff>,
 }
 
 /// A pair of launches' captured values compared, or why they were not.
@@ -98,7 +100,11 @@ impl Comparison {
         single_rows: Vec<Row>,
         roots: Vec<usize>,
     ) -> Comparison {
+        let settings = b.as_ref().map_or_else(Vec::new, |b| {
+            crate::settings::differences(&a.header, &b.header)
+        });
         let mut comparison = Comparison {
+            settings,
             row_of_a: vec![u32::MAX; a.launches.len()],
             row_of_b: vec![u32::MAX; b.as_ref().map_or(0, |b| b.launches.len())],
             a,

@@ -18,18 +18,23 @@ pub struct Areas {
     pub status: Rect,
 }
 
-/// Header height for one trace and for two.
-pub fn header_height(pair: bool) -> u16 {
-    if pair { 3 } else { 1 }
+/// Header height for one trace and for two (with a line for the runs'
+/// settings when they differ).
+pub fn header_height(pair: bool, settings_differ: bool) -> u16 {
+    match (pair, settings_differ) {
+        (false, _) => 1,
+        (true, false) => 3,
+        (true, true) => 4,
+    }
 }
 
 /// Terminals at least this wide show detail and source side by side.
 const WIDE: u16 = 140;
 
 /// Lays out the screen.
-pub fn areas(size: Rect, pair: bool, show_source: bool) -> Areas {
+pub fn areas(size: Rect, pair: bool, settings_differ: bool, show_source: bool) -> Areas {
     let [header, body, status] = Layout::vertical([
-        Constraint::Length(header_height(pair)),
+        Constraint::Length(header_height(pair, settings_differ)),
         Constraint::Min(4),
         Constraint::Length(1),
     ])

@@ -21,7 +21,17 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from . import _active, _capture, _custom_hash, _native, _pause, _results, _tensors, hooks
+from . import (
+    _active,
+    _capture,
+    _custom_hash,
+    _native,
+    _pause,
+    _results,
+    _settings,
+    _tensors,
+    hooks,
+)
 
 # Whether a session still recording when the interpreter exits is stopped
 # then (registered with the first session).
@@ -187,6 +197,7 @@ class Session:
         }
         if self.place is not None:
             header["distributed"] = self.place
+        header["settings"] = _settings.settings()
         _probe_tensor_impl()
         # `run0/rank{rank}.msgpack`: each rank's trace in one folder.
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)

@@ -74,6 +74,12 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         run_line(app, "A ", &comparison.a, na),
         run_line(app, "B ", b, nb),
     ];
+    if !comparison.settings.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("SETTINGS DIFFER (A | B)  ", theme.only()),
+            Span::raw(crate::settings::lines(&comparison.settings).join(" · ")),
+        ]));
+    }
     let divergences = comparison.divergences();
     let verdict = match comparison.first_divergence() {
         None => {

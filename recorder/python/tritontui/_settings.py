@@ -1,0 +1,112 @@
+"""What determines a run's numerics besides its code and inputs, recorded
+in the trace's header (``settings``) so that ``tritontui diff`` can show
+what differs between two runs' settings first: torch's numerics flags,
+Inductor's and Dynamo's config values that differ from their defaults,
+the environment variables that change kernels, and the CUDA driver.
+Read once, when recording starts."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+# Environment variables that change what runs or how: their prefixes.
+ENV_PREFIXES = (
+    "TORCHINDUCTOR_",
+    "TORCHDYNAMO_",
+    "TORCH_CUDNN_",
+    "NCCL_",
+    "CUBLAS_",
+    "CUBLASLT_",
+    "CUDNN_",
+)
+ENV_NAMES = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_VISIBLE_DEVICES",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "NVIDIA_TF32_OVERRIDE",
+    "PYTHONHASHSEED",
+)
+# Where files go, not what they hold: differs from run to run harmlessly.
+ENV_IGNORED_SUFFIXES = ("_CACHE_DIR", "_DEBUG_DIR", "_TRACE_DIR")
+
+
+def settings() -> dict[str, str]:
+    """Each setting's name and value, as text."""
+    out: dict[str, str] = {}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out.update(_torch_flags(torch))
+        out.update(_non_defaults("inductor", "torch._inductor.config"))
+        out.update(_non_defaults("dynamo", "torch._dynamo.config"))
+    for name, value in os.environ.items():
+        if (name.startswith(ENV_PREFIXES) or name in ENV_NAMES) and not name.endswith(
+            ENV_IGNORED_SUFFIXES
+        ):
+            out[f"env.{name}"] = value
+    return out
+
+
+def _torch_flags(torch: Any) -> dict[str, str]:
+    backends = torch.backends
+    flags = {
+        "torch.num_threads": lambda: torch.get_num_threads(),
+        "torch.float32_matmul_precision": lambda: torch.get_float32_matmul_precision(),
+        "torch.deterministic_algorithms": lambda: torch.are_deterministic_algorithms_enabled(),
+        "torch.deterministic_algorithms_warn_only": (
+            lambda: torch.is_deterministic_algorithms_warn_only_enabled()
+        ),
+        "torch.backends.cuda.matmul.allow_tf32": lambda: backends.cuda.matmul.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+            lambda: backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        ),
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+            lambda: backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+        ),
+        "torch.backends.cudnn.enabled": lambda: backends.cudnn.enabled,
+        "torch.backends.cudnn.allow_tf32": lambda: backends.cudnn.allow_tf32,
+        "torch.backends.cudnn.deterministic": lambda: backends.cudnn.deterministic,
+        "torch.backends.cudnn.benchmark": lambda: backends.cudnn.benchmark,
+        "cuda.driver": lambda: _driver(torch),
+    }
+    out = {}
+    for name, read in flags.items():
+        try:
+            value = read()
+        except Exception:  # an older torch, or no CUDA: not recorded
+            continue
+        if value is not None:
+            out[name] = str(value)
+    return out
+
+
+def _driver(torch: Any) -> str | None:
+    """The CUDA driver's version (``12080`` is 12.8), when CUDA is up."""
+    if not torch.cuda.is_available():
+        return None
+    import ctypes
+
+    version = ctypes.c_int()
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    if libcuda.cuDriverGetVersion(ctypes.byref(version)) != 0:
+        return None
+    return f"{version.value // 1000}.{version.value % 1000 // 10}"
+
+
+def _non_defaults(prefix: str, module_name: str) -> dict[str, str]:
+    """A config module's entries whose values are not their defaults (the
+    module as the program imported it; none when it did not)."""
+    config = sys.modules.get(module_name)
+    if config is None or not hasattr(config, "_is_default"):
+        return {}
+    out = {}
+    for name in getattr(config, "_config", {}):
+        try:
+            if not config._is_default(name):
+                out[f"{prefix}.{name}"] = repr(getattr(config, name))
+        except Exception:  # an entry torch cannot read back
+            continue
+    return out

@@ -14,6 +14,7 @@ pub mod cross_rank;
 pub mod dump;
 pub mod explain;
 pub mod html;
+pub mod lint;
 pub mod producer;
 pub mod rank_diff;
 pub mod report;

@@ -64,11 +64,18 @@ pub enum Command {
     Values(ValuesArgs),
     /// Write a standalone reproducer of one captured launch: a Python
     /// script and the launch's captured values, which re-run that kernel
-    /// alone K times on fresh copies of its inputs (C++ kernels and aten
-    /// ops). The script exits 1 when the kernel alone is nondeterministic.
+    /// alone K times on fresh copies of its inputs (Inductor's Triton and
+    /// C++ kernels, aten ops). The script exits 1 when the kernel alone is
+    /// nondeterministic.
     Repro(ReproArgs),
     /// Write the comparison of two traces as one self-contained HTML page.
     Report(ReportArgs),
+    /// Check every recorded launch against constraint profiles (allowed
+    /// dtypes, alignment, contiguity, tensor sizes, denied kernels and
+    /// ops): the launches a target would refuse.
+    ///
+    /// Exit status: 0 no violation, 1 violations, 2 error.
+    Lint(LintArgs),
     /// Attach a debugger to a recorded process (gdb, or cuda-gdb for a GPU
     /// trace; $TRITONTUI_DEBUGGER overrides), or list the processes.
     Attach(AttachArgs),
@@ -125,6 +132,21 @@ pub struct ValuesArgs {
     pub launch: u64,
     /// Print the JSON report (documented in docs/diff-json.md) instead of
     /// the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `tritontui lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The trace.
+    pub trace: PathBuf,
+    /// A profile: a TOML file (docs/lint.md), or a shipped one by name
+    /// (no-float64-on-gpu, aligned-16); repeat to apply several. Without
+    /// it, both shipped profiles.
+    #[arg(long, value_name = "FILE_OR_NAME")]
+    pub profile: Vec<String>,
+    /// Print the report as JSON instead of one line per violation.
     #[arg(long)]
     pub json: bool,
 }

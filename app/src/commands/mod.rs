@@ -11,8 +11,8 @@ use crate::tui::loader::Inputs;
 use crate::{Analysis, Options, Report, attach};
 use anyhow::Context;
 use args::{
-    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, RanksArgs, RecordArgs, ReportArgs,
-    ReproArgs, ResumeArgs, SynthArgs, ValuesArgs,
+    AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, LintArgs, RanksArgs, RecordArgs,
+    ReportArgs, ReproArgs, ResumeArgs, SynthArgs, ValuesArgs,
 };
 use clap::Parser;
 use std::ffi::OsString;
@@ -52,6 +52,7 @@ where
         Some(Command::Values(args)) => values(&args),
         Some(Command::Repro(args)) => repro(&args).map(|()| SUCCESS),
         Some(Command::Report(args)) => report(&args).map(|()| SUCCESS),
+        Some(Command::Lint(args)) => lint(&args),
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Resume(args)) => resume(&args).map(|()| SUCCESS),
         None => tui(&cli.traces, cli.align_deadline).map(|()| SUCCESS),
@@ -182,6 +183,25 @@ fn repro(args: &ReproArgs) -> anyhow::Result<()> {
         script.display()
     );
     Ok(())
+}
+
+fn lint(args: &LintArgs) -> anyhow::Result<ExitCode> {
+    let names: Vec<&str> = if args.profile.is_empty() {
+        crate::lint::profile::SHIPPED
+            .iter()
+            .map(|(n, _)| *n)
+            .collect()
+    } else {
+        args.profile.iter().map(String::as_str).collect()
+    };
+    let profiles = names
+        .into_iter()
+        .map(crate::lint::profile::Profile::load)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let trace = Trace::open(&args.trace)?;
+    let report = crate::lint::lint(&trace, &profiles);
+    let clean = report.violations.is_empty();
+    print_diff(&report, args.json, crate::lint::summary, clean)
 }
 
 fn values(args: &ValuesArgs) -> anyhow::Result<ExitCode> {

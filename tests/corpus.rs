@@ -96,6 +96,19 @@ fn every_pair_gets_its_expected_verdict() {
                 .map(expected_words)
                 .unwrap_or_default(),
         ));
+        // What the first divergence's words must say, where the pair asks.
+        if let Some(words) = expected["first_divergence"]["detail_contains"].as_str() {
+            let detail = report
+                .first_divergence
+                .as_ref()
+                .map(|d| d.detail.clone())
+                .unwrap_or_default();
+            if !detail.contains(words) {
+                failures.push(format!(
+                    "{name}: the first divergence says `{detail}`, not `{words}`"
+                ));
+            }
+        }
         failures.extend(got(
             "the root causes",
             report

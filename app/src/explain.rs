@@ -360,6 +360,25 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
                 .map(ToString::to_string)
                 .unwrap_or_default()
         ),
-        _ => format!("{parts} (a recompile, a graph break or an extra step)"),
+        _ => {
+            // What the run that has them alone compiled while making them
+            // (or last before them).
+            let span = |trace: &Trace, i: u32, n: usize| {
+                let last = (i as usize + n.max(1) - 1).min(trace.launches.len() - 1);
+                (trace.launches[i as usize].ts, trace.launches[last].ts)
+            };
+            let extra = match (d.a, d.b) {
+                (Some(x), None) => Some(("A", span(runs.a, x, only_a))),
+                (None, Some(y)) => Some(("B", span(runs.b, y, only_b))),
+                _ => None,
+            };
+            let cause = extra.and_then(|(run, (first, last))| {
+                crate::compile_events::cause(runs.a, runs.b, run, first, last)
+            });
+            match cause {
+                Some(cause) => format!("{parts}: {cause}"),
+                None => format!("{parts} (a recompile, a graph break or an extra step)"),
+            }
+        }
     }
 }

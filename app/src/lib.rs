@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod attach;
 pub mod commands;
 pub mod compare;
+pub mod compile_events;
 pub mod cross_rank;
 pub mod dump;
 pub mod explain;

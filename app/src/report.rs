@@ -25,6 +25,10 @@ pub struct Report {
     /// The runs' settings that differ (versions, devices, numerics flags,
     /// non-default configs, environment variables): often the answer.
     pub settings: Vec<crate::settings::SettingDiff>,
+    /// Recompilations (with the guards that failed) and graph breaks (with
+    /// their reasons) in one run only: why the runs compiled different
+    /// programs.
+    pub compile_differences: Vec<crate::compile_events::CompileDifference>,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
     /// `minimal`, or `approximate` if the alignment ran out of time.
@@ -217,6 +221,7 @@ impl Report {
                 b: run_info(b),
             },
             settings: crate::settings::differences(&a.header, &b.header),
+            compile_differences: crate::compile_events::differences(a, b),
             launches: Counts {
                 a: analysis.launches.0,
                 b: analysis.launches.1,
@@ -367,6 +372,12 @@ pub fn summary(report: &Report) -> String {
     if !report.settings.is_empty() {
         let _ = writeln!(out, "settings differ (A | B):");
         for line in crate::settings::lines(&report.settings) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if !report.compile_differences.is_empty() {
+        let _ = writeln!(out, "compiled differently:");
+        for line in crate::compile_events::lines(&report.compile_differences) {
             let _ = writeln!(out, "  {line}");
         }
     }

@@ -25,6 +25,7 @@ PROGRAMS = HERE / "programs"
 # Programs whose run B is given --variant.
 VARIANTS = {
     "weight_bump",
+    "recompile_batch",
     "allreduce_ranks",
     "fsdp_ranks",
     "p2p_ranks",

@@ -1,0 +1,136 @@
+"""Dynamo's structured compile events (``torch._logging.trace_structured``,
+the stream tlparse reads) recorded as ``compile`` records: a frame's
+compilation starting (its compile id and the user function), a
+recompilation with the guards that failed, a graph break with its reason
+and user line. A logging handler on the ``torch.__trace`` logger while
+recording; it reads what torch hands it and changes nothing that gets
+compiled (with a handler installed torch builds its structured payloads,
+which costs compile time only)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any
+
+from .. import _active
+
+_HANDLER: logging.Handler | None = None
+
+
+class _CompileEvents(logging.Handler):
+    """Turns the structured events it is handed into trace records."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        session = _active.active()
+        if session is None:
+            return
+        try:
+            event = _event(getattr(record, "metadata", None), getattr(record, "payload", None))
+            if event is not None:
+                kind, info = event
+                session.record_json(
+                    {
+                        "r": "compile",
+                        "event": kind,
+                        "name": info.pop("name", ""),
+                        "pid": os.getpid(),
+                        "ts": session.now(),
+                        "info": info,
+                    }
+                )
+        except Exception as e:
+            session.fail(e)
+
+
+def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
+    """The event a structured log record holds, as (kind, info), or None
+    for those not kept."""
+    if not isinstance(metadata, dict):
+        return None
+    ids = {
+        key: metadata[key]
+        for key in ("frame_id", "frame_compile_id", "attempt")
+        if isinstance(metadata.get(key), int)
+    }
+    compile_id = f"{ids.get('frame_id', '?')}/{ids.get('frame_compile_id', '?')}"
+    if "dynamo_start" in metadata:
+        stack = metadata["dynamo_start"].get("stack") or [{}]
+        # The frame compiled is the last; where the user's code is, the
+        # last frame outside torch (a module's compiled frame is torch's).
+        located = [(f, _filename(f.get("filename"))) for f in stack]
+        user = [(f, name) for f, name in located if not name.startswith(_torch_dir())]
+        frame, filename = (user or located)[-1]
+        return "dynamo_start", {
+            "name": str(stack[-1].get("name", "")),
+            "compile_id": compile_id,
+            "location": f"{filename}:{frame.get('line', '?')}",
+            **ids,
+        }
+    artifact = metadata.get("artifact")
+    if not isinstance(artifact, dict) or not isinstance(payload, str):
+        return None
+    if artifact.get("name") == "recompile_reasons":
+        # One reason comes as its text, several as a JSON list.
+        try:
+            reasons = json.loads(payload)
+        except ValueError:
+            reasons = payload
+        reasons = reasons if isinstance(reasons, list) else [reasons]
+        return "recompile", {
+            "name": compile_id,
+            "compile_id": compile_id,
+            "reasons": "; ".join(str(r).strip() for r in reasons),
+            **ids,
+        }
+    if artifact.get("name") == "dynamo_graph_break_reason":
+        lines = payload.splitlines()
+        where = lines[0].removeprefix("Graph break in user code at ") if lines else ""
+        reason = next(
+            (line.removeprefix("Graph Break Reason: ") for line in lines if "Reason:" in line), ""
+        )
+        return "graph_break", {
+            "name": compile_id,
+            "compile_id": compile_id,
+            "location": where,
+            "reason": reason,
+            **ids,
+        }
+    return None
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(torch.__file__) + os.sep
+
+
+def _filename(index: Any) -> str:
+    """A file name torch interned (its structured logs give the index)."""
+    from torch._logging import structured
+
+    if isinstance(index, str):
+        return index
+    for name, i in structured.INTERN_TABLE.items():
+        if i == index:
+            return name
+    return "?"
+
+
+def install() -> None:
+    global _HANDLER
+    if _HANDLER is not None:
+        return
+    _HANDLER = _CompileEvents(level=logging.DEBUG)
+    trace_log = logging.getLogger("torch.__trace")
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.addHandler(_HANDLER)
+
+
+def uninstall() -> None:
+    global _HANDLER
+    if _HANDLER is None:
+        return
+    logging.getLogger("torch.__trace").removeHandler(_HANDLER)
+    _HANDLER = None

@@ -210,17 +210,34 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                     runs.b.launches[y as usize].grid()
                 ));
             }
-            format!(
+            let words = format!(
                 "inputs equal, launched differently ({}), {}: autotuning or heuristics chose differently",
                 what.join("; "),
                 outputs_differ(&names(&d.args), d.args.len())
-            )
+            );
+            with_code_settings(runs, words)
         }
-        Kind::Code => format!(
-            "same kernel name, different source; inputs equal, {}",
-            outputs_differ(&names(&d.args), d.args.len())
+        Kind::Code => with_code_settings(
+            runs,
+            format!(
+                "same kernel name, different source; inputs equal, {}",
+                outputs_differ(&names(&d.args), d.args.len())
+            ),
         ),
     }
+}
+
+/// `words`, then the runs' settings that can change generated code or
+/// its launch, when any differ.
+fn with_code_settings(runs: TracePair<'_>, words: String) -> String {
+    let differ = crate::settings::affecting_code(&runs.a.header, &runs.b.header);
+    if differ.is_empty() {
+        return words;
+    }
+    format!(
+        "{words}; the runs' settings differ: {}",
+        crate::settings::lines(&differ).join(", ")
+    )
 }
 
 /// Where a divergence's difference ends: in the results, or absorbed on

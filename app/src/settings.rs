@@ -47,6 +47,19 @@ pub fn differences(a: &Header, b: &Header) -> Vec<SettingDiff> {
     out
 }
 
+/// The differences that can change the code Inductor generates or how it
+/// launches it: versions, devices, Inductor's config and its variables.
+pub fn affecting_code(a: &Header, b: &Header) -> Vec<SettingDiff> {
+    differences(a, b)
+        .into_iter()
+        .filter(|d| {
+            ["torch", "triton", "cuda", "devices"].contains(&d.name.as_str())
+                || d.name.starts_with("inductor.")
+                || d.name.starts_with("env.TORCHINDUCTOR_")
+        })
+        .collect()
+}
+
 /// `NAME: A | B` lines, `(unset)` for a side without it.
 pub fn lines(differences: &[SettingDiff]) -> Vec<String> {
     let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".into());

@@ -26,6 +26,7 @@ PROGRAMS = HERE / "programs"
 VARIANTS = {
     "weight_bump",
     "recompile_batch",
+    "config_code",
     "allreduce_ranks",
     "fsdp_ranks",
     "p2p_ranks",

@@ -16,6 +16,8 @@ def test_a_recompile_is_explained_by_its_guard_and_a_graph_break_by_its_reason(
     breaks = [e for e in events if e["event"] == "graph_break"]
     assert breaks and all(e["info"]["reason"] == "Data-dependent branching" for e in breaks)
     assert breaks[0]["info"]["location"].endswith("recompile.py:15"), breaks[0]
+    caches = [e["info"]["state"] for e in events if e["event"] == "fx_graph_cache"]
+    assert caches and set(caches) <= {"hit", "miss", "bypass"}, caches
     started = [e for e in events if e["event"] == "dynamo_start" and e["name"] == "step"]
     assert [e["info"]["compile_id"] for e in started] == ["0/0", "0/1"], started
     _, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")

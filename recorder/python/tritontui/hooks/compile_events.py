@@ -1,8 +1,9 @@
-"""Dynamo's structured compile events (``torch._logging.trace_structured``,
-the stream tlparse reads) recorded as ``compile`` records: a frame's
-compilation starting (its compile id and the user function), a
-recompilation with the guards that failed, a graph break with its reason
-and user line. A logging handler on the ``torch.__trace`` logger while
+"""Dynamo's and Inductor's structured compile events
+(``torch._logging.trace_structured``, the stream tlparse reads) recorded
+as ``compile`` records: a frame's compilation starting (its compile id
+and the user function), a recompilation with the guards that failed, a
+graph break with its reason and user line, Inductor's FX graph cache hit,
+miss or bypass. A logging handler on the ``torch.__trace`` logger while
 recording; it reads what torch hands it and changes nothing that gets
 compiled (with a handler installed torch builds its structured payloads,
 which costs compile time only)."""
@@ -82,6 +83,17 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
             "name": compile_id,
             "compile_id": compile_id,
             "reasons": "; ".join(str(r).strip() for r in reasons),
+            **ids,
+        }
+    name = str(artifact.get("name", ""))
+    if name.startswith("fx_graph_cache_"):
+        cache = json.loads(payload)
+        return "fx_graph_cache", {
+            "name": compile_id,
+            "compile_id": compile_id,
+            "state": name.removeprefix("fx_graph_cache_"),
+            "key": str(cache.get("key", "")),
+            **({"bypass_reason": str(r)} if (r := cache.get("cache_bypass_reason")) else {}),
             **ids,
         }
     if artifact.get("name") == "dynamo_graph_break_reason":

@@ -97,16 +97,21 @@ def _driver(torch: Any) -> str | None:
 
 
 def _non_defaults(prefix: str, module_name: str) -> dict[str, str]:
-    """A config module's entries whose values are not their defaults (the
-    module as the program imported it; none when it did not)."""
+    """A config module's entries set to other values than their defaults
+    (the module as the program imported it; none when it did not): set,
+    since defaults drawn from the environment are not the program's
+    choice (the variables are recorded), and other, since Inductor sets
+    some entries to their defaults while it compiles."""
     config = sys.modules.get(module_name)
-    if config is None or not hasattr(config, "_is_default"):
+    entries = getattr(config, "_config", None)
+    if not isinstance(entries, dict):
         return {}
     out = {}
-    for name in getattr(config, "_config", {}):
+    for name, entry in entries.items():
         try:
-            if not config._is_default(name):
-                out[f"{prefix}.{name}"] = repr(getattr(config, name))
+            value = getattr(config, name)
+            if not config._is_default(name) and value != entry.default:
+                out[f"{prefix}.{name}"] = repr(value)
         except Exception:  # an entry torch cannot read back
             continue
     return out

@@ -35,20 +35,11 @@ pub fn differences(a: &Trace, b: &Trace) -> Vec<CompileDifference> {
     out
 }
 
-/// `mine` less `theirs`, compared without the run.
+/// `mine` less `theirs`, each of theirs matching one of mine at most.
 fn only_in(mine: &[CompileDifference], theirs: &[CompileDifference]) -> Vec<CompileDifference> {
     let mut unmatched: Vec<&CompileDifference> = theirs.iter().collect();
-    let key = |e: &CompileDifference| {
-        (
-            e.event.clone(),
-            e.compile_id.clone(),
-            e.function.clone(),
-            e.location.clone(),
-            e.detail.clone(),
-        )
-    };
     mine.iter()
-        .filter(|e| match unmatched.iter().position(|t| key(t) == key(e)) {
+        .filter(|e| match unmatched.iter().position(|t| same_event(t, e)) {
             Some(i) => {
                 unmatched.swap_remove(i);
                 false
@@ -57,6 +48,15 @@ fn only_in(mine: &[CompileDifference], theirs: &[CompileDifference]) -> Vec<Comp
         })
         .cloned()
         .collect()
+}
+
+/// The same event in two runs: all but the run and the time agree.
+fn same_event(x: &CompileDifference, y: &CompileDifference) -> bool {
+    x.event == y.event
+        && x.compile_id == y.compile_id
+        && x.function == y.function
+        && x.location == y.location
+        && x.detail == y.detail
 }
 
 /// A trace's recompilations and graph breaks, each recompile named by

@@ -272,13 +272,13 @@ impl Device {
         })
     }
 
-    /// The result pointers of one range, as the kernels take them.
-    fn results(&self, range: usize) -> Results {
-        let first = range * BATCH;
+    /// The whole ring's result pointers, as the kernels take them (a
+    /// slot is an index into the ring).
+    fn ring(&self) -> Results {
         Results {
-            acc: self.acc + (first * 8) as u64,
-            arrived: self.arrived + (first * 4) as u64,
-            host: self.host_on_device + (first * 8) as u64,
+            acc: self.acc,
+            arrived: self.arrived,
+            host: self.host_on_device,
         }
     }
 }
@@ -299,9 +299,6 @@ pub struct Batch {
     finished: bool,
     /// Whether a kernel was enqueued (it writes into the range).
     dispatched: bool,
-    /// This batch's range of result pointers (for summaries, whose slots
-    /// count from it).
-    results: Results,
     entries: SmallVec<[Entry; TABLE_ITEMS]>,
     /// Hashes gathered for the next [`Batch::dispatch`].
     table: SmallVec<[Item; TABLE_ITEMS]>,
@@ -421,12 +418,16 @@ impl Batch {
             returned: Arc::clone(&device.returned),
             finished: false,
             dispatched: false,
-            ring: device.results(0),
-            results: device.results(range),
+            ring: device.ring(),
             entries: SmallVec::new(),
             table: SmallVec::new(),
             used: 0,
         })
+    }
+
+    /// Slot `slot` of this batch's range, as an index into the ring.
+    fn ring_slot(&self, slot: usize) -> u32 {
+        (self.range * BATCH + slot) as u32
     }
 
     /// The next `n` free slots of the batch, or None when it is full.
@@ -477,7 +478,7 @@ impl Batch {
             element_stride: reading.element_stride,
             layout: reading.layout,
             ndim: reading.ndim,
-            slot: (self.range * BATCH + slot) as u32,
+            slot: self.ring_slot(slot),
             first_block: 0,
             blocks: self.blocks(work),
             run: reading.run,
@@ -542,8 +543,8 @@ impl Batch {
         };
         let (shape, stride) = coalesce(shape, stride);
         let (mut ndim, mut dims) = dims(&shape, &stride)?;
-        let (mut data, mut numel_param, mut results) = (ptr, numel, self.results);
-        let (mut kind_param, mut slot_param) = (kind as i32, slot as u32);
+        let (mut data, mut numel_param, mut results) = (ptr, numel, self.ring);
+        let (mut kind_param, mut slot_param) = (kind as i32, self.ring_slot(slot));
         let params = [
             &mut data as *mut u64 as *mut c_void,
             &mut numel_param as *mut u64 as *mut c_void,

@@ -76,10 +76,12 @@ impl DeferredHashes {
         deferring: bool,
         writer: &BackgroundWriter,
     ) -> io::Result<()> {
-        let touches_device =
-            described.has_device_work() || described.device_spans(Views::Written).next().is_some();
         if !deferring || !self.hand_over(described) {
-            if touches_device && !self.idle() {
+            let touches_device = || {
+                described.has_device_work()
+                    || described.device_spans(Views::Written).next().is_some()
+            };
+            if !self.idle() && touches_device() {
                 self.enqueue_into(described, writer)?;
             }
             described.dispatch();

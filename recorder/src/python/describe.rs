@@ -208,6 +208,13 @@ impl Described {
 }
 
 impl Described {
+    /// Marks the device work failed: its results are not trusted.
+    pub fn device_failed(&mut self, error: String) {
+        self.work.error.get_or_insert(error);
+    }
+}
+
+impl Described {
     /// Reads `values` with their access codes, hashing readable ones now
     /// when `hash_pre` (pure outputs and allocations never are).
     pub fn new(
@@ -586,11 +593,6 @@ impl Described {
             .iter()
             .map(|view| view.tensor.clone_ref(py))
             .collect()
-    }
-
-    /// Marks the device work failed: its results are not trusted.
-    pub fn device_failed(&mut self, error: String) {
-        self.work.error.get_or_insert(error);
     }
 
     /// The byte spans of the device views `which` picks.

@@ -47,12 +47,8 @@ impl TraceFile {
     /// `described` read) now, or once its device results are in; deferred
     /// hashes and the records waiting for them go first.
     fn queue(&mut self, record: Record, described: &mut Described) -> PyResult<()> {
-        #[cfg(feature = "cuda")]
-        if let Some(writer) = self.writer.as_ref() {
-            let error = self.deferred.enqueue(writer).map_err(io_error)?;
-            if let Some(error) = error {
-                described.device_failed(error);
-            }
+        if let Some(error) = self.enqueue_deferred()? {
+            described.device_failed(error);
         }
         let fills = std::mem::take(&mut described.fills);
         let pending = described.take_pending();
@@ -65,12 +61,19 @@ impl TraceFile {
     }
 
     /// Enqueues the deferred hashes and queues the records waiting for
-    /// them, keeping a device failure for the session.
-    fn release_deferred(&mut self) -> PyResult<()> {
+    /// them; returns the device's failure, if any.
+    fn enqueue_deferred(&mut self) -> PyResult<Option<String>> {
         #[cfg(feature = "cuda")]
-        if let Some(writer) = self.writer.as_ref()
-            && let Some(error) = self.deferred.enqueue(writer).map_err(io_error)?
-        {
+        if let Some(writer) = self.writer.as_ref() {
+            return self.deferred.enqueue(writer).map_err(io_error);
+        }
+        Ok(None)
+    }
+
+    /// [`TraceFile::enqueue_deferred`] outside any launch: a device failure
+    /// is kept for the session (`take_device_error`).
+    fn release_deferred(&mut self) -> PyResult<()> {
+        if let Some(error) = self.enqueue_deferred()? {
             self.device_error.get_or_insert(error);
         }
         Ok(())

@@ -350,6 +350,48 @@ fn the_html_report_renders_the_verdict_root_cause_source_and_folded_runs() {
     assert!(!visible_folded, "a folded row is visible:\n{text}");
 }
 
+/// `tritontui report` of a real corpus pair, as HTML.
+fn corpus_page(pair: &str) -> String {
+    let pair = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(pair);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page = dir.path().join("report.html");
+    let o = tritontui(&[
+        "report",
+        &pair.join("a.msgpack").display().to_string(),
+        &pair.join("b.msgpack").display().to_string(),
+        "-o",
+        &page.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::read_to_string(&page).expect("the page")
+}
+
+#[test]
+fn the_html_report_shows_differing_settings_and_compilations_first() {
+    let settings = corpus_page("config_code");
+    let table = settings.find("<h2>Settings that differ</h2>");
+    assert!(
+        settings.contains("<td>inductor.cpp.simdlen</td><td>(unset)</td><td>1</td>"),
+        "{settings}"
+    );
+    assert!(
+        table.is_some() && table < settings.find("<h2>First divergence</h2>"),
+        "{settings}"
+    );
+    let recompiled = corpus_page("recompile_batch");
+    assert!(
+        recompiled.contains("<h2>Compiled differently</h2>")
+            && recompiled.contains("B recompiled inner (compile 0/1)")
+            && recompiled.contains("GLOBAL_STATE changed: grad_mode"),
+        "{recompiled}"
+    );
+    // A pair of runs that differ in neither has neither section.
+    let plain = corpus_page("absorbed_atomics");
+    assert!(!plain.contains("Settings that differ") && !plain.contains("Compiled differently"));
+}
+
 #[test]
 fn a_benign_pair_exits_0_and_says_why() {
     let pair = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/absorbed_atomics");

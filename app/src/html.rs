@@ -1,6 +1,7 @@
 //! `tritontui report A B -o report.html`: the comparison as one
 //! self-contained HTML page (inline styles, no script, nothing fetched):
-//! the verdict, the first divergence, each root cause with its arguments
+//! the verdict, the settings and compilations that made the runs
+//! different programs, the first divergence, each root cause with its arguments
 //! and hashes, the sources of the kernels involved with their suspicious
 //! lines marked, and the aligned launch table with runs of equal launches
 //! folded away.
@@ -39,6 +40,7 @@ pub fn render(a: &Trace, b: &Trace, analysis: &Analysis, report: &Report) -> Str
         escape(&title)
     );
     verdict(&mut page, a, b, report);
+    programs_differ(&mut page, report);
     if let Some(first) = &report.first_divergence {
         page.push_str("<h2>First divergence</h2>\n");
         divergence(&mut page, a, b, first, false);
@@ -107,6 +109,35 @@ fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
         );
     }
     page.push_str("</table>\n");
+}
+
+/// What made the runs different programs, first when there is any: the
+/// settings that differ, and the recompilations and graph breaks one run
+/// alone has.
+fn programs_differ(page: &mut String, report: &Report) {
+    if !report.settings.is_empty() {
+        page.push_str(
+            "<h2>Settings that differ</h2>\n<table><tr><th>setting</th><th>A</th><th>B</th></tr>\n",
+        );
+        let side = |v: &Option<String>| escape(v.as_deref().unwrap_or("(unset)"));
+        for d in &report.settings {
+            let _ = writeln!(
+                page,
+                "<tr class=\"diff\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&d.name),
+                side(&d.a),
+                side(&d.b)
+            );
+        }
+        page.push_str("</table>\n");
+    }
+    if !report.compile_differences.is_empty() {
+        page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
+        for line in crate::compile_events::lines(&report.compile_differences) {
+            let _ = writeln!(page, "<li>{}</li>", escape(&line));
+        }
+        page.push_str("</ul>\n");
+    }
 }
 
 fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, with_args: bool) {

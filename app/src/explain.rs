@@ -210,11 +210,20 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                     runs.b.launches[y as usize].grid()
                 ));
             }
-            let words = format!(
+            let mut words = format!(
                 "inputs equal, launched differently ({}), {}: autotuning or heuristics chose differently",
                 what.join("; "),
                 outputs_differ(&names(&d.args), d.args.len())
             );
+            if let (Some(x), Some(y)) = (d.a, d.b) {
+                let ka = runs.a.kernel_of(&runs.a.launches[x as usize]);
+                let kb = runs.b.kernel_of(&runs.b.launches[y as usize]);
+                words.push_str(&format!(
+                    "; {}; {}",
+                    crate::autotuning::words(&runs.a.compiles, "A", ka),
+                    crate::autotuning::words(&runs.b.compiles, "B", kb)
+                ));
+            }
             with_code_settings(runs, words)
         }
         Kind::Code => with_code_settings(

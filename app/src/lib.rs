@@ -8,6 +8,7 @@
 pub mod align;
 pub mod analysis;
 pub mod attach;
+pub mod autotuning;
 pub mod commands;
 pub mod compare;
 pub mod compile_events;

@@ -32,6 +32,7 @@ VARIANTS = {
     "p2p_ranks",
     "gpu_host_batch",
     "gpu_ddp_ranks",
+    "gpu_autotune_noise",
 }
 
 

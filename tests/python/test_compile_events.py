@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
-from conftest import diff, dump
+import pytest
+from conftest import ROOT, diff, dump, run_ok
 
 
 def test_a_recompile_is_explained_by_its_guard_and_a_graph_break_by_its_reason(
@@ -20,6 +23,12 @@ def test_a_recompile_is_explained_by_its_guard_and_a_graph_break_by_its_reason(
     assert caches and set(caches) <= {"hit", "miss", "bypass"}, caches
     started = [e for e in events if e["event"] == "dynamo_start" and e["name"] == "step"]
     assert [e["info"]["compile_id"] for e in started] == ["0/0", "0/1"], started
+    # Each compilation's guards: the first accepts x of size 8 only.
+    guards = {
+        e["info"]["compile_id"]: e["info"]["guards"] for e in events if e["event"] == "guards"
+    }
+    assert "TENSOR_MATCH" in guards["0/0"] and "size=[8]" in guards["0/0"], guards
+    assert "Guard latency" not in guards["0/0"]
     _, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
     recompiles = [d for d in report["compile_differences"] if d["event"] == "recompile"]
     assert recompiles[0]["run"] == "B" and recompiles[0]["function"] == "step", recompiles
@@ -28,3 +37,38 @@ def test_a_recompile_is_explained_by_its_guard_and_a_graph_break_by_its_reason(
     first = report["first_divergence"]
     assert first["kind"] == "structural", first
     assert "B recompiled step (compile 0/1)" in first["detail"], first
+
+
+@pytest.mark.gpu
+def test_autotuning_is_recorded_and_explains_a_launch_config_divergence(tmp_path: Path) -> None:
+    # The corpus's program: a row sum whose reduction Inductor autotunes;
+    # run B's benchmark is noisy and picks another config.
+    program = ROOT / "tests" / "corpus" / "programs" / "gpu_autotune_noise.py"
+    env = {k: v for k, v in os.environ.items() if k != "TRITONTUI_RECORD"}
+
+    def record(run: str, *flags: str) -> Path:
+        trace = tmp_path / f"{run}.msgpack"
+        fingerprint = tmp_path / f"{run}.json"
+        outputs = ["--out", str(trace), "--fingerprint", str(fingerprint)]
+        run_ok([sys.executable, str(program), *outputs, *flags], program.parent, env)
+        return trace
+
+    a, b = record("a"), record("b", "--variant")
+    records = dump(a)
+    tuned = [r for r in records if r["type"] == "compile" and r["event"] == "autotune"]
+    assert tuned and tuned[0]["info"]["method"] == "benchmark", tuned
+    info = tuned[0]["info"]
+    tried = info["tried"].split("; ")
+    assert len(tried) == info["configs"] > 1, info
+    assert all(entry.endswith(" ms") for entry in tried), tried
+    # The config chosen is the fastest tried and the one launched.
+    kernel = next(r for r in records if r["type"] == "kernel" and r["name"] == tuned[0]["name"])
+    launched = sorted(f"{k}={v}" for k, v in kernel["config"].items())
+    assert sorted(info["chosen"].split()) == launched, (info, kernel)
+    cache = [r for r in records if r["type"] == "compile" and r["event"] == "autotune_cache"]
+    assert [r["info"]["state"] for r in cache if r["name"] == tuned[0]["name"]] == ["miss"]
+    code, report = diff(a, b)
+    first = report["first_divergence"]
+    assert code == 1 and first["kind"] == "launch-config", first
+    assert "A benchmarked" in first["detail"] and "B benchmarked" in first["detail"], first
+    assert "close enough for timing noise to decide" in first["detail"], first

@@ -1,6 +1,6 @@
 """The hooks into torch, one module each, installed and removed together.
 
-The C++, user-Triton, graph-input, compile-event, wrapper-allocation and host-read hooks
+The C++, user-Triton, graph-input, compile-event, autotuning, wrapper-allocation and host-read hooks
 record into the active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
 The Triton hook and the aten mode are given their session when installed
@@ -16,6 +16,7 @@ from typing import Any
 
 from . import (
     aten,
+    autotuning,
     compile_events,
     cpp,
     cuda_graphs,
@@ -41,6 +42,7 @@ def install(session: Any) -> None:
     cpp.install()
     graph_inputs.install()
     compile_events.install()
+    autotuning.install()
     process_groups.install(session)
     cuda_graphs.install(session)
     if session.aten:
@@ -64,6 +66,7 @@ def uninstall() -> None:
     cpp.uninstall()
     graph_inputs.uninstall()
     compile_events.uninstall()
+    autotuning.uninstall()
     process_groups.uninstall()
     host_reads.uninstall()
     cuda_graphs.uninstall()

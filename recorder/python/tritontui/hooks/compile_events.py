@@ -1,7 +1,8 @@
 """Dynamo's and Inductor's structured compile events
 (``torch._logging.trace_structured``, the stream tlparse reads) recorded
 as ``compile`` records: a frame's compilation starting (its compile id
-and the user function), a recompilation with the guards that failed, a
+and the user function), the guards it installed (Dynamo's guard tree), a
+recompilation with the guards that failed, a
 graph break with its reason and user line, Inductor's FX graph cache hit,
 miss or bypass. A logging handler on the ``torch.__trace`` logger while
 recording; it reads what torch hands it and changes nothing that gets
@@ -18,6 +19,9 @@ from typing import Any
 from .. import _active
 
 _HANDLER: logging.Handler | None = None
+# A compilation's guard tree is kept up to this many characters (one
+# line per guard; a model of thousands of parameters has thousands).
+_GUARDS_KEPT = 256 * 1024
 
 
 class _CompileEvents(logging.Handler):
@@ -69,6 +73,14 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
             "location": f"{filename}:{frame.get('line', '?')}",
             **ids,
         }
+    if "dynamo_cpp_guards_str" in metadata and isinstance(payload, str):
+        # Dynamo's guard tree, then a line of its latency (which varies).
+        tree = "\n".join(
+            line for line in payload.strip().splitlines() if not line.startswith("Guard latency")
+        )
+        if len(tree) > _GUARDS_KEPT:
+            tree = f"{tree[:_GUARDS_KEPT]}\n... ({len(tree) - _GUARDS_KEPT} more characters)"
+        return "guards", {"name": compile_id, "compile_id": compile_id, "guards": tree, **ids}
     artifact = metadata.get("artifact")
     if not isinstance(artifact, dict) or not isinstance(payload, str):
         return None

@@ -1,0 +1,153 @@
+"""Inductor's autotuning of its Triton kernels, recorded as ``compile``
+records: each benchmark of a kernel's configs (every config tried, its
+time, the one chosen), each coordinate-descent search (where it started,
+what it chose), and what Inductor's autotune cache answered when the
+kernel was loaded (a hit hands over the config chosen by an earlier
+process, and nothing is benchmarked). Two runs that launch one kernel
+with different configs can then be told why: noise between close
+timings, or a config from a cache that one run had and the other lacked.
+
+The methods are wrapped while recording and look the active session up
+when called; they return what the originals return."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from .. import _active
+
+# (owner, attribute, original) of each method wrapped.
+_WRAPPED: list[tuple[Any, str, Any]] = []
+
+
+def config_text(config: Any) -> str:
+    """A Triton config as ``XBLOCK=64 R0_BLOCK=8 num_warps=2 num_stages=1``:
+    its block sizes, then its warps and stages, as the trace's kernel
+    ``config`` holds them."""
+    items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    return " ".join(f"{k}={v}" for k, v in items.items())
+
+
+def _kernel_name(autotuner: Any) -> str:
+    return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
+
+
+def _record(event: str, name: str, info: dict[str, Any]) -> None:
+    session = _active.active()
+    if session is None:
+        return
+    try:
+        session.record_json(
+            {
+                "r": "compile",
+                "event": event,
+                "name": name,
+                "pid": os.getpid(),
+                "ts": session.now(),
+                "info": info,
+            }
+        )
+    except Exception as e:
+        session.fail(e)
+
+
+def _compile_id(autotuner: Any) -> dict[str, str]:
+    compile_id = getattr(autotuner, "compile_id", None)
+    return {"compile_id": str(compile_id)} if compile_id is not None else {}
+
+
+def _benchmarked(original: Any) -> Any:
+    @functools.wraps(original)
+    def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
+        timings = original(self, *args, **kwargs)
+        if _active.active() is not None:
+            ranked = sorted(timings.items(), key=lambda item: item[1])
+            chosen, best = ranked[0] if ranked else (None, None)
+            _record(
+                "autotune",
+                _kernel_name(self),
+                {
+                    "method": "benchmark",
+                    "configs": len(timings),
+                    "tried": "; ".join(
+                        f"{config_text(launcher.config)}: {ms:.4g} ms"
+                        for launcher, ms in timings.items()
+                    ),
+                    **(
+                        {"chosen": config_text(chosen.config), "chosen_ms": float(best)}
+                        if chosen is not None
+                        else {}
+                    ),
+                    **_compile_id(self),
+                },
+            )
+        return timings
+
+    return benchmark_all_configs
+
+
+def _searched(original: Any) -> Any:
+    @functools.wraps(original)
+    def coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: Any) -> Any:
+        found = original(self, launcher, *args, **kwargs)
+        if _active.active() is not None and found is not launcher:
+            _record(
+                "autotune",
+                _kernel_name(self),
+                {
+                    "method": "coordinate_descent",
+                    "start": config_text(launcher.config),
+                    "chosen": config_text(found.config),
+                    **_compile_id(self),
+                },
+            )
+        return found
+
+    return coordinate_descent_tuning
+
+
+def _cache_checked(original: Any) -> Any:
+    @functools.wraps(original)
+    def check_autotune_cache(configs: Any, filename: Any, inductor_meta: Any) -> Any:
+        answer = original(configs, filename, inductor_meta)
+        if _active.active() is not None:
+            chosen, _, info = answer
+            state = (info or {}).get("autotune_cache_state")
+            if state is not None:
+                _record(
+                    "autotune_cache",
+                    str((inductor_meta or {}).get("kernel_name", "")),
+                    {
+                        "state": str(state),
+                        "configs": len(configs),
+                        **({"chosen": config_text(chosen[0])} if len(chosen) == 1 else {}),
+                    },
+                )
+        return answer
+
+    return check_autotune_cache
+
+
+def install() -> None:
+    if _WRAPPED:
+        return
+    try:
+        from torch._inductor.runtime import triton_heuristics as heuristics
+    except ImportError:
+        return  # torch without Triton: nothing is autotuned
+    for owner, name, wrap in (
+        (heuristics.CachingAutotuner, "benchmark_all_configs", _benchmarked),
+        (heuristics.CachingAutotuner, "coordinate_descent_tuning", _searched),
+        (heuristics, "check_autotune_cache", _cache_checked),
+    ):
+        original = getattr(owner, name)
+        _WRAPPED.append((owner, name, original))
+        setattr(owner, name, wrap(original))
+
+
+def uninstall() -> None:
+    while _WRAPPED:
+        owner, name, original = _WRAPPED.pop()
+        setattr(owner, name, original)

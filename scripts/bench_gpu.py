@@ -5,8 +5,10 @@
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
    forward and backward, in bf16 then fp32: step time unrecorded, recorded
    with the default options (aten ops recorded; exact hashes before and
-   after every launch, or metadata only; and with device hashes enqueued
-   launch by launch instead of deferred) and with aten ops off (taking
+   after every launch, or metadata only; with device hashes enqueued
+   launch by launch instead of deferred; with Inductor's extern kernels
+   recorded through the dispatch mode instead of their native proxies)
+   and with aten ops off (taking
    turns for ROUNDS rounds; each recorded mode's ratio is the median of its
    per-round ratios to the unrecorded step measured beside it), with the
    time added per recorded launch and per hash, and under DebugMode with
@@ -172,6 +174,11 @@ MODES = {
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "defaults (exact hashes in+out)": {},
     "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},
+    "metadata only, extern kernels by the mode": {
+        "hash": "none",
+        "env": {"TRITONTUI_EXTERN_HOOK": "0"},
+    },
+    "exact hashes, extern kernels by the mode": {"env": {"TRITONTUI_EXTERN_HOOK": "0"}},
     "aten=False, metadata only": {"aten": False, "hash": "none"},
     "aten=False, exact hashes in+out": {"aten": False},
 }
@@ -179,6 +186,7 @@ MODES = {
 METADATA_ONLY = {
     "defaults (exact hashes in+out)": "defaults, metadata only (hash='none')",
     "defaults, hashes launch by launch": "defaults, metadata only (hash='none')",
+    "exact hashes, extern kernels by the mode": "metadata only, extern kernels by the mode",
     "aten=False, exact hashes in+out": "aten=False, metadata only",
 }
 

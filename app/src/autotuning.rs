@@ -41,10 +41,22 @@ pub fn words(compiles: &[CompileRecord], run: &str, kernel: &Kernel) -> String {
             Some(state) => format!("{run}'s autotune cache: {state}"),
             None => format!("{run}'s autotune cache said nothing"),
         },
-        (_, Some("coordinate_descent")) => format!(
-            "{run}'s coordinate descent went from {} to {chosen}",
-            text(record, "start").unwrap_or_else(|| "?".to_owned())
-        ),
+        (_, Some("coordinate_descent")) => {
+            let start = text(record, "start").unwrap_or_else(|| "?".to_owned());
+            // The benchmark that chose where the search started, if any.
+            let benchmark = of_kernel.iter().rev().find(|c| {
+                c.ts <= record.ts
+                    && text(c, "method").as_deref() == Some("benchmark")
+                    && text(c, "chosen").is_some_and(|c| items(&c) == items(&start))
+            });
+            match benchmark {
+                Some(benchmark) => format!(
+                    "{}, then coordinate descent went on to {chosen}",
+                    benchmark_words(run, benchmark, &start)
+                ),
+                None => format!("{run}'s coordinate descent went from {start} to {chosen}"),
+            }
+        }
         _ => benchmark_words(run, record, &chosen),
     }
 }
@@ -175,6 +187,39 @@ mod tests {
             words(&t, "A", &kernel(64)),
             "A benchmarked 2 configs and chose R0_BLOCK=64 num_warps=4 (0.0120 ms; runner-up \
              R0_BLOCK=8 num_warps=4 0.0125 ms, 4.2 % slower: close enough for timing noise to decide)"
+        );
+    }
+
+    #[test]
+    fn a_coordinate_descent_is_told_after_the_benchmark_it_started_from() {
+        let mut searched = record(
+            "autotune",
+            &[
+                ("method", "coordinate_descent"),
+                ("start", "R0_BLOCK=8 num_warps=4"),
+                ("chosen", "R0_BLOCK=64 num_warps=4"),
+            ],
+        );
+        searched.ts = 1;
+        let t = vec![
+            record(
+                "autotune",
+                &[
+                    ("method", "benchmark"),
+                    (
+                        "tried",
+                        "R0_BLOCK=8 num_warps=4: 0.01 ms; R0_BLOCK=2 num_warps=4: 0.02 ms",
+                    ),
+                    ("chosen", "R0_BLOCK=8 num_warps=4"),
+                ],
+            ),
+            searched,
+        ];
+        assert_eq!(
+            words(&t, "B", &kernel(64)),
+            "B benchmarked 2 configs and chose R0_BLOCK=8 num_warps=4 (0.0100 ms; runner-up \
+             R0_BLOCK=2 num_warps=4 0.0200 ms, 100.0 % slower), then coordinate descent went on \
+             to R0_BLOCK=64 num_warps=4"
         );
     }
 

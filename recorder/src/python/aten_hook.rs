@@ -118,6 +118,22 @@ impl AtenHook {
         args: Option<&Bound<'_, PyTuple>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        self.dispatch(py, func, args, kwargs)
+    }
+}
+
+impl AtenHook {
+    /// Runs op `func` (an `OpOverload`) once, recording it: what the
+    /// mode's `__torch_dispatch__` does, and what an extern kernel's
+    /// native proxy does with the mode off the stack
+    /// (`super::extern_hook`).
+    pub(super) fn dispatch(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        args: Option<&Bound<'_, PyTuple>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
         let args = match args {
             Some(args) => args.clone(),
             None => PyTuple::empty(py),
@@ -173,9 +189,13 @@ impl AtenHook {
         }
         Ok(out.unbind())
     }
-}
 
-impl AtenHook {
+    /// Stops the session's recording after an internal error, once, with
+    /// a warning.
+    pub(super) fn fail(&self, py: Python<'_>, error: PyErr) {
+        self.session.fail(py, error);
+    }
+
     /// Whether this hook's session is the one recording, and this thread
     /// is not inside a launch already being recorded.
     fn recording(&self, py: Python<'_>) -> bool {

@@ -11,6 +11,7 @@ mod command;
 #[cfg(feature = "cuda")]
 mod deferred_hashes;
 mod describe;
+mod extern_hook;
 mod gpu_batch;
 mod guard;
 mod hook_session;
@@ -44,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_hook::BoundRun>()?;
     m.add_class::<aten_hook::AtenHook>()?;
     m.add_class::<allocation_hook::AllocationHook>()?;
+    m.add_class::<extern_hook::ExternHook>()?;
     m.add_function(wrap_pyfunction!(capabilities::in_launch, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::enter_launch, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::leave_launch, m)?)?;

@@ -1,10 +1,12 @@
 """A row sum on the GPU compiled with ``mode="max-autotune-no-cudagraphs"``,
 whose reduction kernel Inductor autotunes among several configs at its
-first launch (in a fresh Inductor cache, so each run benchmarks). The
-configs split each row differently, so each gives other bits. With --variant the benchmark is noisy: the config
-with the smallest reduction block measures 2 % faster than the fastest
-other one (its real time is replaced), as a busy GPU can make it; run B
-then launches the kernel with another config than run A."""
+first launch (in a fresh Inductor cache, so each run benchmarks), then
+tunes further by coordinate descent from the fastest. The configs split
+each row differently, so each gives other bits. With --variant the
+benchmark is noisy: the config with the smallest reduction block measures
+2 % faster than the fastest other one (its real time is replaced), as a
+busy GPU can make it; run B then launches the kernel with another config
+than run A."""
 
 import os
 import tempfile

@@ -4,13 +4,16 @@ The C++, user-Triton, graph-input, compile-event, autotuning, wrapper-allocation
 record into the active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
 The Triton hook and the aten mode are given their session when installed
-and record into it alone; the CUDA-graph check is given it to say in it
+and record into it alone, as do the extern-kernel proxies (through the
+mode's hook; ``TRITONTUI_EXTERN_HOOK=0`` leaves extern kernels to the
+mode); the CUDA-graph check is given it to say in it
 what it turned off; the process-group hook records the groups that
 exist into it. None of them imports the session module."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from typing import Any
 
@@ -20,6 +23,7 @@ from . import (
     compile_events,
     cpp,
     cuda_graphs,
+    extern_kernels,
     foreign_work,
     graph_inputs,
     host_reads,
@@ -50,12 +54,15 @@ def install(session: Any) -> None:
         point_to_point.install(session)
         _ATEN_MODE = aten.AtenRecorder(session)
         _ATEN_MODE.__enter__()
+        if os.environ.get("TRITONTUI_EXTERN_HOOK") != "0":
+            extern_kernels.install(_ATEN_MODE)
 
 
 def uninstall() -> None:
     """Removes every hook; safe to call twice."""
     global _ATEN_MODE
     mode, _ATEN_MODE = _ATEN_MODE, None
+    extern_kernels.uninstall()
     if mode is not None:
         _leave(mode)
     triton.uninstall()

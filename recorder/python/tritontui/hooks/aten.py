@@ -127,8 +127,8 @@ class AtenRecorder(TorchDispatchMode):
 
     def __init__(self, session: Any) -> None:
         super().__init__()
-        hook = _native.AtenHook(session, sys.modules[__name__])
-        self.__torch_dispatch__ = types.MethodType(hook, self)
+        self.hook = _native.AtenHook(session, sys.modules[__name__])
+        self.__torch_dispatch__ = types.MethodType(self.hook, self)
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:

@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from .. import _active
+from . import extern_kernels
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
@@ -46,6 +47,7 @@ def install() -> None:
         recorded = False
         if session is not None:
             try:
+                extern_kernels.install_pending()
                 known = _GRAPHS.get(id(self))
                 if known is None:
                     source = getattr(self, "source_code", "") or ""

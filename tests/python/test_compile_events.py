@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import tritontui
 from conftest import ROOT, diff, dump, run_ok
+from tritontui.hooks import autotuning
 
 
 def test_a_recompile_is_explained_by_its_guard_and_a_graph_break_by_its_reason(
@@ -76,3 +79,35 @@ def test_autotuning_is_recorded_and_explains_a_launch_config_divergence(tmp_path
     for said in ("A benchmarked", "B benchmarked", "then coordinate descent went on to"):
         assert said in first["detail"], first
     assert "close enough for timing noise to decide" in first["detail"], first
+
+
+def test_a_benchmark_is_recorded_with_every_config_and_an_error_there_stops_only_the_recording(
+    tmp_path: Path,
+) -> None:
+    # What Inductor's benchmark_all_configs hands back: each launcher
+    # (whose config it ran) with its time.
+    class Launcher:
+        def __init__(self, block: int) -> None:
+            self.config = SimpleNamespace(kwargs={"R0_BLOCK": block}, num_warps=4, num_stages=1)
+
+    slow, fast = Launcher(8), Launcher(64)
+    tuner = SimpleNamespace(inductor_meta={"kernel_name": "triton_red_x_0"}, compile_id="0/0")
+    benchmark = autotuning._benchmarked(lambda self: {slow: 0.02, fast: 0.01})
+    with tritontui.record(tmp_path / "t.msgpack"):
+        assert benchmark(tuner) == {slow: 0.02, fast: 0.01}
+    (record,) = [r for r in dump(tmp_path / "t.msgpack") if r.get("event") == "autotune"]
+    assert record["name"] == "triton_red_x_0"
+    assert record["info"] == {
+        "method": "benchmark",
+        "configs": 2,
+        "tried": "R0_BLOCK=8 num_warps=4 num_stages=1: 0.02 ms; "
+        "R0_BLOCK=64 num_warps=4 num_stages=1: 0.01 ms",
+        "chosen": "R0_BLOCK=64 num_warps=4 num_stages=1",
+        "chosen_ms": 0.01,
+        "compile_id": "0/0",
+    }
+    # A launcher the hook cannot read: the timings still come back.
+    broken = autotuning._benchmarked(lambda self: {object(): 0.01})
+    stopped = pytest.warns(RuntimeWarning, match="recording stopped")
+    with stopped, tritontui.record(tmp_path / "u.msgpack"):
+        assert len(broken(tuner)) == 1

@@ -105,29 +105,10 @@ impl ExternHook {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let overload = match self.mode_on_top(py) {
-            Ok(true) => self.overload(py, args, kwargs),
-            Ok(false) => Ok(None),
-            Err(e) => Err(e),
-        };
-        let overload = match overload {
-            Ok(Some(overload)) => overload,
-            Ok(None) => return Ok(self.original.bind(py).call(args, kwargs)?.unbind()),
-            Err(e) => {
-                self.aten.get().fail(py, e);
-                return Ok(self.original.bind(py).call(args, kwargs)?.unbind());
-            }
-        };
-        let (given, keywords) = match overload.arguments(py, args, kwargs) {
-            Ok(arguments) => arguments,
-            Err(e) => {
-                self.aten.get().fail(py, e);
-                return Ok(self.original.bind(py).call(args, kwargs)?.unbind());
-            }
-        };
         let aten = self.aten.get();
-        let popped = match self.pop.bind(py).call1((py.None(),)) {
-            Ok(popped) => popped,
+        let (overload, given, keywords, popped) = match self.prepare(py, args, kwargs) {
+            Ok(Some(prepared)) => prepared,
+            Ok(None) => return Ok(self.original.bind(py).call(args, kwargs)?.unbind()),
             Err(e) => {
                 aten.fail(py, e);
                 return Ok(self.original.bind(py).call(args, kwargs)?.unbind());
@@ -142,7 +123,36 @@ impl ExternHook {
     }
 }
 
+/// A call to record: its overload, its arguments as the mode would get
+/// them, and the mode, taken off the stack.
+type Prepared<'py> = (
+    Arc<Overload>,
+    Bound<'py, PyTuple>,
+    Option<Bound<'py, PyDict>>,
+    Bound<'py, PyAny>,
+);
+
 impl ExternHook {
+    /// What recording this call needs, the mode taken off the stack last;
+    /// None when the call is left to the original (the mode not on top,
+    /// no single overload fits).
+    fn prepare<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Option<Prepared<'py>>> {
+        if !self.mode_on_top(py)? {
+            return Ok(None);
+        }
+        let Some(overload) = self.overload(py, args, kwargs)? else {
+            return Ok(None);
+        };
+        let (given, keywords) = overload.arguments(py, args, kwargs)?;
+        let popped = self.pop.bind(py).call1((py.None(),))?;
+        Ok(Some((overload, given, keywords, popped)))
+    }
+
     /// Whether the recorder's mode is on top of this thread's dispatch
     /// stack (the program's own code is running, recorded).
     fn mode_on_top(&self, py: Python<'_>) -> PyResult<bool> {

@@ -34,55 +34,60 @@ def _kernel_name(autotuner: Any) -> str:
     return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
 
 
-def _record(event: str, name: str, info: dict[str, Any]) -> None:
+def _record(event: str, autotuner: Any, name: Any, info: Any) -> None:
+    """Writes a ``compile`` record of ``event`` into the active session, its
+    name and info computed by ``name()`` and ``info()`` (None: nothing to
+    record); an error in them or in writing stops the recording, and the
+    autotuning goes on."""
     session = _active.active()
     if session is None:
         return
     try:
+        details = info()
+        if details is None:
+            return
+        compile_id = getattr(autotuner, "compile_id", None)
+        if compile_id is not None:
+            details["compile_id"] = str(compile_id)
         session.record_json(
             {
                 "r": "compile",
                 "event": event,
-                "name": name,
+                "name": name(),
                 "pid": os.getpid(),
                 "ts": session.now(),
-                "info": info,
+                "info": details,
             }
         )
     except Exception as e:
         session.fail(e)
 
 
-def _compile_id(autotuner: Any) -> dict[str, str]:
-    compile_id = getattr(autotuner, "compile_id", None)
-    return {"compile_id": str(compile_id)} if compile_id is not None else {}
-
-
 def _benchmarked(original: Any) -> Any:
     @functools.wraps(original)
     def benchmark_all_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
         timings = original(self, *args, **kwargs)
-        if _active.active() is not None:
-            ranked = sorted(timings.items(), key=lambda item: item[1])
-            chosen, best = ranked[0] if ranked else (None, None)
-            _record(
-                "autotune",
-                _kernel_name(self),
-                {
-                    "method": "benchmark",
-                    "configs": len(timings),
-                    "tried": "; ".join(
-                        f"{config_text(launcher.config)}: {ms:.4g} ms"
-                        for launcher, ms in timings.items()
-                    ),
-                    **(
-                        {"chosen": config_text(chosen.config), "chosen_ms": float(best)}
-                        if chosen is not None
-                        else {}
-                    ),
-                    **_compile_id(self),
-                },
-            )
+
+        def info() -> dict[str, Any]:
+            tried = {
+                "method": "benchmark",
+                "configs": len(timings),
+                "tried": "; ".join(
+                    f"{config_text(launcher.config)}: {float(ms):.4g} ms"
+                    for launcher, ms in timings.items()
+                ),
+            }
+            if not timings:
+                return tried
+            # The one Inductor keeps: the first of the fastest.
+            chosen = min(timings, key=timings.get)
+            return {
+                **tried,
+                "chosen": config_text(chosen.config),
+                "chosen_ms": float(timings[chosen]),
+            }
+
+        _record("autotune", self, lambda: _kernel_name(self), info)
         return timings
 
     return benchmark_all_configs
@@ -92,15 +97,15 @@ def _searched(original: Any) -> Any:
     @functools.wraps(original)
     def coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: Any) -> Any:
         found = original(self, launcher, *args, **kwargs)
-        if _active.active() is not None and found is not launcher:
+        if found is not launcher:
             _record(
                 "autotune",
-                _kernel_name(self),
-                {
+                self,
+                lambda: _kernel_name(self),
+                lambda: {
                     "method": "coordinate_descent",
                     "start": config_text(launcher.config),
                     "chosen": config_text(found.config),
-                    **_compile_id(self),
                 },
             )
         return found
@@ -112,19 +117,21 @@ def _cache_checked(original: Any) -> Any:
     @functools.wraps(original)
     def check_autotune_cache(configs: Any, filename: Any, inductor_meta: Any) -> Any:
         answer = original(configs, filename, inductor_meta)
-        if _active.active() is not None:
-            chosen, _, info = answer
-            state = (info or {}).get("autotune_cache_state")
-            if state is not None:
-                _record(
-                    "autotune_cache",
-                    str((inductor_meta or {}).get("kernel_name", "")),
-                    {
-                        "state": str(state),
-                        "configs": len(configs),
-                        **({"chosen": config_text(chosen[0])} if len(chosen) == 1 else {}),
-                    },
-                )
+
+        def info() -> dict[str, Any] | None:
+            chosen, _, said = answer
+            state = (said or {}).get("autotune_cache_state")
+            if state is None:
+                return None
+            found = {"state": str(state), "configs": len(configs)}
+            return {**found, "chosen": config_text(chosen[0])} if len(chosen) == 1 else found
+
+        _record(
+            "autotune_cache",
+            None,
+            lambda: str((inductor_meta or {}).get("kernel_name", "")),
+            info,
+        )
         return answer
 
     return check_autotune_cache

@@ -49,12 +49,20 @@ pub fn words(compiles: &[CompileRecord], run: &str, kernel: &Kernel) -> String {
                     && text(c, "method").as_deref() == Some("benchmark")
                     && text(c, "chosen").is_some_and(|c| items(&c) == items(&start))
             });
-            match benchmark {
-                Some(benchmark) => format!(
+            let kept = items(&start) == items(&chosen);
+            match (benchmark, kept) {
+                (Some(benchmark), true) => format!(
+                    "{}, then coordinate descent kept it",
+                    benchmark_words(run, benchmark, &start)
+                ),
+                (Some(benchmark), false) => format!(
                     "{}, then coordinate descent went on to {chosen}",
                     benchmark_words(run, benchmark, &start)
                 ),
-                None => format!("{run}'s coordinate descent went from {start} to {chosen}"),
+                (None, true) => format!("{run}'s coordinate descent kept {start}"),
+                (None, false) => {
+                    format!("{run}'s coordinate descent went from {start} to {chosen}")
+                }
             }
         }
         _ => benchmark_words(run, record, &chosen),
@@ -220,6 +228,22 @@ mod tests {
             "B benchmarked 2 configs and chose R0_BLOCK=8 num_warps=4 (0.0100 ms; runner-up \
              R0_BLOCK=2 num_warps=4 0.0200 ms, 100.0 % slower), then coordinate descent went on \
              to R0_BLOCK=64 num_warps=4"
+        );
+    }
+
+    #[test]
+    fn a_coordinate_descent_that_kept_its_start_says_so() {
+        let t = vec![record(
+            "autotune",
+            &[
+                ("method", "coordinate_descent"),
+                ("start", "num_warps=4 R0_BLOCK=8"),
+                ("chosen", "R0_BLOCK=8 num_warps=4"),
+            ],
+        )];
+        assert_eq!(
+            words(&t, "A", &kernel(8)),
+            "A's coordinate descent kept num_warps=4 R0_BLOCK=8"
         );
     }
 

@@ -97,17 +97,17 @@ def _searched(original: Any) -> Any:
     @functools.wraps(original)
     def coordinate_descent_tuning(self: Any, launcher: Any, *args: Any, **kwargs: Any) -> Any:
         found = original(self, launcher, *args, **kwargs)
-        if found is not launcher:
-            _record(
-                "autotune",
-                self,
-                lambda: _kernel_name(self),
-                lambda: {
-                    "method": "coordinate_descent",
-                    "start": config_text(launcher.config),
-                    "chosen": config_text(found.config),
-                },
-            )
+        # Recorded also where it keeps the config it started from.
+        _record(
+            "autotune",
+            self,
+            lambda: _kernel_name(self),
+            lambda: {
+                "method": "coordinate_descent",
+                "start": config_text(launcher.config),
+                "chosen": config_text(found.config),
+            },
+        )
         return found
 
     return coordinate_descent_tuning

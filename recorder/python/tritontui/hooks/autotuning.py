@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from .. import _active
+from .triton import config_items, kernel_name
 
 # (owner, attribute, original) of each method wrapped.
 _WRAPPED: list[tuple[Any, str, Any]] = []
@@ -24,14 +25,8 @@ _WRAPPED: list[tuple[Any, str, Any]] = []
 
 def config_text(config: Any) -> str:
     """A Triton config as ``XBLOCK=64 R0_BLOCK=8 num_warps=2 num_stages=1``:
-    its block sizes, then its warps and stages, as the trace's kernel
-    ``config`` holds them."""
-    items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-    return " ".join(f"{k}={v}" for k, v in items.items())
-
-
-def _kernel_name(autotuner: Any) -> str:
-    return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
+    the items of the trace's kernel ``config``."""
+    return " ".join(f"{k}={v}" for k, v in config_items(config).items())
 
 
 def _record(event: str, autotuner: Any, name: Any, info: Any) -> None:
@@ -87,7 +82,7 @@ def _benchmarked(original: Any) -> Any:
                 "chosen_ms": float(timings[chosen]),
             }
 
-        _record("autotune", self, lambda: _kernel_name(self), info)
+        _record("autotune", self, lambda: kernel_name(self), info)
         return timings
 
     return benchmark_all_configs
@@ -101,7 +96,7 @@ def _searched(original: Any) -> Any:
         _record(
             "autotune",
             self,
-            lambda: _kernel_name(self),
+            lambda: kernel_name(self),
             lambda: {
                 "method": "coordinate_descent",
                 "start": config_text(launcher.config),

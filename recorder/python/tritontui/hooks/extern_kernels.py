@@ -42,8 +42,10 @@ def install_pending() -> None:
     """Installs the proxies of :func:`install` once Inductor has imported
     its extern kernels."""
     global _PENDING
+    if _PENDING is None:
+        return
     module = sys.modules.get(_NAMESPACE)
-    if _PENDING is None or module is None:
+    if module is None:
         return
     mode, _PENDING = _PENDING, None
     namespace = module.extern_kernels

@@ -34,8 +34,15 @@ def install(session: Any) -> None:
     CachingAutotuner.run = _native.TritonHook(_ORIGINAL, session, sys.modules[__name__])
 
 
-def _kernel_name(autotuner: Any) -> str:
+def kernel_name(autotuner: Any) -> str:
+    """The kernel's Inductor name (``triton_red_fused_sum_0``)."""
     return autotuner.inductor_meta.get("kernel_name") or autotuner.fn.__name__
+
+
+def config_items(config: Any) -> dict[str, Any]:
+    """A Triton config's launch settings: its block sizes, then its warps
+    and stages (a kernel's ``config`` in the trace)."""
+    return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
 
 
 def _access(name: str, mutated: set[str], source: str | None) -> str:
@@ -84,11 +91,10 @@ def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
     meta["mutated_arg_names"] = ",".join(sorted(autotuner.mutated_arg_names))
     user = getattr(autotuner.heuristic_type, "name", "") == "USER_AUTOTUNE"
     signature = autotuner.triton_meta["signature"]
-    items = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
     source = session.source_id(autotuner.filename, "python") if autotuner.filename else None
     names, access = _arguments(autotuner)
     return {
-        "name": _kernel_name(autotuner),
+        "name": kernel_name(autotuner),
         "backend": "user-triton" if user else "triton",
         "args": [
             {"name": n, "type": str(signature.get(n, "")), "access": a}
@@ -96,7 +102,7 @@ def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
         ],
         "source": source,
         "meta": meta,
-        "config": {k: _meta_scalar(v) for k, v in items.items()},
+        "config": {k: _meta_scalar(v) for k, v in config_items(config).items()},
     }
 
 
@@ -113,7 +119,7 @@ def uninstall() -> None:
 def prepare(autotuner: Any, session: Any) -> tuple[str, bytes, bool]:
     """The kernel's name, its arguments' access codes, and whether the
     session records it."""
-    name = _kernel_name(autotuner)
+    name = kernel_name(autotuner)
     _, access = _arguments(autotuner)
     return name, _tensors.access_codes(access), session.wants(name)
 

@@ -4,7 +4,9 @@
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
-use crate::producer::{Origin, Survivors, is_allocation, is_collective, is_host_read, trace_flow};
+use crate::gaps::Gap;
+use crate::producer::{Flow, Origin, is_allocation, is_collective, is_host_read, trace_flow};
+use crate::results::ResultComparison;
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -28,6 +30,9 @@ pub enum Kind {
     Code,
     /// Launches present in one run only, or different argument layouts.
     Structural,
+    /// A result differs, and no recorded divergence wrote what it holds:
+    /// work the trace did not record did (reports only; no launch pair).
+    Result,
 }
 
 impl Kind {
@@ -40,6 +45,7 @@ impl Kind {
             Kind::DivergentInput => "divergent-input",
             Kind::Code => "code",
             Kind::Structural => "structural",
+            Kind::Result => "result",
         }
     }
 }
@@ -126,8 +132,11 @@ pub enum Verdict {
     /// Some launches differ, but every difference is absorbed before the
     /// results, which are bitwise equal.
     Benign,
-    /// Some difference reaches the results.
+    /// Some difference reaches the results, or the results differ.
     Divergent,
+    /// Nothing seen differs in the results, but a trace did not see
+    /// everything (its gaps): the runs cannot be called equal.
+    Inconclusive,
 }
 
 impl Verdict {
@@ -137,12 +146,14 @@ impl Verdict {
             Verdict::Identical => "identical",
             Verdict::Benign => "benign",
             Verdict::Divergent => "divergent",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 
-    /// Whether the runs' results agree (exit status 0 of `diff`).
+    /// Whether the runs' results are shown to agree (exit status 0 of
+    /// `diff`): identical or benign.
     pub fn results_agree(self) -> bool {
-        self != Verdict::Divergent
+        matches!(self, Verdict::Identical | Verdict::Benign)
     }
 }
 
@@ -203,6 +214,10 @@ pub struct Analysis {
     pub divergences: Vec<Divergence>,
     /// Program launches (autotuning excluded) in A and B.
     pub launches: (usize, usize),
+    /// The runs' results compared tensor by tensor.
+    pub results: ResultComparison,
+    /// What each trace did not see (A's, B's).
+    pub gaps: (Vec<Gap>, Vec<Gap>),
     /// What the differences amount to.
     pub verdict: Verdict,
 }
@@ -227,16 +242,41 @@ impl Analysis {
     pub fn run(a: &Trace, b: &Trace, options: Options) -> Analysis {
         let alignment = align_runs(a, b, options);
         let (statuses, mut divergences) = classify_rows(a, b, &alignment);
-        let flows = explain_inputs(a, b, &alignment, &statuses, &mut divergences);
+        let rows = (
+            rows_of(&alignment, a.launches.len(), Row::a),
+            rows_of(&alignment, b.launches.len(), Row::b),
+        );
+        let b_of_a = |x: u32| match rows.0.get(x as usize) {
+            Some(&row) if row != u32::MAX => alignment.rows[row as usize].b(),
+            _ => None,
+        };
+        // Paired by view alone first: the data flow is followed only when
+        // something differs.
+        let by_view = crate::results::compare(a, b, None, b_of_a);
+        let flows = (!divergences.is_empty() || !by_view.differences.is_empty())
+            .then(|| explain_inputs(a, b, &rows, &statuses, &mut divergences));
         find_roots(&mut divergences);
         assess_impact(a, &alignment, &flows, &mut divergences);
-        let verdict = if divergences.is_empty() {
-            Verdict::Identical
-        } else if divergences.iter().any(|d| d.impact.reaches()) {
-            Verdict::Divergent
-        } else {
-            Verdict::Benign
+        let results = match &flows {
+            Some((flow_a, flow_b)) => {
+                let writers = (&flow_a.result_writers[..], &flow_b.result_writers[..]);
+                let mut results = crate::results::compare(a, b, Some(writers), b_of_a);
+                explain_results(&mut results, &rows, &statuses, &divergences);
+                results
+            }
+            None => by_view,
         };
+        let gaps = (crate::gaps::of(a), crate::gaps::of(b));
+        let verdict =
+            if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
+                Verdict::Divergent
+            } else if !gaps.0.is_empty() || !gaps.1.is_empty() {
+                Verdict::Inconclusive
+            } else if divergences.is_empty() {
+                Verdict::Identical
+            } else {
+                Verdict::Benign
+            };
         let launches = (
             alignment.rows.iter().filter(|r| r.a().is_some()).count(),
             alignment.rows.iter().filter(|r| r.b().is_some()).count(),
@@ -246,8 +286,22 @@ impl Analysis {
             statuses,
             divergences,
             launches,
+            results,
+            gaps,
             verdict,
         }
+    }
+
+    /// Results that differ while no recorded divergence wrote what they
+    /// hold: each a root cause of its own (indices into
+    /// `results.differences`).
+    pub fn unexplained_results(&self) -> impl Iterator<Item = usize> + '_ {
+        self.results
+            .differences
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.explained_by.is_none())
+            .map(|(i, _)| i)
     }
 
     /// The divergence to open on: the earliest root cause whose difference
@@ -455,10 +509,10 @@ fn find_roots(divergences: &mut [Divergence]) {
 fn explain_inputs(
     a: &Trace,
     b: &Trace,
-    alignment: &Alignment,
+    rows: &(Vec<u32>, Vec<u32>),
     statuses: &[RowStatus],
     divergences: &mut [Divergence],
-) -> Option<(Survivors, Survivors)> {
+) -> (Flow, Flow) {
     let mut queries_a = Vec::new();
     let mut queries_b = Vec::new();
     for d in divergences
@@ -472,25 +526,12 @@ fn explain_inputs(
             }
         }
     }
-    if divergences.is_empty() {
-        return None;
-    }
-    let ((origins_a, survivors_a), (origins_b, survivors_b)) = std::thread::scope(|s| {
+    let ((origins_a, flow_a), (origins_b, flow_b)) = std::thread::scope(|s| {
         let from_a = s.spawn(|| trace_flow(a, &queries_a));
         let from_b = trace_flow(b, &queries_b);
         (join(from_a), from_b)
     });
-    let row_of = |launches: usize, side: fn(Row) -> Option<u32>| {
-        let mut rows = vec![u32::MAX; launches];
-        for (r, row) in alignment.rows.iter().enumerate() {
-            if let Some(i) = side(*row) {
-                rows[i as usize] = r as u32;
-            }
-        }
-        rows
-    };
-    let rows_a = row_of(a.launches.len(), Row::a);
-    let rows_b = row_of(b.launches.len(), Row::b);
+    let (rows_a, rows_b) = rows;
     let mut answers = origins_a.into_iter().zip(origins_b);
     // The first divergence to read each unexplained outside value; later
     // reads of the same unchanged bytes are reached from it.
@@ -508,8 +549,8 @@ fn explain_inputs(
             let Some((oa, ob)) = answers.next() else {
                 break;
             };
-            let by_producer = explanation(oa, &rows_a, statuses, divergences)
-                .or_else(|| explanation(ob, &rows_b, statuses, divergences));
+            let by_producer = explanation(oa, rows_a, statuses, divergences)
+                .or_else(|| explanation(ob, rows_b, statuses, divergences));
             // A launch that absorbs an outside value does not stand for
             // it: a later reader whose outputs differ does.
             let absorbed = divergences[index].absorbed;
@@ -557,7 +598,39 @@ fn explain_inputs(
             .filter(|_| origins.iter().all(|o| o.explained_by.is_some() || stale(o)));
         d.origins = origins;
     }
-    Some((survivors_a, survivors_b))
+    (flow_a, flow_b)
+}
+
+/// For each launch of a run (`side` picks the run's launch in a row), the
+/// row it is aligned in (`u32::MAX` for none).
+fn rows_of(alignment: &Alignment, launches: usize, side: fn(Row) -> Option<u32>) -> Vec<u32> {
+    let mut rows = vec![u32::MAX; launches];
+    for (r, row) in alignment.rows.iter().enumerate() {
+        if let Some(i) = side(*row) {
+            rows[i as usize] = r as u32;
+        }
+    }
+    rows
+}
+
+/// Marks each differing result that holds a divergence's differing write
+/// (in either run) as explained by that divergence.
+fn explain_results(
+    results: &mut ResultComparison,
+    rows: &(Vec<u32>, Vec<u32>),
+    statuses: &[RowStatus],
+    divergences: &[Divergence],
+) {
+    // A write that something unrecorded changed since explains nothing.
+    let written_by = |writer: Option<crate::producer::ResultWriter>, rows: &[u32]| {
+        writer
+            .filter(|w| w.holds != Some(false))
+            .and_then(|w| explanation(w.origin, rows, statuses, divergences))
+    };
+    for r in &mut results.differences {
+        r.explained_by =
+            written_by(r.writer_a, &rows.0).or_else(|| written_by(r.writer_b, &rows.1));
+    }
 }
 
 /// Follows every divergence forward through the data flow to the results:
@@ -566,12 +639,13 @@ fn explain_inputs(
 fn assess_impact(
     a: &Trace,
     alignment: &Alignment,
-    flows: &Option<(Survivors, Survivors)>,
+    flows: &Option<(Flow, Flow)>,
     divergences: &mut [Divergence],
 ) {
     let Some((flow_a, flow_b)) = flows else {
         return;
     };
+    let (flow_a, flow_b) = (&flow_a.survivors, &flow_b.survivors);
     let direct: Vec<bool> = divergences
         .iter()
         .map(|d| reaches_directly(a, alignment, flow_a, flow_b, d))
@@ -627,8 +701,8 @@ fn reads_to_host(a: &Trace, row: Row) -> bool {
 fn reaches_directly(
     a: &Trace,
     alignment: &Alignment,
-    flow_a: &Survivors,
-    flow_b: &Survivors,
+    flow_a: &crate::producer::Survivors,
+    flow_b: &crate::producer::Survivors,
     d: &Divergence,
 ) -> bool {
     if d.absorbed {

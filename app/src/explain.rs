@@ -233,7 +233,136 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                 outputs_differ(&names(&d.args), d.args.len())
             ),
         ),
+        // A launch pair never has this kind: `result_words` says it.
+        Kind::Result => "a result differs".to_owned(),
     }
+}
+
+/// `float32[512, 32] on cuda:0`: a result tensor as a person names it.
+pub fn result_name(trace: &Trace, t: &tritontui_trace::LiveTensor) -> String {
+    let layout = &trace.layouts[t.layout as usize];
+    let device = if t.device < 0 {
+        "cpu".to_owned()
+    } else {
+        format!("cuda:{}", t.device)
+    };
+    format!("{}{:?} on {device}", layout.dtype, layout.shape)
+}
+
+/// The recorded launch that last wrote a differing result (A's, else
+/// B's): `(A seq, B seq, kernel)`; `None` when no recorded launch wrote it.
+pub fn result_writer(
+    runs: TracePair<'_>,
+    r: &crate::results::ResultDifference,
+) -> Option<(Option<u64>, Option<u64>, String)> {
+    let launch = |trace: &Trace, w: Option<crate::producer::ResultWriter>| match w?.origin {
+        Origin::Launch(l, _) => {
+            let launch = &trace.launches[l as usize];
+            Some((launch.seq, trace.kernel_of(launch).name.clone()))
+        }
+        _ => None,
+    };
+    let (in_a, in_b) = (launch(runs.a, r.writer_a), launch(runs.b, r.writer_b));
+    let kernel = in_a.as_ref().or(in_b.as_ref())?.1.clone();
+    Some((in_a.map(|(seq, _)| seq), in_b.map(|(seq, _)| seq), kernel))
+}
+
+/// One sentence: a differing result, and what last wrote it in each run.
+pub fn result_words(
+    runs: TracePair<'_>,
+    analysis: &Analysis,
+    r: &crate::results::ResultDifference,
+) -> String {
+    let (Some(ra), Some(rb)) = (runs.a.results.as_deref(), runs.b.results.as_deref()) else {
+        return "a result differs".to_owned();
+    };
+    let (ta, tb) = (&ra[r.a], &rb[r.b]);
+    let hash = |h: Option<u64>| h.map_or("?".to_owned(), |h| format!("{h:016x}"));
+    let mut words = format!(
+        "the result {} differs at the end ({} in A, {} in B)",
+        result_name(runs.a, ta),
+        hash(ta.hash),
+        hash(tb.hash)
+    );
+    if let Some(up) = r.explained_by {
+        let d = &analysis.divergences[up];
+        let at = crate::report::index_words(d.a.map(|x| runs.seq_a(x)), d.b.map(|y| runs.seq_b(y)));
+        words.push_str(&format!(
+            "; it holds what {at} {} wrote, which diverges ({})",
+            runs.kernel(d).name,
+            d.kind.as_str()
+        ));
+        return words;
+    }
+    let writer = |trace: &Trace, w: Option<crate::producer::ResultWriter>| -> String {
+        let Some(w) = w else {
+            return "nothing shows what last wrote it".to_owned();
+        };
+        match w.origin {
+            Origin::Launch(l, arg) => {
+                let launch = &trace.launches[l as usize];
+                let kernel = trace.kernel_of(launch);
+                let after = format!(
+                    "launch #{} {} ({}) last wrote it",
+                    launch.seq,
+                    kernel.name,
+                    kernel.arg_name(usize::from(arg))
+                );
+                if w.holds == Some(false) {
+                    format!("{after}, and something the trace did not record changed it since")
+                } else {
+                    format!(
+                        "{after} the same in both runs: something the trace did not record changed it since"
+                    )
+                }
+            }
+            Origin::GraphInput(i) => {
+                let input = &trace.inputs[i as usize];
+                format!(
+                    "it is graph input {} as it entered, and no recorded launch wrote it",
+                    input.name
+                )
+            }
+            Origin::Allocated(..) | Origin::Unrecorded | Origin::Scalar => {
+                "no recorded launch wrote it".to_owned()
+            }
+        }
+    };
+    let (in_a, in_b) = (writer(runs.a, r.writer_a), writer(runs.b, r.writer_b));
+    if in_a == in_b {
+        words.push_str(&format!("; in both runs {in_a}"));
+    } else {
+        words.push_str(&format!("; in A {in_a}; in B {in_b}"));
+    }
+    let unseen = unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+    if unseen.is_empty() {
+        words.push_str(": it was written outside the recorded region");
+    } else {
+        words.push_str(&format!(
+            "; what the traces did not see: {}",
+            unseen.join("; ")
+        ));
+    }
+    words
+}
+
+/// What the two traces did not see (their gaps), each said once, with
+/// the run it concerns when only one has it.
+pub fn unseen_work(a: &[crate::gaps::Gap], b: &[crate::gaps::Gap]) -> Vec<String> {
+    let mut said: Vec<String> = Vec::new();
+    for (run, run_gaps) in [("A", a), ("B", b)] {
+        for gap in run_gaps {
+            let other = if run == "A" { "B" } else { "A" };
+            let tagged = format!("{} ({run})", gap.detail);
+            let both = format!("{} ({other})", gap.detail);
+            if let Some(at) = said.iter().position(|s| *s == both) {
+                said[at] = gap.detail.clone();
+            } else if !said.contains(&gap.detail) {
+                said.push(tagged);
+            }
+        }
+    }
+    said
 }
 
 /// `words`, then the runs' settings that can change generated code or

@@ -68,6 +68,7 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#2
 h1{font-size:1.5em}h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
 .verdict{display:inline-block;padding:.2em .6em;border-radius:4px;font-weight:bold}\
 .divergent{background:#fdd;color:#900}.identical{background:#dfd;color:#060}.verdict.benign{background:#def;color:#036}\
+.verdict.inconclusive{background:#ffd;color:#750}\
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:left;\
 font-family:ui-monospace,monospace;font-size:13px;border-bottom:1px solid #eee}\
 .diff{background:#fdd}.root{color:#900;font-weight:bold}.reached{color:#a60}\
@@ -109,6 +110,32 @@ fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
         );
     }
     page.push_str("</table>\n");
+    let unseen = crate::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    if !unseen.is_empty() {
+        page.push_str("<h2>Not seen</h2>\n<ul>\n");
+        for line in unseen {
+            let _ = writeln!(page, "<li>{}</li>", escape(&line));
+        }
+        page.push_str("</ul>\n");
+    }
+    if !report.result_differences.is_empty() {
+        let _ = writeln!(
+            page,
+            "<h2>Results that differ ({} of {})</h2>\n<ul>",
+            report.results.differ, report.results.compared
+        );
+        for r in report.result_differences.iter().take(ROOT_CAUSES) {
+            let _ = writeln!(page, "<li>{}</li>", escape(&r.detail));
+        }
+        page.push_str("</ul>\n");
+        if report.result_differences.len() > ROOT_CAUSES {
+            let _ = writeln!(
+                page,
+                "<p>… {} more; <code>tritontui diff --json</code> lists them all.</p>",
+                report.result_differences.len() - ROOT_CAUSES
+            );
+        }
+    }
 }
 
 /// What made the runs different programs, first when there is any: the

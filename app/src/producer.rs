@@ -151,12 +151,63 @@ impl Survivors {
     }
 }
 
+/// What last wrote the bytes of one of the program's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultWriter {
+    /// The last writer of any of its bytes.
+    pub origin: Origin,
+    /// Whether the result holds what that writer wrote: `Some(true)` when
+    /// it wrote exactly this view and hashed it as the result's hash,
+    /// `Some(false)` when the hashes differ (something unrecorded changed
+    /// the bytes since), `None` when nothing shows either.
+    pub holds: Option<bool>,
+}
+
+/// The data flow of a whole trace, as far as the results need it.
+#[derive(Debug, Default)]
+pub struct Flow {
+    /// The writes that are still the last ones over the results.
+    pub survivors: Survivors,
+    /// What last wrote each result (in `Trace::results` order).
+    pub result_writers: Vec<ResultWriter>,
+}
+
 /// Answers "who produced argument `arg` of launch `launch`" for each query,
-/// and which writes reach the results, in one forward pass over all of the
-/// trace's program launches.
-pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> (Vec<Origin>, Survivors) {
+/// which writes reach the results and who last wrote each result, in one
+/// forward pass over all of the trace's program launches.
+pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> (Vec<Origin>, Flow) {
     let (origins, map) = replay(trace, queries, u32::MAX);
-    (origins, survivors(trace, &map))
+    let flow = Flow {
+        survivors: survivors(trace, &map),
+        result_writers: result_writers(trace, &map),
+    };
+    (origins, flow)
+}
+
+/// What last wrote each of the trace's results, from the map at the end.
+fn result_writers(trace: &Trace, map: &WriteMap) -> Vec<ResultWriter> {
+    let results = trace.results.as_deref().unwrap_or_default();
+    results
+        .iter()
+        .map(|t| {
+            let end = t.ptr.saturating_add(trace.layouts[t.layout as usize].span);
+            let holds = map.whole_write(t.ptr, end).and_then(|seg| {
+                let (x, y) = (
+                    &trace.layouts[seg.layout as usize],
+                    &trace.layouts[t.layout as usize],
+                );
+                let same_view = x.dtype == y.dtype && x.shape == y.shape && x.stride == y.stride;
+                match (seg.hash, t.hash) {
+                    (Some(written), Some(result)) if same_view => Some(written == result),
+                    _ => None,
+                }
+            });
+            ResultWriter {
+                origin: map.last_writer(t.ptr, end).unwrap_or(Origin::Unrecorded),
+                holds,
+            }
+        })
+        .collect()
 }
 
 /// Answers "who produced argument `arg` of launch `launch`" for each query,

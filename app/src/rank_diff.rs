@@ -6,7 +6,7 @@
 //! earliest cause across ranks is the root cause that did not come into
 //! its rank through a collective.
 
-use crate::analysis::{Analysis, Kind, Options};
+use crate::analysis::{Analysis, Kind, Options, Verdict};
 use crate::report::{DivergenceReport, Reach, Report};
 use anyhow::Context;
 use serde::Serialize;
@@ -66,9 +66,19 @@ pub struct EarliestCause {
 }
 
 impl RanksReport {
-    /// Whether every rank's results agree.
+    /// Whether every rank's results are shown to agree.
     pub fn results_agree(&self) -> bool {
-        self.ranks.iter().all(|r| r.report.verdict.results_agree())
+        self.verdict().results_agree()
+    }
+
+    /// The verdict on the runs as a whole: divergent when a rank is,
+    /// else inconclusive when a rank is, else benign when a rank is.
+    pub fn verdict(&self) -> Verdict {
+        let any = |v: Verdict| self.ranks.iter().any(|r| r.report.verdict == v);
+        [Verdict::Divergent, Verdict::Inconclusive, Verdict::Benign]
+            .into_iter()
+            .find(|&v| any(v))
+            .unwrap_or(Verdict::Identical)
     }
 }
 
@@ -258,7 +268,7 @@ pub fn summary(report: &RanksReport) -> String {
     let divergent = report
         .ranks
         .iter()
-        .filter(|r| !r.report.verdict.results_agree())
+        .filter(|r| r.report.verdict == Verdict::Divergent)
         .count();
     let mut out = format!(
         "A  {}  B  {}  {} ranks, {divergent} with results that differ\n",
@@ -318,8 +328,12 @@ mod tests {
             node_rank: 0,
             run_id: "t".into(),
         });
+        header.options.hash = "tthash64-v1".into();
         let file = std::fs::File::create(path).unwrap();
-        TraceWriter::new(file, &header).unwrap();
+        TraceWriter::new(file, &header)
+            .unwrap()
+            .finish(0, "exit")
+            .unwrap();
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! summary for people. `docs/diff-json.md` documents the JSON.
 
 use crate::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
-use crate::explain::{TracePair, divergence_words, impact_words, origin_words};
+use crate::explain::{
+    TracePair, divergence_words, impact_words, origin_words, result_name, result_words,
+    result_writer,
+};
+use crate::gaps::Gap;
 use crate::producer::Origin;
 use crate::values::TensorValues;
 use serde::Serialize;
@@ -10,16 +14,19 @@ use std::fmt::Write as _;
 use tritontui_trace::Trace;
 
 /// Version of the JSON report's shape.
-pub const REPORT_VERSION: u32 = 2;
+pub const REPORT_VERSION: u32 = 3;
 
 /// The whole `diff --json` document.
 #[derive(Debug, Serialize)]
 pub struct Report {
     /// Shape version of this document.
     pub report_version: u32,
-    /// `identical`, `benign` (differences absorbed before the results) or
-    /// `divergent` (some difference reaches the results).
+    /// `identical`, `benign` (differences absorbed before the results),
+    /// `divergent` (some difference reaches the results, or the results
+    /// differ) or `inconclusive` (nothing seen differs, but a trace has gaps).
     pub verdict: Verdict,
+    /// What each trace did not see; any gap forbids `identical` and `benign`.
+    pub gaps: GapPair,
     /// The two traces.
     pub runs: RunPair,
     /// The runs' settings that differ (versions, devices, numerics flags,
@@ -35,6 +42,10 @@ pub struct Report {
     pub alignment: &'static str,
     /// Whether each run recorded its results (else every last write counts).
     pub results_recorded: ResultsRecorded,
+    /// The runs' results compared tensor by tensor.
+    pub results: ResultsCompared,
+    /// The results whose bits differ, with what last wrote them.
+    pub result_differences: Vec<ResultDifferenceReport>,
     /// The divergence to start from: the earliest root cause that reaches
     /// the results (for `benign`, the earliest absorbed one).
     pub first_divergence: Option<DivergenceReport>,
@@ -49,6 +60,50 @@ pub struct Report {
     pub divergences: Vec<DivergenceReport>,
     /// True when `divergences` was cut at the limit.
     pub divergences_truncated: bool,
+}
+
+/// Each run's gaps.
+#[derive(Debug, Serialize)]
+pub struct GapPair {
+    /// Run A's.
+    pub a: Vec<Gap>,
+    /// Run B's.
+    pub b: Vec<Gap>,
+}
+
+/// How many results were compared, and how many differ.
+#[derive(Debug, Serialize)]
+pub struct ResultsCompared {
+    /// Pairs of results whose hashes were compared.
+    pub compared: usize,
+    /// Pairs whose bits differ.
+    pub differ: usize,
+    /// Results of A with no counterpart in B.
+    pub unpaired_a: usize,
+    /// Results of B with no counterpart in A.
+    pub unpaired_b: usize,
+}
+
+/// A result whose bits differ between the runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultDifferenceReport {
+    /// Its place among run A's results (`results` records, in order).
+    pub a_result: usize,
+    /// Its counterpart's place among run B's.
+    pub b_result: usize,
+    /// `dtype[shape] on device`.
+    pub tensor: String,
+    /// Its hash at the end in A and in B, as hex.
+    pub a_hash: Option<String>,
+    /// See `a_hash`.
+    pub b_hash: Option<String>,
+    /// The recorded launch that last wrote it, if one did.
+    pub last_writer: Option<LaunchRef>,
+    /// The divergence whose differing write it holds; null makes it a
+    /// root cause of its own (kind `result`).
+    pub explained_by: Option<LaunchRef>,
+    /// What differs and what last wrote it, in words.
+    pub detail: String,
 }
 
 /// Both runs.
@@ -209,13 +264,49 @@ impl Report {
                 .or_insert_with(|| divergence_report(runs, analysis, i))
                 .clone()
         };
+        let result_roots: Vec<DivergenceReport> = analysis
+            .unexplained_results()
+            .map(|i| result_root_cause(runs, analysis, i))
+            .collect();
+        let mut root_causes: Vec<DivergenceReport> = analysis
+            .root_causes_by_impact()
+            .into_iter()
+            .map(entry)
+            .collect();
+        // Result root causes come after the launches whose differences
+        // reach the results, before the absorbed ones.
+        let reaching = root_causes
+            .iter()
+            .take_while(|r| r.impact == Reach::ReachesResults)
+            .count();
+        root_causes.splice(reaching..reaching, result_roots.iter().cloned());
+        let first_divergence = match first {
+            Some(i) if analysis.divergences[i].impact.reaches() => Some(entry(i)),
+            _ => result_roots.first().cloned().or_else(|| first.map(entry)),
+        };
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
+            gaps: GapPair {
+                a: analysis.gaps.0.clone(),
+                b: analysis.gaps.1.clone(),
+            },
             results_recorded: ResultsRecorded {
                 a: a.results.is_some(),
                 b: b.results.is_some(),
             },
+            results: ResultsCompared {
+                compared: analysis.results.compared,
+                differ: analysis.results.differences.len(),
+                unpaired_a: analysis.results.unpaired.0,
+                unpaired_b: analysis.results.unpaired.1,
+            },
+            result_differences: analysis
+                .results
+                .differences
+                .iter()
+                .map(|r| result_difference_report(runs, analysis, r))
+                .collect(),
             runs: RunPair {
                 a: run_info(a),
                 b: run_info(b),
@@ -232,12 +323,8 @@ impl Report {
             } else {
                 "approximate"
             },
-            first_divergence: first.map(entry),
-            root_causes: analysis
-                .root_causes_by_impact()
-                .into_iter()
-                .map(entry)
-                .collect(),
+            first_divergence,
+            root_causes,
             divergence_count: analysis.divergences.len(),
             absorbed_count: analysis.absorbed_count(),
             divergences: (0..analysis.divergences.len().min(limit))
@@ -247,6 +334,72 @@ impl Report {
         }
     }
 }
+
+fn result_difference_report(
+    runs: TracePair<'_>,
+    analysis: &Analysis,
+    r: &crate::results::ResultDifference,
+) -> ResultDifferenceReport {
+    let hash = |h: Option<u64>| h.map(|h| format!("{h:016x}"));
+    let (ta, tb) = match (runs.a.results.as_deref(), runs.b.results.as_deref()) {
+        (Some(ra), Some(rb)) => (ra.get(r.a), rb.get(r.b)),
+        _ => (None, None),
+    };
+    ResultDifferenceReport {
+        a_result: r.a,
+        b_result: r.b,
+        tensor: ta.map(|t| result_name(runs.a, t)).unwrap_or_default(),
+        a_hash: hash(ta.and_then(|t| t.hash)),
+        b_hash: hash(tb.and_then(|t| t.hash)),
+        last_writer: result_writer(runs, r).map(|(a_index, b_index, kernel)| LaunchRef {
+            a_index,
+            b_index,
+            kernel,
+        }),
+        explained_by: r
+            .explained_by
+            .map(|up| launch_ref(runs, &analysis.divergences[up])),
+        detail: result_words(runs, analysis, r),
+    }
+}
+
+/// A differing result no recorded divergence explains, as a root cause
+/// (kind `result`): its kernel is the recorded launch that last wrote it,
+/// or `(unrecorded)` when none did.
+fn result_root_cause(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> DivergenceReport {
+    let r = &analysis.results.differences[index];
+    let report = result_difference_report(runs, analysis, r);
+    let writer = report.last_writer.clone().unwrap_or(LaunchRef {
+        a_index: None,
+        b_index: None,
+        kernel: UNRECORDED.to_owned(),
+    });
+    DivergenceReport {
+        kind: Kind::Result,
+        root_cause: true,
+        absorbed: false,
+        impact: Reach::ReachesResults,
+        absorbed_by: Vec::new(),
+        a_index: writer.a_index,
+        b_index: writer.b_index,
+        kernel: writer.kernel.clone(),
+        args: vec![report.tensor.clone()],
+        producer: None,
+        origin: None,
+        only_in_a: 0,
+        only_in_b: 0,
+        reached_from: None,
+        root: writer,
+        detail: report.detail,
+        impact_detail: "is part of the results".to_owned(),
+        values: None,
+        values_error: None,
+    }
+}
+
+/// The kernel a result root cause names when no recorded launch wrote
+/// what the result holds.
+pub const UNRECORDED: &str = "(unrecorded)";
 
 fn run_info(trace: &Trace) -> RunInfo {
     RunInfo {
@@ -381,12 +534,34 @@ pub fn summary(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
-    let Some(first) = &report.first_divergence else {
+    let unseen = crate::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    if !unseen.is_empty() {
+        let _ = writeln!(out, "not seen:");
+        for line in &unseen {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if report.results.differ > 0 {
         let _ = writeln!(
             out,
-            "identical: {} launches aligned, every launch wrote the same bits",
-            report.launches.matched
+            "results differ: {} of {} compared",
+            report.results.differ, report.results.compared
         );
+    }
+    let Some(first) = &report.first_divergence else {
+        let _ = if report.verdict == Verdict::Inconclusive {
+            writeln!(
+                out,
+                "inconclusive: {} launches aligned and every recorded launch wrote the same bits, but the traces did not see everything (above)",
+                report.launches.matched
+            )
+        } else {
+            writeln!(
+                out,
+                "identical: {} launches aligned, every launch wrote the same bits",
+                report.launches.matched
+            )
+        };
         return out;
     };
     let roots = report.root_causes.len();
@@ -396,6 +571,11 @@ pub fn summary(report: &Report) -> String {
         .filter(|r| r.impact == Reach::ReachesResults)
         .count();
     let headline = match report.verdict {
+        Verdict::Inconclusive => format!(
+            "inconclusive: {} divergence{}, every difference seen absorbed before the results, but the traces did not see everything (above)",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
         Verdict::Benign => format!(
             "benign: {} divergence{}, every difference absorbed before the results, which agree bit for bit",
             report.divergence_count,
@@ -437,7 +617,7 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  {}  {}  {}",
-        if report.verdict == Verdict::Benign {
+        if matches!(report.verdict, Verdict::Benign | Verdict::Inconclusive) {
             "first divergence (absorbed)"
         } else {
             "first divergence"

@@ -357,6 +357,13 @@ fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
     hand_trace_with_results(launches, None)
 }
 
+/// The header of a hand-made trace whose tensors are hashed.
+fn hashed_header() -> tritontui_trace::Header {
+    let mut header = tritontui_trace::Header::new("test");
+    header.options.hash = "tthash64-v1".into();
+    header
+}
+
 /// Like [`hand_trace`], ending with a `results` record of the tensors at
 /// `results` (addresses, the same layout) when given.
 fn hand_trace_with_results(launches: &[(&str, Vec<HandArg>)], results: Option<&[u64]>) -> Trace {
@@ -371,8 +378,8 @@ fn hand_trace_returning_unwritten(
     results: Option<&[u64]>,
     unwritten: &[&str],
 ) -> Trace {
-    use tritontui_trace::{Header, Record, ResultsRecord, TensorArg, TraceWriter};
-    let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+    use tritontui_trace::{Record, ResultsRecord, TensorArg, TraceWriter};
+    let mut w = TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
         .expect("layout");
@@ -492,10 +499,10 @@ fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
 /// (hash `entered` in run B, 1 in run A) and `reader` reads it.
 fn weight_pair(poke: bool, entered: u64) -> (Trace, Trace) {
     use tritontui_trace::Access::{In, Inout, Out};
-    use tritontui_trace::{CallRecord, GraphDef, Header, Record, TraceWriter};
+    use tritontui_trace::{CallRecord, GraphDef, Record, TraceWriter};
     const WEIGHT: u64 = 4096;
     let one = |poke: bool, entered: u64| {
-        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+        let mut w = TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
         let whole = w.layout("float32", 4, &[128], &[1], 0).expect("layout");
         let element = w.layout("float32", 4, &[], &[], 0).expect("layout");
         let reader = 1 + u64::from(poke);
@@ -739,4 +746,171 @@ fn state_returned_unwritten_does_not_make_its_reader_a_second_root_cause() {
     assert_eq!(roots[0].a, Some(0));
     let reader = analysis.divergences.iter().find(|d| d.a == Some(2));
     assert_eq!(reader.and_then(|d| d.reached_from), Some((0, 0)));
+}
+
+/// A trace whose one launch writes the same bits (5) at 4096 in both runs,
+/// ending with a result at `result_at` hashed `result`, after `extra`
+/// records; `reason` is its end record's, `kernels` its recorded glob.
+fn unseen_trace(
+    result_at: u64,
+    result: u64,
+    extra: &[tritontui_trace::Record],
+    reason: &str,
+    kernels: &str,
+) -> Trace {
+    use tritontui_trace::Access::Out;
+    use tritontui_trace::{ArgValue, Record, ResultsRecord, TraceWriter};
+    let mut header = hashed_header();
+    header.options.kernels = kernels.into();
+    let mut w = TraceWriter::new(Vec::new(), &header).expect("header");
+    let layout = w
+        .layout("float32", 4, &[128, 1], &[1, 1], 0)
+        .expect("layout");
+    let written = hashed(layout, 4096, 0, 5);
+    write_launch(
+        &mut w,
+        0,
+        "cpp_fused_fill_0",
+        &[("out_ptr0", Out)],
+        vec![written],
+    );
+    for record in extra {
+        w.write(record).expect("extra record");
+    }
+    let record = Record::Results(ResultsRecord {
+        before: 1,
+        device: -1,
+        args: vec![ArgValue::tensor(layout, result_at, 0, Some(result), None)],
+    });
+    w.write(&record).expect("results");
+    let bytes = w.finish(1, reason).expect("finish");
+    Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+}
+
+/// The compile record the recorder writes for a graph compiled with
+/// cpp_wrapper, whose launches it cannot see.
+fn unrecorded_graph() -> tritontui_trace::Record {
+    let mut info = std::collections::BTreeMap::new();
+    info.insert(
+        "unrecorded".to_owned(),
+        tritontui_trace::Scalar::Str("cpp_wrapper".into()),
+    );
+    tritontui_trace::Record::Compile(tritontui_trace::format::CompileRecord {
+        event: "graph".into(),
+        name: "fxkey0".into(),
+        pid: 1,
+        ts: 0,
+        dur_ns: 0,
+        info,
+    })
+}
+
+#[test]
+fn results_that_differ_make_the_runs_divergent_whatever_the_launches_say() {
+    let graph = [unrecorded_graph()];
+    let (a, b) = (
+        unseen_trace(8192, 1, &graph, "exit", "*"),
+        unseen_trace(8192, 2, &graph, "exit", "*"),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert!(analysis.divergences.is_empty(), "every launch agrees");
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    assert_eq!(analysis.results.compared, 1);
+    assert_eq!(analysis.unexplained_results().count(), 1);
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    let first = report
+        .first_divergence
+        .clone()
+        .expect("the result is the root cause");
+    assert_eq!(first.kind, Kind::Result);
+    assert_eq!(first.kernel, tritontui::report::UNRECORDED);
+    assert!(
+        first.detail.contains("no recorded launch wrote it")
+            && first
+                .detail
+                .contains("graph fxkey0 (cpp_wrapper) ran without its launches recorded"),
+        "{}",
+        first.detail
+    );
+    assert_eq!(report.root_causes.len(), 1);
+    assert!(tritontui::report::summary(&report).starts_with("A  t"));
+
+    // A result a recorded launch wrote the same in both runs, changed since.
+    let (a, b) = (
+        unseen_trace(4096, 7, &[], "exit", "*"),
+        unseen_trace(4096, 8, &[], "exit", "*"),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    let first = report
+        .first_divergence
+        .expect("the result is the root cause");
+    assert_eq!(
+        (first.kind, first.kernel.as_str(), first.a_index),
+        (Kind::Result, "cpp_fused_fill_0", Some(0))
+    );
+    assert!(
+        first
+            .detail
+            .contains("something the trace did not record changed it since"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn a_trace_with_gaps_is_inconclusive_never_identical() {
+    use tritontui::gaps::GapKind;
+    let verdict = |a: &Trace, b: &Trace| Analysis::run(a, b, Options::default());
+    let clean = unseen_trace(8192, 1, &[], "exit", "*");
+    assert_eq!(verdict(&clean, &clean).verdict, Verdict::Identical);
+    let gap_record = tritontui_trace::Record::Gap(tritontui_trace::GapRecord {
+        what: "results".into(),
+        detail: "RuntimeError('boom')".into(),
+        before: 1,
+        ts: 0,
+    });
+    let cases = [
+        (
+            unseen_trace(8192, 1, &[unrecorded_graph()], "exit", "*"),
+            GapKind::UnrecordedGraph,
+        ),
+        (
+            unseen_trace(
+                8192,
+                1,
+                &[],
+                "error: RuntimeError('Already mutably borrowed')",
+                "*",
+            ),
+            GapKind::Stopped,
+        ),
+        (
+            unseen_trace(8192, 1, &[], "exit", "cpp_fused_*"),
+            GapKind::KernelsFiltered,
+        ),
+        (
+            unseen_trace(8192, 1, &[gap_record], "exit", "*"),
+            GapKind::Recorder,
+        ),
+    ];
+    for (gappy, kind) in cases {
+        let analysis = verdict(&clean, &gappy);
+        assert_eq!(analysis.verdict, Verdict::Inconclusive, "{kind:?}");
+        assert!(analysis.gaps.0.is_empty());
+        assert_eq!(
+            analysis.gaps.1.iter().map(|g| g.kind).collect::<Vec<_>>(),
+            vec![kind]
+        );
+        let report = Report::new(&clean, &gappy, &analysis, usize::MAX);
+        let summary = tritontui::report::summary(&report);
+        assert!(
+            summary.contains("not seen:") && summary.contains("inconclusive:"),
+            "{summary}"
+        );
+        // A difference seen is still a difference.
+        let differs = unseen_trace(8192, 2, &[], "exit", "*");
+        assert_eq!(verdict(&differs, &gappy).verdict, Verdict::Divergent);
+    }
 }

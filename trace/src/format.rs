@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 10;
+pub const SCHEMA_MINOR: u32 = 11;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,6 +58,8 @@ pub enum Record {
     Results(ResultsRecord),
     /// A recorded process stopped at a pause point, or went on (1.1).
     Pause(PauseRecord),
+    /// Something the recorder did not see, said where it happened (1.11).
+    Gap(GapRecord),
     /// Written on clean exit; its absence means the trace ended early.
     End(EndRecord),
     /// A record kind this reader does not know; skipped.
@@ -85,6 +87,7 @@ impl Record {
             Record::Call(_) => "call",
             Record::Results(_) => "results",
             Record::Pause(_) => "pause",
+            Record::Gap(_) => "gap",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
         }
@@ -134,6 +137,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "call" => Record::Call(CallRecord::deserialize(rest)?),
             "results" => Record::Results(ResultsRecord::deserialize(rest)?),
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
+            "gap" => Record::Gap(GapRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
                 IgnoredAny::deserialize(rest)?;
@@ -913,6 +917,24 @@ pub struct ResultsRecord {
     /// is its final value.
     #[serde(rename = "a", default)]
     pub args: Vec<ArgValue>,
+}
+
+/// Something the recorder did not see (1.11): a comparison of a trace
+/// with a gap can find a divergence, never show that the runs agree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GapRecord {
+    /// What was not seen: `results` (the program's results were not
+    /// recorded), `launch` (a launch that could not be described), ...
+    pub what: String,
+    /// Why, in words.
+    #[serde(default)]
+    pub detail: String,
+    /// Sequence number the next launch would have had.
+    #[serde(default)]
+    pub before: u64,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
 }
 
 /// The last record of a trace whose recorder stopped cleanly.

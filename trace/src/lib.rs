@@ -15,8 +15,8 @@ pub mod trace;
 pub mod writer;
 
 pub use format::{
-    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CustomHashRecord, Distributed, GraphDef,
-    Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
+    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CustomHashRecord, Distributed, GapRecord,
+    GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
     ResultsRecord, Scalar, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};

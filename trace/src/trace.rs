@@ -2,8 +2,9 @@
 
 use crate::format::{
     ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CustomHashRecord, EndRecord,
-    GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord, PauseRecord,
-    ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SourceDef, Stats, TensorArg,
+    GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord,
+    PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SourceDef,
+    Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -226,6 +227,8 @@ pub struct Trace {
     pub pauses: Vec<PauseRecord>,
     /// Compile and autotune events.
     pub compiles: Vec<CompileRecord>,
+    /// What the recorder said it did not see (1.11).
+    pub gaps: Vec<GapRecord>,
     /// Graph inputs, in file order.
     pub inputs: Vec<GraphInput>,
     /// The tensors alive when recording stopped (the program's results),
@@ -353,6 +356,7 @@ impl Trace {
             custom_hashes: HashMap::new(),
             pauses: Vec::new(),
             compiles: Vec::new(),
+            gaps: Vec::new(),
             inputs: Vec::new(),
             results: None,
             end: None,
@@ -417,6 +421,7 @@ impl Trace {
                 self.custom_hashes.insert(custom.seq, custom);
             }
             Record::Pause(pause) => self.pauses.push(pause),
+            Record::Gap(gap) => self.gaps.push(gap),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,
             Record::Graph(graph) => ids.add_graph(graph)?,

@@ -32,7 +32,9 @@ pub struct Cli {
 pub enum Command {
     /// Compare two traces: where do the runs diverge, and why?
     ///
-    /// Exit status: 0 identical or benign, 1 divergent, 2 error.
+    /// Exit status: 0 identical or benign, 1 divergent, 2 error, 3
+    /// inconclusive (a trace did not see everything, and nothing seen
+    /// differs).
     Diff(DiffArgs),
     /// Print a trace as JSON Lines: header, processes, kernels, graph
     /// inputs, launches with named arguments, markers, end.
@@ -46,7 +48,8 @@ pub enum Command {
     ///
     /// Opens the UI at the first divergence when stdout is a terminal;
     /// prints the summary (or --json) otherwise. Exit status: 0
-    /// deterministic, 1 divergent, 2 error.
+    /// deterministic, 1 divergent, 2 error, 3 inconclusive (a trace did not
+    /// see everything, and nothing seen differs).
     Check(CheckArgs),
     /// Check the ranks of one run against each other through their
     /// collectives: same collectives in the same order on every member of

@@ -24,10 +24,25 @@ use tritontui_trace::Trace;
 /// Exit status of a command.
 pub type ExitCode = u8;
 const SUCCESS: ExitCode = 0;
+/// Found what was looked for: the runs' results differ, a lint violation.
+const FOUND: ExitCode = 1;
+/// A comparison whose traces did not see everything, where nothing seen
+/// differs: neither agreement nor a difference is shown.
+const INCONCLUSIVE: ExitCode = 3;
 
-/// TracePair the command line `args` (the program name first) and returns the
+/// The exit status a comparison's verdict gives.
+fn verdict_status(verdict: Verdict) -> ExitCode {
+    match verdict {
+        Verdict::Identical | Verdict::Benign => SUCCESS,
+        Verdict::Divergent => FOUND,
+        Verdict::Inconclusive => INCONCLUSIVE,
+    }
+}
+
+/// Runs the command line `args` (the program name first) and returns the
 /// exit status: 0 success (identical or benign for a comparison), 1
-/// divergent, 2 an error, which is printed as one line.
+/// divergent, 2 an error, which is printed as one line, 3 inconclusive
+/// (the traces did not see everything, and nothing seen differs).
 pub fn run<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -144,16 +159,20 @@ fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let (a, b) = load_pair(&args.a, &args.b)?;
     let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
     let report = Report::new(&a, &b, &analysis, args.limit);
-    let agree = analysis.verdict.results_agree();
-    print_diff(&report, args.json, crate::report::summary, agree)
+    print_diff(
+        &report,
+        args.json,
+        crate::report::summary,
+        verdict_status(analysis.verdict),
+    )
 }
 
 /// `tritontui diff RUN_A RUN_B` on two folders of rank traces.
 fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let report =
         crate::rank_diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
-    let agree = report.results_agree();
-    print_diff(&report, args.json, crate::rank_diff::summary, agree)
+    let status = verdict_status(report.verdict());
+    print_diff(&report, args.json, crate::rank_diff::summary, status)
 }
 
 /// `tritontui ranks RUN`.
@@ -165,8 +184,8 @@ fn ranks(args: &RanksArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let check = crate::cross_rank::check(&args.run)?;
-    let agree = check.agree();
-    print_diff(&check, args.json, crate::cross_rank::summary, agree)
+    let status = if check.agree() { SUCCESS } else { FOUND };
+    print_diff(&check, args.json, crate::cross_rank::summary, status)
 }
 
 fn repro(args: &ReproArgs) -> anyhow::Result<()> {
@@ -200,23 +219,26 @@ fn lint(args: &LintArgs) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let trace = Trace::open(&args.trace)?;
     let report = crate::lint::lint(&trace, &profiles);
-    let clean = report.violations.is_empty();
-    print_diff(&report, args.json, crate::lint::summary, clean)
+    let status = if report.violations.is_empty() {
+        SUCCESS
+    } else {
+        FOUND
+    };
+    print_diff(&report, args.json, crate::lint::summary, status)
 }
 
 fn values(args: &ValuesArgs) -> anyhow::Result<ExitCode> {
     let report = crate::values::compare(&args.a, &args.b, args.launch)?;
-    let equal = report.equal();
-    print_diff(&report, args.json, crate::values::summary, equal)
+    let status = if report.equal() { SUCCESS } else { FOUND };
+    print_diff(&report, args.json, crate::values::summary, status)
 }
 
-/// Prints a diff report (as JSON, or its `summary`); the exit status says
-/// whether the results `agree`.
+/// Prints a diff report (as JSON, or its `summary`) and returns `status`.
 fn print_diff<R: serde::Serialize>(
     report: &R,
     json: bool,
     summary: fn(&R) -> String,
-    agree: bool,
+    status: ExitCode,
 ) -> anyhow::Result<ExitCode> {
     let text = if json {
         let mut json = serde_json::to_string_pretty(report)?;
@@ -226,7 +248,7 @@ fn print_diff<R: serde::Serialize>(
         summary(report)
     };
     print_ignoring_closed_pipe(&text)?;
-    Ok(if agree { SUCCESS } else { 1 })
+    Ok(status)
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is not an error.
@@ -478,12 +500,14 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let mut comparisons = Vec::new();
     let mut divergent_run = None;
     let mut benign_run = None;
+    let mut inconclusive_run = None;
     for (i, path) in traces.iter().enumerate().skip(1) {
         let other = Trace::open(path)?;
         let analysis = Analysis::run(&first, &other, options);
         match analysis.verdict {
             Verdict::Divergent => _ = divergent_run.get_or_insert(i),
             Verdict::Benign => _ = benign_run.get_or_insert(i),
+            Verdict::Inconclusive => _ = inconclusive_run.get_or_insert(i),
             Verdict::Identical => {}
         }
         let report = Report::new(&first, &other, &analysis, 1000);
@@ -518,10 +542,11 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             .map(|(i, report)| serde_json::json!({"run": i, "report": report}))
             .collect();
         let verdict = serde_json::json!({
-            "verdict": match (divergent_run, benign_run) {
-                (Some(_), _) => "nondeterministic",
-                (None, Some(_)) => "benign",
-                (None, None) => "deterministic",
+            "verdict": match (divergent_run, inconclusive_run, benign_run) {
+                (Some(_), ..) => "nondeterministic",
+                (None, Some(_), _) => "inconclusive",
+                (None, None, Some(_)) => "benign",
+                (None, None, None) => "deterministic",
             },
             "command": args.command,
             "traces": traces,
@@ -535,19 +560,23 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         crate::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
     } else {
-        let mut text = match (divergent_run, benign_run) {
-            (None, None) => format!(
+        let mut text = match (divergent_run, inconclusive_run, benign_run) {
+            (None, None, None) => format!(
                 "deterministic: {} runs of `{shown}` recorded the same launches with the same bits\n",
                 args.runs
             ),
-            (None, Some(_)) => format!(
+            (None, None, Some(_)) => format!(
                 "benign: {} runs of `{shown}` gave the same results bit for bit; some launches differed on the way, absorbed before the results\n",
                 args.runs
             ),
-            (Some(_), _) => format!("nondeterministic: `{shown}` gave different results\n"),
+            (None, Some(_), _) => format!(
+                "inconclusive: nothing recorded in {} runs of `{shown}` differs in the results, but the traces did not see everything\n",
+                args.runs
+            ),
+            (Some(_), ..) => format!("nondeterministic: `{shown}` gave different results\n"),
         };
         for (i, report) in &comparisons {
-            if report.first_divergence.is_some() {
+            if report.first_divergence.is_some() || report.verdict == Verdict::Inconclusive {
                 text += &format!(
                     "\nrun {i} ({}) against run 0 ({}):\n",
                     traces[*i].display(),
@@ -561,7 +590,11 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         print_ignoring_closed_pipe(&text)?;
     }
-    Ok(if divergent_run.is_some() { 1 } else { SUCCESS })
+    Ok(match (divergent_run, inconclusive_run) {
+        (Some(_), _) => FOUND,
+        (None, Some(_)) => INCONCLUSIVE,
+        (None, None) => SUCCESS,
+    })
 }
 
 /// `tritontui report`: the comparison as an HTML page.

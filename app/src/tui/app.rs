@@ -102,8 +102,8 @@ impl App {
     pub fn areas(&self) -> Areas {
         let comparison = self.comparison.as_deref();
         let pair = comparison.is_some_and(Comparison::is_pair);
-        let settings_differ = comparison.is_some_and(|c| !c.settings.is_empty());
-        areas(self.size, pair, settings_differ, self.show_source)
+        let notes = comparison.map_or(0, Comparison::notes);
+        areas(self.size, pair, notes, self.show_source)
     }
 
     /// The action a key press means in the current state.

@@ -65,6 +65,21 @@ impl Comparison {
         compared
     }
 
+    /// Header lines beyond the runs and the verdict: the settings that
+    /// differ, what the traces did not see, results no recorded
+    /// divergence explains; one line each, when there is any.
+    pub fn notes(&self) -> u16 {
+        let Some(analysis) = &self.analysis else {
+            return 0;
+        };
+        let gaps = !analysis.gaps.0.is_empty() || !analysis.gaps.1.is_empty();
+        let results = analysis.unexplained_results().next().is_some();
+        [!self.settings.is_empty(), gaps, results]
+            .into_iter()
+            .filter(|&note| note)
+            .count() as u16
+    }
+
     /// Compares two traces.
     pub fn pair(a: Trace, b: Trace, options: Options) -> Comparison {
         let analysis = Analysis::run(&a, &b, options);

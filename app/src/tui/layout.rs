@@ -18,23 +18,20 @@ pub struct Areas {
     pub status: Rect,
 }
 
-/// Header height for one trace and for two (with a line for the runs'
-/// settings when they differ).
-pub fn header_height(pair: bool, settings_differ: bool) -> u16 {
-    match (pair, settings_differ) {
-        (false, _) => 1,
-        (true, false) => 3,
-        (true, true) => 4,
-    }
+/// Header height for one trace and for two (with `notes` lines more: the
+/// runs' settings when they differ, what the traces did not see, results
+/// that differ).
+pub fn header_height(pair: bool, notes: u16) -> u16 {
+    if pair { 3 + notes } else { 1 }
 }
 
 /// Terminals at least this wide show detail and source side by side.
 const WIDE: u16 = 140;
 
 /// Lays out the screen.
-pub fn areas(size: Rect, pair: bool, settings_differ: bool, show_source: bool) -> Areas {
+pub fn areas(size: Rect, pair: bool, notes: u16, show_source: bool) -> Areas {
     let [header, body, status] = Layout::vertical([
-        Constraint::Length(header_height(pair, settings_differ)),
+        Constraint::Length(header_height(pair, notes)),
         Constraint::Min(4),
         Constraint::Length(1),
     ])

@@ -1,5 +1,6 @@
 //! The run lines and the verdict line.
 
+use crate::analysis::Verdict;
 use crate::explain::TracePair;
 use crate::tui::app::App;
 use crate::tui::comparison::Comparison;
@@ -80,41 +81,80 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             Span::raw(crate::settings::lines(&comparison.settings).join(" · ")),
         ]));
     }
+    let runs = TracePair {
+        a: &comparison.a,
+        b,
+    };
+    let verdict_now = comparison.analysis.as_ref().map(|a| a.verdict);
+    if let Some(analysis) = &comparison.analysis {
+        let unseen = crate::explain::unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+        if !unseen.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled("NOT SEEN  ", theme.only()),
+                Span::raw(unseen.join(" · ")),
+            ]));
+        }
+        let unexplained: Vec<usize> = analysis.unexplained_results().collect();
+        if let Some(&first) = unexplained.first() {
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!(
+                        "RESULTS DIFFER ({} of {}, {} unexplained)  ",
+                        analysis.results.differences.len(),
+                        analysis.results.compared,
+                        unexplained.len()
+                    ),
+                    theme.root(),
+                ),
+                Span::raw(crate::explain::result_words(
+                    runs,
+                    analysis,
+                    &analysis.results.differences[first],
+                )),
+            ]));
+        }
+    }
     let divergences = comparison.divergences();
+    let matched = comparison
+        .analysis
+        .as_ref()
+        .map_or(0, |a| a.alignment.matched);
     let verdict = match comparison.first_divergence() {
         None => {
             let mut spans = rank_spans(app, comparison);
-            spans.extend([
-                Span::styled("IDENTICAL", theme.verdict_ok()),
-                Span::raw(format!(
-                    "  {} launches aligned, every launch wrote the same bits",
-                    comparison
-                        .analysis
-                        .as_ref()
-                        .map_or(0, |a| a.alignment.matched)
-                )),
-            ]);
+            spans.extend(match verdict_now {
+                Some(Verdict::Inconclusive) => [
+                    Span::styled("INCONCLUSIVE", theme.only()),
+                    Span::raw(format!(
+                        "  {matched} launches aligned, every recorded launch wrote the same bits; the traces did not see everything"
+                    )),
+                ],
+                Some(Verdict::Divergent) => [
+                    Span::styled("DIVERGENT", theme.root()),
+                    Span::raw(format!(
+                        "  {matched} launches aligned, every recorded launch wrote the same bits, yet the results differ"
+                    )),
+                ],
+                _ => [
+                    Span::styled("IDENTICAL", theme.verdict_ok()),
+                    Span::raw(format!(
+                        "  {matched} launches aligned, every launch wrote the same bits"
+                    )),
+                ],
+            });
             Line::from(spans)
         }
         Some(first) => {
-            let runs = TracePair {
-                a: &comparison.a,
-                b,
-            };
             let at = |i: Option<u32>, seq: &dyn Fn(u32) -> u64, run: &str| {
                 i.map_or(format!("{run} -"), |i| format!("{run}#{}", seq(i)))
             };
             let kind = first.kind.as_str();
-            let benign = comparison
-                .analysis
-                .as_ref()
-                .is_some_and(|a| a.verdict == crate::analysis::Verdict::Benign);
             let mut spans = rank_spans(app, comparison);
             spans.extend([
-                if benign {
-                    Span::styled("BENIGN", theme.benign())
-                } else {
-                    Span::styled("DIVERGENT", theme.root())
+                match verdict_now {
+                    Some(Verdict::Benign) => Span::styled("BENIGN", theme.benign()),
+                    Some(Verdict::Inconclusive) => Span::styled("INCONCLUSIVE", theme.only()),
+                    _ => Span::styled("DIVERGENT", theme.root()),
                 },
                 Span::raw(format!(
                     "  first {} {} ",

@@ -513,3 +513,43 @@ fn ranks_of_a_trace_file_is_a_one_line_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("not a folder of rank traces"), "{err}");
 }
+
+#[test]
+fn record_keeps_the_user_s_pause_points_and_check_drops_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seen = dir.path().join("seen");
+    let script = format!("echo \"[$TRITONTUI_BREAK]\" >> {}", seen.display());
+    let trace = dir.path().join("t.msgpack");
+    let o = Command::new(env!("CARGO_BIN_EXE_tritontui"))
+        .args([
+            "record",
+            "-o",
+            trace.to_str().expect("utf8"),
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .env("TRITONTUI_BREAK", "5")
+        .output()
+        .expect("run tritontui");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&seen).expect("ran"), "[5]\n");
+    std::fs::remove_file(&seen).expect("remove");
+    // check runs the program unattended: its runs never pause. (The
+    // program records nothing, so check fails after the first run.)
+    let o = Command::new(env!("CARGO_BIN_EXE_tritontui"))
+        .args(["check", "-n", "2", "--dir"])
+        .arg(dir.path().join("runs"))
+        .args(["--", "sh", "-c"])
+        .arg(&script)
+        .env("TRITONTUI_BREAK", "5")
+        .output()
+        .expect("run tritontui");
+    assert_eq!(
+        std::fs::read_to_string(&seen).expect("ran"),
+        "[]\n[]\n",
+        "{}",
+        stderr(&o)
+    );
+}

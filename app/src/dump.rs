@@ -118,6 +118,11 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "dur_ns": c.dur_ns, "info": info,
         }))?;
     }
+    for g in &trace.gaps {
+        line(json!({
+            "type": "gap", "what": g.what, "detail": g.detail, "before": g.before, "ts": g.ts,
+        }))?;
+    }
     for live in trace.results.iter().flatten() {
         let layout = &trace.layouts[live.layout as usize];
         line(json!({

@@ -138,8 +138,18 @@ pub fn origin_words(runs: TracePair<'_>, origin: &InputOrigin, analysis: &Analys
             "in run B it is {}, which no recorded launch wrote: the runs were given different inputs",
             from(runs.b, origin.b)
         ),
-        _ => "no recorded launch wrote these bytes: uninitialized memory, or a write outside the recorded region"
-            .to_owned(),
+        _ => {
+            let unseen = unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+            if unseen.is_empty() {
+                "no recorded launch wrote these bytes: uninitialized memory, or a write outside the recorded region"
+                    .to_owned()
+            } else {
+                format!(
+                    "no recorded launch wrote these bytes; what the traces did not see: {}",
+                    unseen.join("; ")
+                )
+            }
+        }
     };
     if let (Some(first), true) = (origin.explained_by, origin.same_outside_value) {
         let d = &analysis.divergences[first];

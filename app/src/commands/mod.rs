@@ -438,7 +438,8 @@ fn resume(args: &ResumeArgs) -> anyhow::Result<()> {
 }
 
 /// `program rest...` with the recorder's environment: it records into
-/// `trace`.
+/// `trace` (a pause point the user's environment sets, `TRITONTUI_BREAK`,
+/// stays).
 fn recorded(
     program: &str,
     rest: &[String],
@@ -451,8 +452,21 @@ fn recorded(
         .args(rest)
         .env("TRITONTUI_RECORD", trace)
         .env("TRITONTUI_HASH", hash)
-        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" })
-        .env_remove("TRITONTUI_BREAK");
+        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" });
+    command
+}
+
+/// `program rest...` recorded into `trace` by `check`, which runs the
+/// program unattended: no pause point of the user's environment stops it.
+fn recorded_unattended(
+    program: &str,
+    rest: &[String],
+    trace: &std::path::Path,
+    hash: &str,
+    no_aten: bool,
+) -> std::process::Command {
+    let mut command = recorded(program, rest, trace, hash, no_aten);
+    command.env_remove("TRITONTUI_BREAK");
     command
 }
 
@@ -476,7 +490,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         // The program's output goes to stderr, so that stdout holds only
         // the verdict.
         let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-        let status = recorded(program, rest, &trace, &args.hash, args.no_aten)
+        let status = recorded_unattended(program, rest, &trace, &args.hash, args.no_aten)
             .stdout(std::process::Stdio::from(stdout))
             .status()
             .with_context(|| format!("{program}: cannot run"))?;
@@ -522,7 +536,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                     n + 1
                 );
                 let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-                let status = recorded(program, rest, trace, &args.hash, args.no_aten)
+                let status = recorded_unattended(program, rest, trace, &args.hash, args.no_aten)
                     .env("TRITONTUI_CAPTURE", selection)
                     .stdout(std::process::Stdio::from(stdout))
                     .status()

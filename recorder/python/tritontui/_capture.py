@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from . import _active
+from . import _active, _tensors
 
 # The default budget of captured bytes per trace.
 DEFAULT_BUDGET = 2 << 30
@@ -199,7 +199,7 @@ def write_safetensors(
     blobs = []
     offset = 0
     for name, t in tensors.items():
-        data = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        data = _tensors.host_bytes(t)
         header[name] = {
             "dtype": _DTYPES[t.dtype],
             "shape": list(t.shape),

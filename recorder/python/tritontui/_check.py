@@ -20,7 +20,8 @@ class DeterminismReport:
 
     deterministic: bool
     """Every run gave the same results bit for bit (``diff`` said
-    ``identical`` or ``benign``)."""
+    ``identical`` or ``benign`` of each); never true of a run whose
+    comparison was ``inconclusive``."""
     traces: list[Path]
     """One trace per run, ``run0.msgpack`` first."""
     first_divergence: dict[str, Any] | None = None
@@ -34,9 +35,23 @@ class DeterminismReport:
     benign_runs: list[int] = field(default_factory=list)
     """Runs whose launches differ from run 0's while their results agree
     bit for bit: every difference was absorbed on the way."""
+    inconclusive_runs: list[int] = field(default_factory=list)
+    """Runs whose comparison with run 0 saw no difference in the results
+    while a trace did not see everything (``diff`` said ``inconclusive``:
+    recording stopped, graphs ran unrecorded, ...)."""
+    gaps: list[str] = field(default_factory=list)
+    """What those comparisons' traces did not see, in words."""
 
     def __str__(self) -> str:
         runs = len(self.traces)
+        if self.divergent_run is None and self.inconclusive_runs:
+            return "\n".join(
+                [
+                    f"inconclusive: nothing recorded in {runs} runs differs in the results, "
+                    "but the traces did not see everything:"
+                ]
+                + [f"  {gap}" for gap in self.gaps]
+            )
         if self.deterministic and self.benign_runs:
             return (
                 f"deterministic results: {runs} runs gave the same results bit for bit; "
@@ -125,6 +140,14 @@ def check_determinism(
         report.reports.append(compared)
         if compared["verdict"] == "benign":
             report.benign_runs.append(i)
+        if compared["verdict"] == "inconclusive":
+            report.deterministic = False
+            report.inconclusive_runs.append(i)
+            for run in ("a", "b"):
+                for gap in compared["gaps"][run]:
+                    said = f"{gap['detail']} (run {0 if run == 'a' else i})"
+                    if said not in report.gaps:
+                        report.gaps.append(said)
         if compared["verdict"] == "divergent" and report.divergent_run is None:
             report.deterministic = False
             report.divergent_run = i
@@ -140,15 +163,18 @@ def _diff(a: Path, b: Path) -> dict[str, Any]:
         text=True,
         check=False,
     )
-    if proc.returncode not in (0, 1):
+    # 0 agree, 1 divergent, 3 inconclusive; 2 is an error.
+    if proc.returncode not in (0, 1, 3):
         raise RuntimeError(f"tritontui diff failed: {proc.stderr.strip()}")
     return json.loads(proc.stdout)
 
 
 def assert_deterministic(fn: Any, *args: Any, **kwargs: Any) -> DeterminismReport:
     """:func:`check_determinism`, raising ``AssertionError`` when the runs
-    differ; its message names the kernel, the argument and the
-    classification of the first divergence and of its root causes."""
+    differ, or when a comparison is inconclusive (its traces did not see
+    everything); the message names the kernel, the argument and the
+    classification of the first divergence and of its root causes, or
+    what was not seen."""
     report = check_determinism(fn, *args, **kwargs)
     if not report.deterministic:
         raise AssertionError(str(report))

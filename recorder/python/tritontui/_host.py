@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from . import _active
+from . import _active, _tensors
 from ._native import hash_bytes
 
 # The longest repr kept for a host argument; longer ones become the type.
@@ -51,7 +51,7 @@ def opaque(value: Any) -> str:
 
 def generator_value(generator: torch.Generator) -> str:
     """``<torch.Generator device=cpu seed=S state=H>``: what it will draw next."""
-    state = generator.get_state().numpy().tobytes()
+    state = _tensors.host_bytes(generator.get_state())
     return (
         f"<torch.Generator device={generator.device} seed={generator.initial_seed()} "
         f"state={hash_bytes(state):016x}>"

@@ -9,6 +9,7 @@ trace; the program goes on with its own results untouched.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import platform
@@ -272,6 +273,17 @@ class Session:
                 f"tritontui: the program's results were not recorded ({e!r})",
                 RuntimeWarning,
                 stacklevel=3,
+            )
+            self.record_gap("results", repr(e))
+
+    def record_gap(self, what: str, detail: str) -> None:
+        """Writes a ``gap`` record: ``what`` was not recorded, and why.
+        A comparison of this trace can then never say the runs agree."""
+        # If even that fails, the trace says nothing more; its end record
+        # still comes.
+        with contextlib.suppress(Exception):
+            self.record_json(
+                {"r": "gap", "what": what, "detail": detail, "before": self.seq, "ts": self.now()}
             )
 
     def fail(self, error: BaseException) -> None:

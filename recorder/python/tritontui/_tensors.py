@@ -11,6 +11,7 @@ the probe tensors from which the describer learns torch's tensor layout.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import warnings
 
@@ -69,6 +70,15 @@ def dtype_name(t: torch.Tensor) -> str:
     if name is None:
         name = _DTYPE_NAMES[t.dtype] = str(t.dtype).rsplit(".", 1)[-1]
     return name
+
+
+def host_bytes(t: torch.Tensor) -> bytes:
+    """The bytes of CPU tensor ``t``'s elements in row-major order, read
+    without numpy (torch does not need it, so a program may lack it)."""
+    flat = t.contiguous().reshape(-1).view(torch.uint8)
+    if flat.numel() == 0:
+        return b""
+    return ctypes.string_at(flat.data_ptr(), flat.numel())
 
 
 def _host_view(t: torch.Tensor) -> torch.Tensor:

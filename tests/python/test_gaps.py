@@ -1,0 +1,110 @@
+"""What the recorder did not see is never called agreement: a program
+whose recording has gaps (graphs run unrecorded, kernels filtered out)
+is reported inconclusive or divergent, never deterministic; and a
+program without numpy records to the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import PROGRAMS, binary, dump
+
+
+def test_a_program_without_numpy_records_a_generator_to_the_end(run_program, tmp_path):
+    proc = run_program("generator_no_numpy.py", str(tmp_path / "t.msgpack"))
+    assert "recording stopped" not in proc.stderr, proc.stderr
+    records = dump(tmp_path / "t.msgpack")
+    end = [r for r in records if r["type"] == "end"]
+    assert end and end[0]["reason"] == "stopped", end
+    generators = [
+        a["value"]
+        for r in records
+        if r["type"] == "launch" and r["kernel"].startswith("aten::randn")
+        for a in r["args"]
+        if isinstance(a.get("value"), str) and a["value"].startswith("<torch.Generator")
+    ]
+    assert generators and "seed=7 state=" in generators[0], generators
+    assert any(r["type"] == "result" for r in records)
+
+
+def test_check_calls_a_cpp_wrapper_program_never_deterministic(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    proc = subprocess.run(
+        [
+            *(binary(), "check", "-n", "2", "--json", "--dir", str(tmp_path / "runs"), "--"),
+            *(sys.executable, str(PROGRAMS / "cpp_wrapper_scatter.py")),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=900,
+        check=False,
+    )
+    verdict = json.loads(proc.stdout)
+    report = verdict["comparisons"][0]["report"]
+    gaps = [g["kind"] for run in ("a", "b") for g in report["gaps"][run]]
+    assert "unrecorded-graph" in gaps, report["gaps"]
+    # The atomic adds may or may not have landed in another order: the
+    # results decide between divergent and inconclusive, never agreement.
+    if report["results"]["differ"]:
+        assert (proc.returncode, verdict["verdict"]) == (1, "nondeterministic"), proc.stderr
+        assert report["first_divergence"]["kind"] == "result", report["first_divergence"]
+        assert "cpp_wrapper" in report["first_divergence"]["detail"]
+    else:
+        assert (proc.returncode, verdict["verdict"]) == (3, "inconclusive"), proc.stderr
+
+
+def test_check_determinism_is_inconclusive_when_kernels_were_filtered(tmp_path):
+    f = torch.compile(lambda x: (x * 2).sin())
+    x = torch.randn(256)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = tritontui.check_determinism(
+            f, x, dir=tmp_path, record_options={"kernels": "cpp_*"}
+        )
+    assert not report.deterministic
+    assert report.inconclusive_runs == [1], report.reports
+    assert any("only kernels matching `cpp_*`" in gap for gap in report.gaps), report.gaps
+    assert str(report).startswith("inconclusive:"), str(report)
+    with pytest.raises(AssertionError, match="inconclusive"):
+        tritontui.assert_deterministic(f, x, record_options={"kernels": "cpp_*"})
+
+
+def test_results_that_could_not_be_recorded_leave_a_gap(tmp_path, monkeypatch):
+    from tritontui import _results
+
+    def broken() -> list[torch.Tensor]:
+        raise RuntimeError("cannot walk the heap")
+
+    f = torch.compile(lambda x: x + 1)
+    x = torch.ones(8)
+    with tritontui.record(tmp_path / "a.msgpack"):
+        a = f(x)
+    monkeypatch.setattr(_results, "live_tensors", broken)
+    with pytest.warns(RuntimeWarning, match="results were not recorded"):
+        with tritontui.record(tmp_path / "b.msgpack"):
+            b = f(x)
+    assert torch.equal(a, b)
+    gaps = [r for r in dump(tmp_path / "b.msgpack") if r["type"] == "gap"]
+    assert [(g["what"], g["detail"]) for g in gaps] == [
+        ("results", "RuntimeError('cannot walk the heap')")
+    ]
+    proc = subprocess.run(
+        [binary(), "diff", str(tmp_path / "a.msgpack"), str(tmp_path / "b.msgpack")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "not recorded: results: RuntimeError('cannot walk the heap') (B)" in proc.stdout

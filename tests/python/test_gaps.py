@@ -108,3 +108,20 @@ def test_results_that_could_not_be_recorded_leave_a_gap(tmp_path, monkeypatch):
     )
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "not recorded: results: RuntimeError('cannot walk the heap') (B)" in proc.stdout
+
+
+def test_an_aot_inductor_package_is_named_as_run_unrecorded(run_program, tmp_path):
+    trace = tmp_path / "t.msgpack"
+    proc = run_program("aoti_package.py", str(trace), str(tmp_path / "m.pt2"))
+    assert "an AOTInductor model launches its kernels from C++" in proc.stderr
+    unrecorded = [
+        r
+        for r in dump(trace)
+        if r["type"] == "compile" and r["info"].get("unrecorded") == "aot_inductor"
+    ]
+    assert len(unrecorded) == 1 and unrecorded[0]["name"].startswith("AOTInductor model ")
+    proc = subprocess.run(
+        [binary(), "diff", str(trace), str(trace)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert f"graph {unrecorded[0]['name']} (aot_inductor) ran without" in proc.stdout

@@ -1,6 +1,6 @@
 """The hooks into torch, one module each, installed and removed together.
 
-The C++, user-Triton, graph-input, compile-event, autotuning, wrapper-allocation and host-read hooks
+The C++, user-Triton, graph-input, AOTInductor, compile-event, autotuning, wrapper-allocation and host-read hooks
 record into the active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
 The Triton hook and the aten mode are given their session when installed
@@ -18,6 +18,7 @@ import warnings
 from typing import Any
 
 from . import (
+    aot_inductor,
     aten,
     autotuning,
     compile_events,
@@ -45,6 +46,7 @@ def install(session: Any) -> None:
     user_triton.install()
     cpp.install()
     graph_inputs.install()
+    aot_inductor.install()
     compile_events.install()
     autotuning.install()
     process_groups.install(session)
@@ -72,6 +74,7 @@ def uninstall() -> None:
     user_triton.uninstall()
     cpp.uninstall()
     graph_inputs.uninstall()
+    aot_inductor.uninstall()
     compile_events.uninstall()
     autotuning.uninstall()
     process_groups.uninstall()

@@ -55,7 +55,7 @@ def install() -> None:
                 names, cpp_wrapper = known
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
                 if cpp_wrapper and graph not in session.unrecorded_graphs:
-                    _say_unrecorded(session, graph)
+                    say_unrecorded(session, graph, "cpp_wrapper")
                 session.graph_inputs(graph, names, list(inputs), all_recorded=not cpp_wrapper)
                 recorded = True
             except Exception as e:
@@ -82,17 +82,23 @@ def uninstall() -> None:
     _ORIGINAL = None
 
 
-def _say_unrecorded(session: Any, graph: str) -> None:
+# What the warning says of a graph whose launches are not recorded, by why.
+_UNSEEN = {
+    "cpp_wrapper": "a graph compiled with torch._inductor.config.cpp_wrapper=True launches "
+    "its kernels from C++, which the recorder cannot see: its launches are not recorded "
+    "(compile without cpp_wrapper to record them)",
+    "aot_inductor": "an AOTInductor model launches its kernels from C++, which the recorder "
+    "cannot see: its launches are not recorded (run the model under torch.compile to "
+    "record them)",
+}
+
+
+def say_unrecorded(session: Any, graph: str, why: str) -> None:
     """Tells the user (once per session) and the trace (once per graph)
-    that a cpp_wrapper graph's launches are not recorded."""
+    that a graph's launches are not recorded, and why (``cpp_wrapper``,
+    ``aot_inductor``): a comparison of the trace then says so."""
     if not session.unrecorded_graphs:
-        warnings.warn(
-            "tritontui: a graph compiled with torch._inductor.config.cpp_wrapper=True launches "
-            "its kernels from C++, which the recorder cannot see: its launches are not "
-            "recorded (compile without cpp_wrapper to record them)",
-            RuntimeWarning,
-            stacklevel=4,
-        )
+        warnings.warn(f"tritontui: {_UNSEEN[why]}", RuntimeWarning, stacklevel=4)
     session.unrecorded_graphs.add(graph)
     session.record_json(
         {
@@ -101,6 +107,6 @@ def _say_unrecorded(session: Any, graph: str) -> None:
             "name": graph,
             "pid": os.getpid(),
             "ts": session.now(),
-            "info": {"unrecorded": "cpp_wrapper"},
+            "info": {"unrecorded": why},
         }
     )

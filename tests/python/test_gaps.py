@@ -92,9 +92,11 @@ def test_results_that_could_not_be_recorded_leave_a_gap(tmp_path, monkeypatch):
     with tritontui.record(tmp_path / "a.msgpack"):
         a = f(x)
     monkeypatch.setattr(_results, "live_tensors", broken)
-    with pytest.warns(RuntimeWarning, match="results were not recorded"):
-        with tritontui.record(tmp_path / "b.msgpack"):
-            b = f(x)
+    with (
+        pytest.warns(RuntimeWarning, match="results were not recorded"),
+        tritontui.record(tmp_path / "b.msgpack"),
+    ):
+        b = f(x)
     assert torch.equal(a, b)
     gaps = [r for r in dump(tmp_path / "b.msgpack") if r["type"] == "gap"]
     assert [(g["what"], g["detail"]) for g in gaps] == [

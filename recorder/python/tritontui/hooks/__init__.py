@@ -1,7 +1,8 @@
 """The hooks into torch, one module each, installed and removed together.
 
-The C++, user-Triton, graph-input, AOTInductor, compile-event, autotuning, wrapper-allocation and host-read hooks
-record into the active session (``tritontui._active``), looked up when
+The C++, user-Triton, graph-input, AOTInductor, compile-event,
+autotuning, wrapper-allocation and host-read hooks record into the
+active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
 The Triton hook and the aten mode are given their session when installed
 and record into it alone, as do the extern-kernel proxies (through the

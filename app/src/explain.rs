@@ -193,8 +193,10 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
         }
         Kind::NondeterministicKernel => {
             let kernel = runs.kernel(d);
+            // A conclusion needs a rerun of the kernel alone (`check`
+            // makes one); a comparison of two runs only saw this much.
             let mut words = format!(
-                "inputs equal, {} after the launch: this kernel is nondeterministic",
+                "inputs equal, {} after the launch (unconfirmed: the kernel was not rerun alone; `tritontui check` does)",
                 differ(&names(&d.args), d.args.len())
             );
             if uses_atomics(runs.a, kernel) {

@@ -23,8 +23,8 @@ def check(
     tmp_path: Path, cache: Path, program: str | Path, *flags: str
 ) -> subprocess.CompletedProcess:
     """``tritontui check [flags] -- python PROGRAM`` (a name in programs/,
-    or a path)."""
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    or a path), its kernels (and their reruns alone) on two threads."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "2"}
     return subprocess.run(
         [
             binary(),
@@ -82,6 +82,11 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
         assert differ and all(m["worst"] and m["max_ulp"] > 0 for m in differ), written
     else:
         assert "did not show again" in escalated["note"], escalated
+    # check reran the kernel alone on its captured inputs: confirmed.
+    rerun = escalated["rerun"]
+    assert rerun["confirmed"] is True, rerun
+    assert rerun["words"].startswith("confirmed: 10 reruns of the kernel alone"), rerun
+    assert rerun["distinct"] > 1, rerun
     # The kernel alone, rerun from its captured inputs, is nondeterministic.
     folder = tmp_path / "repro"
     trace = escalated["traces"][0]
@@ -104,6 +109,7 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
     assert proc.returncode == 1 and first["kernel"] in proc.stdout, proc.stdout
     assert "values: two more runs captured launch" in proc.stdout, proc.stdout
     assert "max ulp" in proc.stdout, proc.stdout
+    assert "rerun alone: confirmed: 10 reruns" in proc.stdout, proc.stdout
 
 
 def test_a_failing_program_is_an_error(tmp_path: Path, inductor_cache: Path) -> None:

@@ -527,7 +527,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         let report = Report::new(&first, &other, &analysis, 1000);
         comparisons.push((i, report));
     }
-    let escalation = match divergent_run {
+    let mut escalation = match divergent_run {
         Some(i) if !args.no_values => {
             let report = &comparisons[i - 1].1;
             values_rerun::escalate(report, &args.dir, |trace, selection, n| {
@@ -549,6 +549,28 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         _ => None,
     };
+    // A kernel whose outputs differed on equal inputs is rerun alone on
+    // the first capturing run's inputs: that confirms it, or not.
+    if let (Some(i), Some(escalated)) = (divergent_run, escalation.as_mut())
+        && escalated.values.is_some()
+        && values_rerun::wants_rerun(&comparisons[i - 1].1)
+    {
+        let python = std::path::Path::new(program)
+            .file_name()
+            .filter(|name| name.to_string_lossy().starts_with("python"))
+            .map_or_else(|| std::ffi::OsString::from("python3"), |_| program.into());
+        eprintln!(
+            "tritontui: rerunning launch {} alone",
+            escalated.launches[0]
+        );
+        escalated.rerun = Some(values_rerun::rerun_alone(
+            &escalated.traces[0],
+            escalated.launches[0],
+            &args.dir.join("repro"),
+            &python,
+            crate::repro::DEFAULT_RUNS,
+        ));
+    }
     let interactive = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if args.json {
         let runs: Vec<_> = comparisons

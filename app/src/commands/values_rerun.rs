@@ -1,7 +1,10 @@
 //! `check`'s escalation from hashes to values: once runs diverge, the
 //! program runs twice more, capturing the first divergence that reaches
 //! the results (and the launch that produced its divergent input), so
-//! that the user gets the values that differ without choosing anything.
+//! that the user gets the values that differ without choosing anything;
+//! a kernel whose outputs differ on equal inputs is then rerun alone on
+//! its captured inputs (`tritontui repro`), which confirms or refutes
+//! that it is nondeterministic by itself.
 
 use crate::report::{DivergenceReport, Reach, Report};
 use crate::values::{self, ValuesReport};
@@ -20,6 +23,87 @@ pub struct Escalation {
     pub values: Option<ValuesReport>,
     /// Why there are no values, or what to make of them.
     pub note: Option<String>,
+    /// The kernel rerun alone on its captured inputs, when it is called
+    /// nondeterministic (inputs equal, outputs differ).
+    pub rerun: Option<Rerun>,
+}
+
+/// The captured kernel rerun alone, several times, on the inputs the
+/// first capturing run captured.
+#[derive(Debug, Serialize)]
+pub struct Rerun {
+    /// How many times it ran.
+    pub runs: u32,
+    /// True: its outputs differed between reruns (confirmed); false: they
+    /// never did (not reproduced alone); null: it could not run here.
+    pub confirmed: Option<bool>,
+    /// The most distinct results one of its outputs gave.
+    pub distinct: Option<u32>,
+    /// What the reruns show, in words.
+    pub words: String,
+}
+
+/// Reruns launch `launch` of `trace` (captured) alone `runs` times with
+/// `python`, through a reproducer written into `dir`.
+pub fn rerun_alone(
+    trace: &Path,
+    launch: u64,
+    dir: &Path,
+    python: &std::ffi::OsStr,
+    runs: u32,
+) -> Rerun {
+    let failed = |why: String| Rerun {
+        runs,
+        confirmed: None,
+        distinct: None,
+        words: format!("the kernel could not be rerun alone: {why}"),
+    };
+    let script = match crate::repro::write(trace, launch, dir, runs, None) {
+        Ok(script) => script,
+        Err(e) => return failed(format!("{e:#}")),
+    };
+    let output = match std::process::Command::new(python)
+        .arg(&script)
+        .args(["--runs", &runs.to_string()])
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(output) => output,
+        Err(e) => return failed(format!("{}: {e}", python.to_string_lossy())),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // `  out_ptr0: 3 distinct results; against run A: ...`
+    let distinct = stdout
+        .lines()
+        .filter_map(|line| {
+            let (_, rest) = line.split_once(": ")?;
+            rest.split_once(" distinct result")?.0.parse::<u32>().ok()
+        })
+        .max();
+    match output.status.code() {
+        Some(1) => Rerun {
+            runs,
+            confirmed: Some(true),
+            distinct,
+            words: format!(
+                "confirmed: {runs} reruns of the kernel alone on its captured inputs gave {} different outputs",
+                distinct.map_or("several".to_owned(), |n| n.to_string())
+            ),
+        },
+        Some(0) => Rerun {
+            runs,
+            confirmed: Some(false),
+            distinct,
+            words: format!(
+                "not reproduced alone: {runs} reruns of the kernel alone on its captured inputs gave the same bits; something outside its arguments differs between the runs"
+            ),
+        },
+        _ => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let last = stderr.lines().last().or(stdout.lines().last());
+            failed(last.unwrap_or("it failed").trim().to_owned())
+        }
+    }
 }
 
 /// The divergence to capture: the first root cause that reaches the
@@ -70,7 +154,14 @@ pub fn escalate(
         traces,
         values,
         note,
+        rerun: None,
     }))
+}
+
+/// Whether the escalated divergence is a kernel whose outputs differ on
+/// equal inputs: what a rerun alone can confirm.
+pub fn wants_rerun(report: &Report) -> bool {
+    target(report).is_some_and(|d| d.kind == crate::Kind::NondeterministicKernel)
 }
 
 /// The escalation in words, after the verdict.
@@ -91,6 +182,9 @@ pub fn summary(escalation: &Escalation) -> String {
     }
     if let Some(note) = &escalation.note {
         out += &format!("{note}\n");
+    }
+    if let Some(rerun) = &escalation.rerun {
+        out += &format!("rerun alone: {}\n", rerun.words);
     }
     out
 }

@@ -19,6 +19,9 @@ use tritontui_trace::{Access, Trace};
 pub enum Kind {
     /// Every input equal, a written argument differs after the launch.
     NondeterministicKernel,
+    /// Every input equal, a written argument differs after the launch, and
+    /// a numerics setting in force differs between the runs (TF32, say).
+    Settings,
     /// A collective (`c10d::allreduce_`, ...) whose inputs on this rank are
     /// equal and whose result differs: another rank sent different data.
     Collective,
@@ -40,6 +43,7 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::NondeterministicKernel => "nondeterministic-kernel",
+            Kind::Settings => "settings",
             Kind::Collective => "collective",
             Kind::LaunchConfig => "launch-config",
             Kind::DivergentInput => "divergent-input",
@@ -377,7 +381,15 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
             let collective = rows[row]
                 .a()
                 .is_some_and(|x| is_collective(a.kernel_of(&a.launches[x as usize])));
-            let (kind, args) = classify_pair(&diff, collective);
+            let (mut kind, args) = classify_pair(&diff, collective);
+            if kind == Some(Kind::NondeterministicKernel)
+                && let (Some(x), Some(y)) = (rows[row].a(), rows[row].b())
+            {
+                let (sa, sb) = (a.launches[x as usize].seq, b.launches[y as usize].seq);
+                if !crate::settings::numerics_differ_at(a, sa, b, sb).is_empty() {
+                    kind = Some(Kind::Settings);
+                }
+            }
             match kind {
                 None => statuses[row] = RowStatus::Benign,
                 Some(kind) => {

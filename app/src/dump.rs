@@ -118,6 +118,9 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "dur_ns": c.dur_ns, "info": info,
         }))?;
     }
+    for c in &trace.settings_changes {
+        line(json!({"type": "settings", "before": c.before, "values": c.values, "ts": c.ts}))?;
+    }
     for g in &trace.gaps {
         line(json!({
             "type": "gap", "what": g.what, "detail": g.detail, "before": g.before, "ts": g.ts,

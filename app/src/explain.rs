@@ -85,8 +85,13 @@ pub fn uninitialized_words(trace: &Trace, l: u32, arg: ArgIndex) -> String {
     }
 }
 
-/// A sentence saying where a differing input came from.
-pub fn origin_words(runs: TracePair<'_>, origin: &InputOrigin, analysis: &Analysis) -> String {
+/// A sentence saying where a differing input of divergence `d` came from.
+pub fn origin_words(
+    runs: TracePair<'_>,
+    d: &Divergence,
+    origin: &InputOrigin,
+    analysis: &Analysis,
+) -> String {
     let from = |trace: &Trace, o: Origin| -> String {
         match o {
             Origin::Launch(l, arg) => {
@@ -109,7 +114,8 @@ pub fn origin_words(runs: TracePair<'_>, origin: &InputOrigin, analysis: &Analys
         }
     };
     if origin.a == Origin::Scalar {
-        return "a scalar argument, passed by the host".to_owned();
+        return host_values(runs, d, origin.arg)
+            .unwrap_or_else(|| "a scalar argument, passed by the host".to_owned());
     }
     if let (Some(up), false) = (origin.explained_by, origin.same_outside_value) {
         let producer = &analysis.divergences[up];
@@ -187,7 +193,7 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                 if d.origins.len() > 1 {
                     words.push_str(&format!("{}: ", runs.arg_name(d, first.arg)));
                 }
-                words.push_str(&origin_words(runs, first, analysis));
+                words.push_str(&origin_words(runs, d, first, analysis));
             }
             words
         }
@@ -203,6 +209,16 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                 words.push_str("; it uses atomic adds");
             }
             words
+        }
+        Kind::Settings => {
+            let (x, y) = (d.a.unwrap_or_default(), d.b.unwrap_or_default());
+            let differ_now =
+                crate::settings::numerics_differ_at(runs.a, runs.seq_a(x), runs.b, runs.seq_b(y));
+            format!(
+                "inputs equal, {} after the launch; the numerics settings in force differ: {}",
+                differ(&names(&d.args), d.args.len()),
+                crate::settings::lines(&differ_now).join(", ")
+            )
         }
         Kind::Collective => format!(
             "inputs equal on this rank, {} after the collective: another rank sent different data; \
@@ -375,6 +391,27 @@ pub fn unseen_work(a: &[crate::gaps::Gap], b: &[crate::gaps::Gap]) -> Vec<String
         }
     }
     said
+}
+
+/// What a host value argument held in each run, in words: the random
+/// generator a random op draws from, or another value the host passed.
+fn host_values(runs: TracePair<'_>, d: &Divergence, arg: ArgIndex) -> Option<String> {
+    let value = |trace: &Trace, launch: Option<u32>| -> Option<String> {
+        let launch = &trace.launches[launch? as usize];
+        match trace.args_of(launch).nth(usize::from(arg))? {
+            ArgRef::Scalar(Scalar::Str(text)) => Some(text.clone()),
+            ArgRef::Scalar(other) => Some(other.to_string()),
+            ArgRef::Tensor(_) => None,
+        }
+    };
+    let (x, y) = (value(runs.a, d.a)?, value(runs.b, d.b)?);
+    let generator =
+        |v: &str| v.starts_with("<default generator") || v.starts_with("<torch.Generator");
+    Some(if generator(&x) || generator(&y) {
+        format!("the random-number generator it draws from differs: {x} in A, {y} in B")
+    } else {
+        format!("a scalar argument, passed by the host: {x} in A, {y} in B")
+    })
 }
 
 /// `words`, then the runs' settings that can change generated code or

@@ -483,7 +483,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         kernel: runs.kernel(d).name.clone(),
         args: d.args.iter().map(|&a| runs.arg_name(d, a)).collect(),
         producer,
-        origin: first_origin.map(|o| origin_words(runs, o, analysis)),
+        origin: first_origin.map(|o| origin_words(runs, d, o, analysis)),
         only_in_a: d.only.0,
         only_in_b: d.only.1,
         reached_from: d

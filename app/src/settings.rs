@@ -4,15 +4,19 @@
 //! since a difference there is often the whole answer.
 
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use tritontui_trace::Trace;
 use tritontui_trace::format::Header;
 
 /// One setting whose value differs; None where a run does not have it
 /// (a config at its default, a variable not set).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SettingDiff {
+    /// The setting's name (`torch.backends.cuda.matmul.allow_tf32`).
     pub name: String,
+    /// Its value in run A.
     pub a: Option<String>,
+    /// Its value in run B.
     pub b: Option<String>,
 }
 
@@ -56,6 +60,52 @@ pub fn affecting_code(a: &Header, b: &Header) -> Vec<SettingDiff> {
             ["torch", "triton", "cuda", "devices"].contains(&d.name.as_str())
                 || d.name.starts_with("inductor.")
                 || d.name.starts_with("env.TORCHINDUCTOR_")
+        })
+        .collect()
+}
+
+/// Whether a setting changes results silently where a kernel runs (a
+/// numerics flag, threads, the cuBLAS workspace), so that it can explain a
+/// launch whose inputs are equal and whose outputs differ.
+fn is_numerics(name: &str) -> bool {
+    name.starts_with("torch.")
+        || name.starts_with("env.CUBLAS")
+        || name == "env.NVIDIA_TF32_OVERRIDE"
+        || name == "env.OMP_NUM_THREADS"
+}
+
+/// The numerics settings in force at launch `seq` of `trace`: the header's,
+/// updated by the last `settings` record before it.
+fn numerics_at(trace: &Trace, seq: u64) -> BTreeMap<&str, &str> {
+    let mut now: BTreeMap<&str, &str> = trace
+        .header
+        .settings
+        .iter()
+        .filter(|(name, _)| is_numerics(name))
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    let changes = &trace.settings_changes;
+    let last = changes.partition_point(|c| c.before <= seq);
+    if let Some(change) = last.checked_sub(1).map(|i| &changes[i]) {
+        for (name, value) in &change.values {
+            now.insert(name, value);
+        }
+    }
+    now
+}
+
+/// The numerics settings in force that differ between launch `seq_a` of
+/// run A and launch `seq_b` of run B.
+pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<SettingDiff> {
+    let (x, y) = (numerics_at(a, seq_a), numerics_at(b, seq_b));
+    let names: BTreeSet<&str> = x.keys().chain(y.keys()).copied().collect();
+    names
+        .into_iter()
+        .filter(|name| x.get(name) != y.get(name))
+        .map(|name| SettingDiff {
+            name: name.to_owned(),
+            a: x.get(name).map(|v| (*v).to_owned()),
+            b: y.get(name).map(|v| (*v).to_owned()),
         })
         .collect()
 }

@@ -33,6 +33,10 @@ VARIANTS = {
     "gpu_host_batch",
     "gpu_ddp_ranks",
     "gpu_autotune_noise",
+    "settings_threads",
+    "dropout_seed",
+    "gpu_tf32_switch",
+    "gpu_attention_seed",
 }
 
 

@@ -60,6 +60,9 @@ pub enum Record {
     Pause(PauseRecord),
     /// Something the recorder did not see, said where it happened (1.11).
     Gap(GapRecord),
+    /// The numerics settings in force from a launch on, when they changed
+    /// while recording (1.11).
+    Settings(SettingsRecord),
     /// Written on clean exit; its absence means the trace ended early.
     End(EndRecord),
     /// A record kind this reader does not know; skipped.
@@ -88,6 +91,7 @@ impl Record {
             Record::Results(_) => "results",
             Record::Pause(_) => "pause",
             Record::Gap(_) => "gap",
+            Record::Settings(_) => "settings",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
         }
@@ -138,6 +142,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "results" => Record::Results(ResultsRecord::deserialize(rest)?),
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "gap" => Record::Gap(GapRecord::deserialize(rest)?),
+            "settings" => Record::Settings(SettingsRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
                 IgnoredAny::deserialize(rest)?;
@@ -932,6 +937,21 @@ pub struct GapRecord {
     /// Sequence number the next launch would have had.
     #[serde(default)]
     pub before: u64,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// The numerics settings a program switched while recording (1.11): each
+/// sampled setting by its header name, in force from launch `before` on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingsRecord {
+    /// Sequence number of the first launch they are in force for.
+    #[serde(default)]
+    pub before: u64,
+    /// Every sampled setting by name, as text.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

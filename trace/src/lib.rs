@@ -17,7 +17,7 @@ pub mod writer;
 pub use format::{
     Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CustomHashRecord, Distributed, GapRecord,
     GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
-    ResultsRecord, Scalar, Stats, TensorArg,
+    ResultsRecord, Scalar, SettingsRecord, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
 pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace};

@@ -3,8 +3,8 @@
 use crate::format::{
     ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CustomHashRecord, EndRecord,
     GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord,
-    PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SourceDef,
-    Stats, TensorArg,
+    PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SettingsRecord,
+    SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -229,6 +229,9 @@ pub struct Trace {
     pub compiles: Vec<CompileRecord>,
     /// What the recorder said it did not see (1.11).
     pub gaps: Vec<GapRecord>,
+    /// The numerics settings as they changed while recording (1.11), in
+    /// record order; before the first, the header's are in force.
+    pub settings_changes: Vec<SettingsRecord>,
     /// Graph inputs, in file order.
     pub inputs: Vec<GraphInput>,
     /// The tensors alive when recording stopped (the program's results),
@@ -357,6 +360,7 @@ impl Trace {
             pauses: Vec::new(),
             compiles: Vec::new(),
             gaps: Vec::new(),
+            settings_changes: Vec::new(),
             inputs: Vec::new(),
             results: None,
             end: None,
@@ -422,6 +426,7 @@ impl Trace {
             }
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Gap(gap) => self.gaps.push(gap),
+            Record::Settings(settings) => self.settings_changes.push(settings),
             Record::Compile(compile) => self.compiles.push(compile),
             Record::Input(input) => self.add_input(input, ids)?,
             Record::Graph(graph) => ids.add_graph(graph)?,

@@ -528,7 +528,7 @@ impl App {
         let words = comparison
             .analysis
             .as_ref()
-            .map(|an| origin_words(runs, origin, an))
+            .map(|an| origin_words(runs, d, origin, an))
             .unwrap_or_default();
         let target = match (origin.a, origin.b) {
             (Origin::Launch(l, _), _) => comparison.row_of(false, l),

@@ -58,6 +58,29 @@ def generator_value(generator: torch.Generator) -> str:
     )
 
 
+def default_generator_value(device: torch.device) -> str:
+    """``<default generator cuda:0 seed=S offset=O>`` (a CUDA generator's
+    state is its seed and Philox offset) or ``<default generator cpu
+    seed=S state=H>``: what a random op on ``device`` that is given no
+    generator draws from next."""
+    with _active.inside_launch():
+        if device.type == "cuda":
+            index = device.index if device.index is not None else torch.cuda.current_device()
+            generator = torch.cuda.default_generators[index]
+            return (
+                f"<default generator cuda:{index} seed={generator.initial_seed()} "
+                f"offset={generator.get_offset()}>"
+            )
+        if device.type == "cpu":
+            generator = torch.default_generator
+            state = _tensors.host_bytes(generator.get_state())
+            return (
+                f"<default generator cpu seed={generator.initial_seed()} "
+                f"state={hash_bytes(state):016x}>"
+            )
+    return f"<default generator {device}>"
+
+
 def _c10d_value(value: torch.ScriptObject) -> str | None:
     """A process group as ``<ProcessGroup name=N backend=B ranks=R>`` (R: its
     members' global ranks, comma-separated, in group order) and a reduce op

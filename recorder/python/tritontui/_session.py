@@ -153,6 +153,8 @@ class Session:
         # Whether launches are shown to Python (observe_before/after).
         self.observes = self.capture is not None or self.custom_hash is not None
         self.cuda_graphs_disabled = False
+        # The numerics flags as last sampled (set when the trace opens).
+        self.numerics: _settings.Numerics | None = None
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
         # each told to the user and the trace once.
         self.unrecorded_graphs: set[str] = set()
@@ -198,7 +200,10 @@ class Session:
         }
         if self.place is not None:
             header["distributed"] = self.place
-        header["settings"] = _settings.settings()
+        # The flags sampled while recording, as they are now, complete the
+        # header's: a settings record says when they change.
+        self.numerics = _settings.Numerics()
+        header["settings"] = {**_settings.settings(), **self.numerics.as_text()}
         _probe_tensor_impl()
         # `run0/rank{rank}.msgpack`: each rank's trace in one folder.
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
@@ -275,6 +280,16 @@ class Session:
                 stacklevel=3,
             )
             self.record_gap("results", repr(e))
+
+    def sample_settings(self) -> None:
+        """Samples the numerics flags where they act (a graph call, an op
+        they change) and writes a ``settings`` record when they changed:
+        a program may switch TF32, say, after recording began."""
+        changed = self.numerics.changed() if self.numerics is not None else None
+        if changed is not None:
+            self.record_json(
+                {"r": "settings", "before": self.seq, "values": changed, "ts": self.now()}
+            )
 
     def record_gap(self, what: str, detail: str) -> None:
         """Writes a ``gap`` record: ``what`` was not recorded, and why.

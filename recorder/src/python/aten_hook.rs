@@ -46,6 +46,13 @@ struct Recorded {
     /// op's `Work`, a functional collective): waited for before they are
     /// hashed.
     waits: bool,
+    /// Its results depend on numerics flags a program may switch while it
+    /// runs (matmuls, convolutions, attention, ops with deterministic
+    /// variants): outside a graph call, the flags are sampled before it.
+    samples_settings: bool,
+    /// It draws random numbers: the state of the generator it draws from
+    /// is recorded as an input, after the schema's arguments.
+    draws_random: bool,
     /// Kernel id, result names and result codes by [`Shape`].
     kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
 }
@@ -150,7 +157,17 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Ok(run.call(&args, kwargs)?.unbind());
         };
-        let before = self.before(py, recorded, &args, kwargs);
+        if recorded.samples_settings && !self.session.in_graph_call(py) {
+            let sampled = self.helpers.bind(py).call_method1(
+                intern!(py, "sample_settings"),
+                (self.session.python.bind(py),),
+            );
+            if let Err(e) = sampled {
+                self.session.fail(py, e);
+                return Ok(run.call(&args, kwargs)?.unbind());
+            }
+        }
+        let before = self.before(py, recorded, func, &args, kwargs);
         let (call, mut described) = match before {
             Ok(Some(before)) => before,
             Ok(None) => return Ok(run.call(&args, kwargs)?.unbind()),
@@ -237,8 +254,19 @@ impl AtenHook {
             bool,
             bool,
             bool,
+            bool,
+            bool,
         );
-        let (run, name, params, allocates, checks_unwritten, waits): Answer = self
+        let (
+            run,
+            name,
+            params,
+            allocates,
+            checks_unwritten,
+            waits,
+            samples_settings,
+            draws_random,
+        ): Answer = self
             .helpers
             .bind(py)
             .call_method1(intern!(py, "plan"), (self.session.python.bind(py), func))?
@@ -252,6 +280,8 @@ impl AtenHook {
                 allocates,
                 checks_unwritten,
                 waits,
+                samples_settings,
+                draws_random,
                 kernels: Mutex::new(FxHashMap::default()),
             }),
         });
@@ -265,14 +295,23 @@ impl AtenHook {
         &self,
         py: Python<'py>,
         recorded: &Recorded,
+        func: &Bound<'py, PyAny>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<(Call<'py>, Described)>> {
-        let call = spread(recorded, args, kwargs)?;
+        let mut call = spread(recorded, args, kwargs)?;
         let other_modes =
             || -> PyResult<bool> { Ok(self.stack_len.bind(py).call0()?.extract::<usize>()? > 0) };
         if (call.subclass || other_modes()?) && self.traced(py, args, kwargs) {
             return Ok(None);
+        }
+        if recorded.draws_random {
+            let state = self
+                .helpers
+                .bind(py)
+                .call_method1(intern!(py, "random_state"), (func, args, kwargs))?;
+            call.values.push(state);
+            call.codes.push(b'i');
         }
         let described = self.session.before(
             py,

@@ -66,6 +66,11 @@ impl CallScope {
         }
     }
 
+    /// Whether a graph call is running (on any thread).
+    pub fn running(&self) -> bool {
+        self.calls != Calls::None
+    }
+
     /// What a launch on `thread` may inherit from: the known views, while
     /// inheriting is on and a single call runs on this thread.
     pub fn inheritable(&self, thread: u64) -> Option<&KnownViews<bool>> {

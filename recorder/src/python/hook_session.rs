@@ -47,6 +47,15 @@ impl HookSession {
         })
     }
 
+    /// Whether a compiled graph's call is running: the settings it was
+    /// called with are in force for every launch it makes.
+    pub fn in_graph_call(&self, py: Python<'_>) -> bool {
+        self.trace
+            .bind(py)
+            .try_borrow()
+            .map_or(true, |trace| trace.in_graph_call())
+    }
+
     /// Hands `error` to the session, which warns once and stops recording
     /// (if even that fails there is nothing left to tell).
     pub fn fail(&self, py: Python<'_>, error: PyErr) {

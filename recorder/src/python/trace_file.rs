@@ -37,6 +37,11 @@ pub(crate) struct TraceFile {
 }
 
 impl TraceFile {
+    /// Whether a compiled graph's call is running.
+    pub(super) fn in_graph_call(&self) -> bool {
+        self.scope.running()
+    }
+
     fn writer(&mut self) -> PyResult<&mut BackgroundWriter> {
         self.writer
             .as_mut()

@@ -127,7 +127,7 @@ fn verdict_lines(app: &App, comparison: &Comparison, row: Row, lines: &mut Vec<L
         };
         lines.push(Line::from(vec![
             Span::styled(format!("  {name} ← "), theme.key()),
-            Span::raw(origin_words(runs, origin, analysis)),
+            Span::raw(origin_words(runs, d, origin, analysis)),
             Span::styled(jump, theme.dim()),
         ]));
     }

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import _native, _tensors
+from .. import _host, _native, _tensors
 from .._unwritten import RNG_STATE_OUTPUTS, unwritten_outputs
 
 _ALLOCATIONS = {
@@ -165,24 +165,122 @@ def returns_early(func: Any) -> bool:
     return any(str(r.type).endswith("c10d.Work") for r in func._schema.returns)
 
 
+# Ops whose results depend on numerics flags a program may switch while it
+# runs (TF32, reduced-precision reductions, cuDNN, the BLAS library, the
+# attention backends; deterministic algorithms for the scatter family; the
+# thread count for reductions), by the start of their base names.
+_SETTINGS_SENSITIVE = (
+    "mm",
+    "addmm",
+    "_addmm_activation",
+    "bmm",
+    "baddbmm",
+    "addbmm",
+    "matmul",
+    "linear",
+    "mv",
+    "addmv",
+    "dot",
+    "_scaled_mm",
+    "conv",
+    "_conv",
+    "cudnn_",
+    "miopen_",
+    "mkldnn_",
+    "_scaled_dot_product",
+    "scaled_dot_product",
+    "_flash_attention",
+    "_efficient_attention",
+    "_cudnn_attention",
+    "index_add",
+    "index_put",
+    "_index_put",
+    "index_reduce",
+    "scatter",
+    "put",
+    "cumsum",
+    "embedding_dense_backward",
+    "_embedding_bag",
+    # Reductions over many elements split their work by the thread count.
+    "sum",
+    "mean",
+    "nansum",
+    "prod",
+    "norm",
+    "linalg_vector_norm",
+    "var",
+    "std",
+    "logsumexp",
+)
+
+# The pseudo-argument a random op's launch record ends its schema's with:
+# the state of the default generator it draws from.
+RANDOM_STATE_ARG = "default_generator"
+
+
+def draws_random(func: Any) -> bool:
+    """Whether op ``func`` draws random numbers (torch tags it
+    ``nondeterministic_seeded``: ``rand*``, dropout, attention, and the
+    ``randint.low_out`` with which Inductor draws its seeds)."""
+    return torch.Tag.nondeterministic_seeded in func.tags
+
+
 @torch._disable_dynamo
 def plan(
     session: Any, func: Any
-) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool]:
+) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool, bool, bool]:
     """What is fixed for op ``func``: what runs it, its kernel name (None
     when it is not recorded), its schema's arguments with their access
     codes, whether it allocates, whether it may leave results unwritten,
-    and whether its results are only there once it is waited for (a
-    collective, :func:`wait_for_collective`)."""
+    whether its results are only there once it is waited for (a
+    collective, :func:`wait_for_collective`), whether the numerics flags
+    are sampled before it (:func:`sample_settings`) and whether it draws
+    random numbers (:func:`random_state`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
-        return run, None, [], False, False, False
+        return run, None, [], False, False, False, False, False
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))
         for arg in func._schema.arguments
     ]
-    return run, name, params, base in _ALLOCATIONS, base in RNG_STATE_OUTPUTS, returns_early(func)
+    return (
+        run,
+        name,
+        params,
+        base in _ALLOCATIONS,
+        base in RNG_STATE_OUTPUTS,
+        returns_early(func),
+        base.startswith(_SETTINGS_SENSITIVE),
+        draws_random(func),
+    )
+
+
+@torch._disable_dynamo
+def sample_settings(session: Any) -> None:
+    """Samples the numerics flags before an op they change (outside a
+    graph call, whose own call sampled them)."""
+    session.sample_settings()
+
+
+@torch._disable_dynamo
+def random_state(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> str:
+    """What a random op draws from, read before it runs: the state of the
+    default generator of its device (``<default generator cuda:0 seed=S
+    offset=O>``, ``<default generator cpu seed=S state=H>``), or ``<generator
+    given>`` when the call passes its own (recorded as its ``generator``
+    argument)."""
+    from torch.utils._pytree import tree_leaves
+
+    kwargs = kwargs or {}
+    leaves = tree_leaves((args, kwargs))
+    if any(isinstance(leaf, torch.Generator) for leaf in leaves):
+        return "<generator given>"
+    device = kwargs.get("device")
+    if device is None:
+        device = next((t.device for t in leaves if isinstance(t, torch.Tensor)), None)
+    device = torch.device(device) if device is not None else torch.get_default_device()
+    return _host.default_generator_value(device)
 
 
 @torch._disable_dynamo
@@ -248,6 +346,8 @@ def define(
             arg_specs.append((arg.name, access))
         else:
             arg_specs.extend((f"{arg.name}[{k}]", access) for k in range(count))
+    if draws_random(func):
+        arg_specs.append((RANDOM_STATE_ARG, "in"))
     results = _result_names(func, positions, returned)
     arg_specs += [(result, "out") for result in results]
     qualified, base = _op_name(func)

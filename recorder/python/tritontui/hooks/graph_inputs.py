@@ -56,6 +56,7 @@ def install() -> None:
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
                 if cpp_wrapper and graph not in session.unrecorded_graphs:
                     say_unrecorded(session, graph, "cpp_wrapper")
+                session.sample_settings()
                 session.graph_inputs(graph, names, list(inputs), all_recorded=not cpp_wrapper)
                 recorded = True
             except Exception as e:

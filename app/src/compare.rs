@@ -55,6 +55,36 @@ pub fn access_of(kernel: &Kernel, i: usize) -> Access {
     kernel.args.get(i).map_or(Access::In, |a| a.access)
 }
 
+/// The aten ops that read only their `self` argument's metadata (shape,
+/// dtype, device), never its values: a `self` that differs between the
+/// runs makes no difference to them.
+const METADATA_ONLY: &[&str] = &[
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "new_empty",
+    "new_empty_strided",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+];
+
+/// Whether launches of `kernel` read the values of argument `i` (not so
+/// for an output, nor for the `self` of an op that reads only its
+/// metadata, `ones_like`, say).
+pub fn reads_values(kernel: &Kernel, i: usize) -> bool {
+    let metadata_only = || {
+        let op = kernel.name.strip_prefix("aten::").unwrap_or_default();
+        let base = op.split('.').next().unwrap_or_default();
+        METADATA_ONLY.contains(&base) && kernel.arg_name(i) == "self"
+    };
+    access_of(kernel, i).reads() && !metadata_only()
+}
+
 /// Whether a tensor argument was written by its launch: flagged by the
 /// recorder or declared by the kernel, or its hash changed.
 pub fn was_written(kernel: &Kernel, i: usize, arg: &ArgRef<'_>) -> bool {
@@ -162,7 +192,7 @@ impl<'t> Comparer<'t> {
         let allocates = crate::producer::is_allocation(kernel);
         for (i, (x, y)) in self.a.args_of(la).zip(self.b.args_of(lb)).enumerate() {
             let index = i as ArgIndex;
-            let reads = access_of(kernel, i).reads();
+            let reads = reads_values(kernel, i);
             match (x, y) {
                 (ArgRef::Scalar(x), ArgRef::Scalar(y)) => {
                     if !same_host_value(x, y) {

@@ -631,16 +631,13 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
     use tritontui_trace::Access::{In, Out};
     // Its input differs and nothing recorded wrote it (a host-side change),
     // but everything it wrote agrees.
-    let one = |x| {
+    let one = |op: &str, x| {
         hand_trace_with_results(
-            &[(
-                "aten::zeros_like",
-                vec![("self", In, 4096, x, x), ("result", Out, 8192, 0, 5)],
-            )],
+            &[(op, vec![("self", In, 4096, x, x), ("result", Out, 8192, 0, 5)])],
             Some(&[8192]),
         )
     };
-    let analysis = Analysis::run(&one(1), &one(2), Options::default());
+    let analysis = Analysis::run(&one("aten::gt", 1), &one("aten::gt", 2), Options::default());
     assert!(
         root_causes(&analysis).is_empty(),
         "{:?}",
@@ -651,6 +648,12 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
         analysis.first().is_some_and(|d| d.absorbed),
         "it is still shown"
     );
+    // An op that reads only its input's shape never reads its values: a
+    // differing input is no divergence of it, absorbed or not.
+    let like = |x| one("aten::zeros_like", x);
+    let analysis = Analysis::run(&like(1), &like(2), Options::default());
+    assert!(analysis.divergences.is_empty(), "{:?}", analysis.divergences);
+    assert_eq!(analysis.verdict, Verdict::Identical);
 }
 
 /// An attention op returns `philox_seed` without writing it (the bytes

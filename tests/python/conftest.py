@@ -125,7 +125,12 @@ class Paused:
     until its process is paused."""
 
     def __init__(
-        self, tmp_path: Path, cache: Path, spec: str = "1", program: str = "pausable.py"
+        self,
+        tmp_path: Path,
+        cache: Path,
+        spec: str = "1",
+        program: str = "pausable.py",
+        aten: bool = False,
     ) -> None:
         self.trace = tmp_path / "t.msgpack"
         self.err = (tmp_path / "stderr").open("w")
@@ -137,7 +142,7 @@ class Paused:
                 "record",
                 "-o",
                 str(self.trace),
-                "--no-aten",
+                *([] if aten else ["--no-aten"]),
                 "--break",
                 spec,
                 "--",

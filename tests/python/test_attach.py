@@ -10,11 +10,14 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import WAIT_S, Paused, Tmux, attach, binary, dump, launches
+import torch
+import tritontui
+from conftest import PROGRAMS, WAIT_S, Paused, Tmux, attach, binary, dump, launches
 
 pytestmark = pytest.mark.skipif(shutil.which("gdb") is None, reason="needs gdb")
 
@@ -106,3 +109,42 @@ def test_the_tui_hands_the_terminal_to_gdb_and_gets_it_back(paused: Paused) -> N
         tmux.wait_until_gone("attach a debugger", timeout=1)
         tmux.send("q")
         assert "EXIT=0" in tmux.wait_for("EXIT=")
+
+
+def test_a_pause_point_at_an_allocation_pauses_there(tmp_path, inductor_cache) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    env.pop("TRITONTUI_BREAK", None)
+    trace = tmp_path / "plain.msgpack"
+    for _ in range(2):  # the first run compiles: the second numbers launches as the next
+        subprocess.run(
+            [
+                binary(),
+                "record",
+                "-o",
+                str(trace),
+                "--",
+                sys.executable,
+                str(PROGRAMS / "pausable.py"),
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    allocation = next(r["seq"] for r in launches(trace) if r["kernel"].startswith("empty_strided"))
+    (tmp_path / "p").mkdir()
+    paused = Paused(tmp_path / "p", inductor_cache, spec=str(allocation), aten=True)
+    try:
+        subprocess.run([binary(), "resume", str(paused.trace)], check=True)
+        paused.finish()
+        [pause] = [p for p in paused.pauses() if p["state"] == "paused"]
+        assert (pause["launch"], pause["kernel"]) == (allocation, "empty_strided_cpu"), pause
+    finally:
+        paused.kill()
+
+
+def test_a_pause_point_never_reached_is_said(tmp_path) -> None:
+    with (
+        pytest.warns(RuntimeWarning, match="launch 100000 was never reached"),
+        tritontui.record(tmp_path / "t.msgpack", break_at="100000"),
+    ):
+        torch.ones(4).add(1)

@@ -18,7 +18,7 @@ use crossterm::event::{
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tritontui_trace::{Access, ArgRef, Trace};
+use tritontui_trace::{ArgRef, Trace};
 
 /// A pane that can have the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -728,7 +728,7 @@ pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<u
     let kernel = trace.kernel_of(l);
     let input = trace.args_of(l).enumerate().find(|(i, arg)| {
         matches!(arg, ArgRef::Tensor(_))
-            && kernel.args.get(*i).map_or(Access::In, |a| a.access).reads()
+            && crate::compare::reads_values(kernel, *i)
     });
     let Some((arg, _)) = input else {
         return (None, "this launch reads no tensor".to_owned());

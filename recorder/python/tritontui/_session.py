@@ -241,6 +241,7 @@ class Session:
         flushes."""
         if self.breaks is not None:
             _pause.release_claims()
+            self._say_pause_points_left()
         if self.capture is not None:
             self.capture.close()
             if self.capture.error is not None:
@@ -257,6 +258,32 @@ class Session:
         file, self.file = self.file, None
         if file is not None:
             file.close(now, reason)
+
+    def _say_pause_points_left(self) -> None:
+        """Warns of the launch numbers among the pause points that never
+        paused: a pause point is never ignored in silence."""
+        left = sorted(self.breaks.launches) if self.breaks is not None else []
+        if not left:
+            return
+        last = self.seq - 1
+        passed = [n for n in left if n <= last]
+        unreached = [n for n in left if n > last]
+        said = []
+        if passed:
+            said.append(
+                f"launch {', '.join(map(str, passed))} passed without a pause (recorded "
+                "by a path that cannot stop before it)"
+            )
+        if unreached:
+            said.append(
+                f"launch {', '.join(map(str, unreached))} was never reached "
+                f"(the recording's last launch is {last})"
+            )
+        warnings.warn(
+            f"tritontui: pause points not taken: {'; '.join(said)}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
     def _record_results(self) -> None:
         """The tensors alive now, hashed, one ``results`` record per device

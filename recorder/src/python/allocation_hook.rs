@@ -34,6 +34,8 @@ struct Seen {
     session: Py<PyAny>,
     trace: Py<TraceFile>,
     kernel: Option<u64>,
+    /// The session has pause points: each allocation asks it first.
+    pauses: bool,
 }
 
 #[pymethods]
@@ -85,9 +87,14 @@ impl AllocationHook {
         session: &Bound<'_, PyAny>,
         buffer: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let Some((trace, kernel)) = self.kernel(py, session)? else {
+        let Some((trace, kernel, pauses)) = self.kernel(py, session)? else {
             return Ok(());
         };
+        if pauses {
+            // Stops here when a pause point names this launch (the buffer
+            // is handed out, its record not yet written).
+            session.call_method1(intern!(py, "before_launch"), (&self.name,))?;
+        }
         let mut trace = trace.bind(py).borrow_mut();
         let empty = PyList::empty(py);
         let mut described = trace.describe(py, empty.as_any(), b"", false, false, None, false)?;
@@ -112,7 +119,7 @@ impl AllocationHook {
         &self,
         py: Python<'_>,
         session: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<(Py<TraceFile>, u64)>> {
+    ) -> PyResult<Option<(Py<TraceFile>, u64, bool)>> {
         let lock = || {
             self.last
                 .lock()
@@ -122,7 +129,9 @@ impl AllocationHook {
             .as_ref()
             .filter(|seen| seen.session.bind(py).is(session))
         {
-            return Ok(seen.kernel.map(|k| (seen.trace.clone_ref(py), k)));
+            return Ok(seen
+                .kernel
+                .map(|k| (seen.trace.clone_ref(py), k, seen.pauses)));
         }
         // Asked with the lock released: Python may let another thread in.
         let kernel: Option<u64> = self
@@ -131,11 +140,13 @@ impl AllocationHook {
             .call_method1(intern!(py, "kernel"), (session, &self.name))?
             .extract()?;
         let trace: Py<TraceFile> = session.getattr(intern!(py, "file"))?.extract()?;
+        let pauses = !session.getattr(intern!(py, "breaks"))?.is_none();
         *lock()? = Some(Seen {
             session: session.clone().unbind(),
             trace: trace.clone_ref(py),
             kernel,
+            pauses,
         });
-        Ok(kernel.map(|k| (trace, k)))
+        Ok(kernel.map(|k| (trace, k, pauses)))
     }
 }

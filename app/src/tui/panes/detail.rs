@@ -372,7 +372,7 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
             let mut view = ArgView {
                 name: kernel.arg_name(i),
                 io,
-                reads: access.reads(),
+                reads: crate::compare::reads_values(kernel, i),
                 ..ArgView::default()
             };
             match arg {

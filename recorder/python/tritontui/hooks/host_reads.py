@@ -55,6 +55,8 @@ def _recording(kernel_name: str, original: Any) -> Any:
 
 
 def _record(session: Any, kernel_name: str, tensor: torch.Tensor) -> None:
+    if session.breaks is not None:
+        session.before_launch(kernel_name)
     described = session.describe([tensor], b"i")
     kernel = session.kernel_id(
         ("host_read", kernel_name),

@@ -176,6 +176,8 @@ def _record(session: Any, receive: _Receive) -> None:
         }
 
     kernel = session.kernel_id(("aten", receive.op, len(names)), definition)
+    if session.breaks is not None:
+        session.before_launch(receive.op)
     values = [*receive.tensors, process_group_value(receive.group), src, receive.tag]
     access = b"o" * len(names) + b"i" * len(params)
     described = session.describe(values, access, hash_pre=False, inherit=False)

@@ -5,6 +5,7 @@ random generator an op draws from (its ``default_generator`` input)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 import tritontui
 from conftest import dump, launches
@@ -47,3 +48,41 @@ def test_a_random_op_records_the_generator_it_draws_from(tmp_path):
     # The first draw moved the generator on.
     assert states[1].startswith("<default generator cpu seed=5 state=") and states[1] != states[0]
     assert states[2] == "<generator given>"
+
+
+@pytest.mark.gpu
+def test_a_cuda_random_op_records_the_seed_and_offset_it_draws_from(tmp_path):
+    trace = tmp_path / "t.msgpack"
+    torch.cuda.manual_seed(5)
+    with tritontui.record(trace):
+        torch.randn(1024, device="cuda")
+        torch.nn.functional.dropout(torch.ones(1024, device="cuda"), 0.5)
+    torch.cuda.synchronize()
+    states = [
+        next(a["value"] for a in r["args"] if a["name"] == "default_generator")
+        for r in launches(trace)
+        if any(a["name"] == "default_generator" for a in r["args"])
+    ]
+    assert states[0] == "<default generator cuda:0 seed=5 offset=0>", states
+    # The first draw moved the Philox offset on.
+    assert (
+        states[1].startswith("<default generator cuda:0 seed=5 offset=") and states[1] != states[0]
+    )
+
+
+@pytest.mark.gpu
+def test_tf32_switched_on_while_recording_is_recorded_at_the_graph_call(tmp_path):
+    trace = tmp_path / "t.msgpack"
+    f = torch.compile(lambda a, b: a @ b)
+    a, b = torch.randn(64, 64, device="cuda"), torch.randn(64, 64, device="cuda")
+    before = torch.backends.cuda.matmul.allow_tf32
+    try:
+        with tritontui.record(trace):
+            torch.backends.cuda.matmul.allow_tf32 = True
+            f(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    records = dump(trace)
+    assert records[0]["settings"]["torch.backends.cuda.matmul.allow_tf32"] == str(before)
+    changes = [r for r in records if r["type"] == "settings"]
+    assert changes and changes[0]["values"]["torch.backends.cuda.matmul.allow_tf32"] == "True"

@@ -221,8 +221,10 @@ RANDOM_STATE_ARG = "default_generator"
 def draws_random(func: Any) -> bool:
     """Whether op ``func`` draws random numbers (torch tags it
     ``nondeterministic_seeded``: ``rand*``, dropout, attention, and the
-    ``randint.low_out`` with which Inductor draws its seeds)."""
-    return torch.Tag.nondeterministic_seeded in func.tags
+    ``randint.low_out`` with which Inductor draws its seeds). The
+    attention backwards carry the tag too, but replay the Philox seed and
+    offset their forward handed them (inputs already) and draw nothing."""
+    return torch.Tag.nondeterministic_seeded in func.tags and "backward" not in func._schema.name
 
 
 @torch._disable_dynamo

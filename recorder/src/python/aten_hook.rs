@@ -53,6 +53,10 @@ struct Recorded {
     /// It draws random numbers: the state of the generator it draws from
     /// is recorded as an input, after the schema's arguments.
     draws_random: bool,
+    /// A copy that may move a device tensor's bytes to the host (`.cpu()`
+    /// is `_to_copy`, a host tensor's `copy_`): such a call is recorded
+    /// as a kernel of its own that hands what it reads to the host.
+    may_copy_to_host: bool,
     /// Kernel id, result names and result codes by [`Shape`].
     kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
 }
@@ -71,6 +75,8 @@ type Shape = SmallVec<[i32; 16]>;
 
 const ABSENT: i32 = -2;
 const ONE: i32 = -1;
+/// Ends the shape of a copy that moved device bytes to the host.
+const TO_HOST: i32 = i32::MIN + 1;
 
 /// `__torch_dispatch__` of the aten recorder of one session, bound to the
 /// mode as a method: called as `hook(mode, func, types, args, kwargs)`.
@@ -256,6 +262,7 @@ impl AtenHook {
             bool,
             bool,
             bool,
+            bool,
         );
         let (
             run,
@@ -266,6 +273,7 @@ impl AtenHook {
             waits,
             samples_settings,
             draws_random,
+            may_copy_to_host,
         ): Answer = self
             .helpers
             .bind(py)
@@ -282,6 +290,7 @@ impl AtenHook {
                 waits,
                 samples_settings,
                 draws_random,
+                may_copy_to_host,
                 kernels: Mutex::new(FxHashMap::default()),
             }),
         });
@@ -360,6 +369,15 @@ impl AtenHook {
             return Ok(());
         }
         call.shape.push(values.len() as i32);
+        if recorded.may_copy_to_host
+            && self
+                .helpers
+                .bind(py)
+                .call_method1(intern!(py, "copies_to_host"), (func, args, kwargs, out))?
+                .extract::<bool>()?
+        {
+            call.shape.push(TO_HOST);
+        }
         let kernel = self.kernel(py, func, recorded, &call, values.len())?;
         let codes = if recorded.checks_unwritten {
             self.helpers
@@ -396,9 +414,11 @@ impl AtenHook {
         if let Some(found) = recorded.kernels.lock().map_err(poisoned)?.get(&call.shape) {
             return Ok(Arc::clone(found));
         }
+        let to_host = call.shape.last() == Some(&TO_HOST);
+        // Without the marker, the last entry is the count returned.
+        let returned_at = call.shape.len() - 1 - usize::from(to_host);
         let spread: Vec<i32> = call.shape[..recorded.params.len()].to_vec();
-        let positions: Vec<i32> =
-            call.shape[recorded.params.len() + 1..call.shape.len() - 1].to_vec();
+        let positions: Vec<i32> = call.shape[recorded.params.len() + 1..returned_at].to_vec();
         let (id, results, codes): (u64, Vec<String>, Vec<u8>) = self
             .helpers
             .bind(py)
@@ -410,6 +430,7 @@ impl AtenHook {
                     spread,
                     positions,
                     returned,
+                    to_host,
                 ),
             )?
             .extract()?;

@@ -227,21 +227,47 @@ def draws_random(func: Any) -> bool:
     return torch.Tag.nondeterministic_seeded in func.tags and "backward" not in func._schema.name
 
 
+# Copies that may move a device tensor's bytes into host memory.
+_COPIES = {"_to_copy", "copy_"}
+
+
+@torch._disable_dynamo
+def copies_to_host(
+    func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any
+) -> bool:
+    """Whether a copy op just moved a device tensor's bytes into host
+    memory (``.cpu()``, ``.to("cpu")``, a host tensor's ``copy_``): what it
+    read is then in the host's hands, part of the program's results."""
+    kwargs = kwargs or {}
+    if func._schema.name.endswith("copy_"):  # copy_(self, src): self written
+        dest = args[0] if args else kwargs.get("self")
+        src = args[1] if len(args) > 1 else kwargs.get("src")
+    else:  # _to_copy(self) -> the copy
+        dest, src = out, args[0] if args else kwargs.get("self")
+    return (
+        isinstance(dest, torch.Tensor)
+        and isinstance(src, torch.Tensor)
+        and dest.device.type == "cpu"
+        and src.device.type != "cpu"
+    )
+
+
 @torch._disable_dynamo
 def plan(
     session: Any, func: Any
-) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool, bool, bool]:
+) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool, bool, bool, bool]:
     """What is fixed for op ``func``: what runs it, its kernel name (None
     when it is not recorded), its schema's arguments with their access
     codes, whether it allocates, whether it may leave results unwritten,
     whether its results are only there once it is waited for (a
     collective, :func:`wait_for_collective`), whether the numerics flags
-    are sampled before it (:func:`sample_settings`) and whether it draws
-    random numbers (:func:`random_state`)."""
+    are sampled before it (:func:`sample_settings`), whether it draws
+    random numbers (:func:`random_state`) and whether it may copy device
+    bytes to the host (:func:`copies_to_host`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
-        return run, None, [], False, False, False, False, False
+        return run, None, [], False, False, False, False, False, False
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))
         for arg in func._schema.arguments
@@ -255,6 +281,7 @@ def plan(
         returns_early(func),
         base.startswith(_SETTINGS_SENSITIVE),
         draws_random(func),
+        base in _COPIES,
     )
 
 
@@ -332,13 +359,20 @@ def wait_for_collective(func: Any, out: Any) -> None:
 
 @torch._disable_dynamo
 def define(
-    session: Any, func: Any, spread: list[int], positions: list[int], returned: int
+    session: Any,
+    func: Any,
+    spread: list[int],
+    positions: list[int],
+    returned: int,
+    to_host: bool = False,
 ) -> tuple[int, list[str], bytes]:
     """The kernel of op ``func`` called with its arguments spread as
     ``spread`` says (per schema argument: -2 absent, -1 one value, n a list
     of n tensors, or lists of tensors holding n in all, named by their
     place in that order) that returned ``returned`` values, new tensors at
-    ``positions``; with those results' names and access codes."""
+    ``positions``; with those results' names and access codes. A copy
+    that moved device bytes to the host (``to_host``) is a kernel of its
+    own, marked ``host_read``."""
     arg_specs = []
     for arg, count in zip(func._schema.arguments, spread, strict=True):
         access = _access(func, arg)
@@ -358,7 +392,7 @@ def define(
 
     def definition() -> dict[str, Any]:
         meta: dict[str, Any] = {"allocates": allocates}
-        if reads_to_host(func):
+        if to_host or reads_to_host(func):
             meta["host_read"] = True
         return {
             "name": name,
@@ -369,7 +403,8 @@ def define(
             "config": {},
         }
 
-    kernel = session.kernel_id(("aten", name, tuple(arg_specs)), definition)
+    key = ("aten", name, tuple(arg_specs)) + (("to_host",) if to_host else ())
+    kernel = session.kernel_id(key, definition)
     # Fresh memory's bytes mean nothing, so an allocation is not hashed.
     codes = (b"a" if allocates else b"o") * len(results)
     return kernel, results, codes

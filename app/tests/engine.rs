@@ -633,7 +633,10 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
     // but everything it wrote agrees.
     let one = |op: &str, x| {
         hand_trace_with_results(
-            &[(op, vec![("self", In, 4096, x, x), ("result", Out, 8192, 0, 5)])],
+            &[(
+                op,
+                vec![("self", In, 4096, x, x), ("result", Out, 8192, 0, 5)],
+            )],
             Some(&[8192]),
         )
     };
@@ -652,7 +655,11 @@ fn a_launch_whose_outputs_agree_is_never_a_root_cause() {
     // differing input is no divergence of it, absorbed or not.
     let like = |x| one("aten::zeros_like", x);
     let analysis = Analysis::run(&like(1), &like(2), Options::default());
-    assert!(analysis.divergences.is_empty(), "{:?}", analysis.divergences);
+    assert!(
+        analysis.divergences.is_empty(),
+        "{:?}",
+        analysis.divergences
+    );
     assert_eq!(analysis.verdict, Verdict::Identical);
 }
 

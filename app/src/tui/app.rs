@@ -727,8 +727,7 @@ pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<u
     let l = &trace.launches[launch as usize];
     let kernel = trace.kernel_of(l);
     let input = trace.args_of(l).enumerate().find(|(i, arg)| {
-        matches!(arg, ArgRef::Tensor(_))
-            && crate::compare::reads_values(kernel, *i)
+        matches!(arg, ArgRef::Tensor(_)) && crate::compare::reads_values(kernel, *i)
     });
     let Some((arg, _)) = input else {
         return (None, "this launch reads no tensor".to_owned());

@@ -37,6 +37,17 @@ struct Recorded {
     name: String,
     /// The schema's arguments in order: name and access code.
     params: Vec<(Py<PyString>, u8)>,
+    /// What else is fixed for the op.
+    traits: Traits,
+    /// Kernel id, result names and result codes by [`Shape`].
+    kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
+}
+
+/// What is fixed for an op besides its name and arguments, as
+/// `tritontui.hooks.aten.plan` answers it (a dict of bools).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Traits {
     /// Allocations are not hashed before (their bytes mean nothing).
     allocates: bool,
     /// Some results may be left unwritten, depending on the arguments
@@ -48,7 +59,8 @@ struct Recorded {
     waits: bool,
     /// Its results depend on numerics flags a program may switch while it
     /// runs (matmuls, convolutions, attention, ops with deterministic
-    /// variants): outside a graph call, the flags are sampled before it.
+    /// variants, large reductions): outside a graph call, the flags are
+    /// sampled before it.
     samples_settings: bool,
     /// It draws random numbers: the state of the generator it draws from
     /// is recorded as an input, after the schema's arguments.
@@ -57,8 +69,6 @@ struct Recorded {
     /// is `_to_copy`, a host tensor's `copy_`): such a call is recorded
     /// as a kernel of its own that hands what it reads to the host.
     may_copy_to_host: bool,
-    /// Kernel id, result names and result codes by [`Shape`].
-    kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
@@ -163,7 +173,7 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Ok(run.call(&args, kwargs)?.unbind());
         };
-        if recorded.samples_settings && !self.session.in_graph_call(py) {
+        if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
             let sampled = self.helpers.bind(py).call_method1(
                 intern!(py, "sample_settings"),
                 (self.session.python.bind(py),),
@@ -187,7 +197,7 @@ impl AtenHook {
             }
         };
         let out = run.call(&args, kwargs)?;
-        if recorded.waits && (self.session.hash_outputs || self.session.stats) {
+        if recorded.traits.waits && (self.session.hash_outputs || self.session.stats) {
             let waited = self
                 .helpers
                 .bind(py)
@@ -257,24 +267,9 @@ impl AtenHook {
             Py<PyAny>,
             Option<String>,
             Vec<(Py<PyString>, u8)>,
-            bool,
-            bool,
-            bool,
-            bool,
-            bool,
-            bool,
+            Option<Traits>,
         );
-        let (
-            run,
-            name,
-            params,
-            allocates,
-            checks_unwritten,
-            waits,
-            samples_settings,
-            draws_random,
-            may_copy_to_host,
-        ): Answer = self
+        let (run, name, params, traits): Answer = self
             .helpers
             .bind(py)
             .call_method1(intern!(py, "plan"), (self.session.python.bind(py), func))?
@@ -282,15 +277,10 @@ impl AtenHook {
         let plan = Arc::new(Plan {
             _func: func.clone().unbind(),
             run,
-            recorded: name.map(|name| Recorded {
+            recorded: name.zip(traits).map(|(name, traits)| Recorded {
                 name,
                 params,
-                allocates,
-                checks_unwritten,
-                waits,
-                samples_settings,
-                draws_random,
-                may_copy_to_host,
+                traits,
                 kernels: Mutex::new(FxHashMap::default()),
             }),
         });
@@ -314,7 +304,7 @@ impl AtenHook {
         if (call.subclass || other_modes()?) && self.traced(py, args, kwargs) {
             return Ok(None);
         }
-        if recorded.draws_random {
+        if recorded.traits.draws_random {
             let state = self
                 .helpers
                 .bind(py)
@@ -326,7 +316,7 @@ impl AtenHook {
             py,
             PyList::new(py, &call.values)?.as_any(),
             &call.codes,
-            self.session.hash_inputs && !recorded.allocates,
+            self.session.hash_inputs && !recorded.traits.allocates,
             None,
             &recorded.name,
         )?;
@@ -369,7 +359,7 @@ impl AtenHook {
             return Ok(());
         }
         call.shape.push(values.len() as i32);
-        if recorded.may_copy_to_host
+        if recorded.traits.may_copy_to_host
             && self
                 .helpers
                 .bind(py)
@@ -379,7 +369,7 @@ impl AtenHook {
             call.shape.push(TO_HOST);
         }
         let kernel = self.kernel(py, func, recorded, &call, values.len())?;
-        let codes = if recorded.checks_unwritten {
+        let codes = if recorded.traits.checks_unwritten {
             self.helpers
                 .bind(py)
                 .call_method1(

@@ -255,34 +255,32 @@ def copies_to_host(
 @torch._disable_dynamo
 def plan(
     session: Any, func: Any
-) -> tuple[Any, str | None, list[tuple[str, int]], bool, bool, bool, bool, bool, bool]:
-    """What is fixed for op ``func``: what runs it, its kernel name (None
-    when it is not recorded), its schema's arguments with their access
-    codes, whether it allocates, whether it may leave results unwritten,
-    whether its results are only there once it is waited for (a
-    collective, :func:`wait_for_collective`), whether the numerics flags
-    are sampled before it (:func:`sample_settings`), whether it draws
-    random numbers (:func:`random_state`) and whether it may copy device
-    bytes to the host (:func:`copies_to_host`)."""
+) -> tuple[Any, str | None, list[tuple[str, int]], dict[str, bool] | None]:
+    """What is fixed for op ``func``: what runs it, its kernel name and
+    its schema's arguments with their access codes (None and nothing when
+    it is not recorded), and its traits: whether it allocates, whether it
+    may leave results unwritten, whether its results are only there once
+    it is waited for (a collective, :func:`wait_for_collective`), whether
+    the numerics flags are sampled before it (:func:`sample_settings`),
+    whether it draws random numbers (:func:`random_state`) and whether it
+    may copy device bytes to the host (:func:`copies_to_host`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
-        return run, None, [], False, False, False, False, False, False
+        return run, None, [], None
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))
         for arg in func._schema.arguments
     ]
-    return (
-        run,
-        name,
-        params,
-        base in _ALLOCATIONS,
-        base in RNG_STATE_OUTPUTS,
-        returns_early(func),
-        base.startswith(_SETTINGS_SENSITIVE),
-        draws_random(func),
-        base in _COPIES,
-    )
+    traits = {
+        "allocates": base in _ALLOCATIONS,
+        "checks_unwritten": base in RNG_STATE_OUTPUTS,
+        "waits": returns_early(func),
+        "samples_settings": base.startswith(_SETTINGS_SENSITIVE),
+        "draws_random": draws_random(func),
+        "may_copy_to_host": base in _COPIES,
+    }
+    return run, name, params, traits
 
 
 @torch._disable_dynamo

@@ -242,6 +242,30 @@ fn a_truncated_trace_is_compared_with_a_warning() {
 }
 
 #[test]
+fn a_run_cut_short_is_inconclusive_not_divergent() {
+    // Run B is run A cut short: its missing tail was not seen, not absent.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cut = dir.path().join("cut.msgpack");
+    let bytes = std::fs::read(fixture("run0.msgpack")).expect("fixture");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("write");
+    let o = tritontui(&[
+        "diff",
+        "--json",
+        &fixture("run0.msgpack"),
+        cut.to_str().expect("utf8"),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(report["verdict"], "inconclusive");
+    assert_eq!(report["gaps"]["b"][0]["kind"], "ended-early");
+    let first = &report["first_divergence"];
+    assert_eq!(
+        (&first["kind"], &first["impact"]),
+        (&"structural".into(), &"unseen".into())
+    );
+}
+
+#[test]
 fn a_closed_pipe_is_not_an_error() {
     let (_dir, a, b) = synth(&["-n", "3000", "--inject", "nondet@5"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tritontui"))

@@ -118,6 +118,9 @@ pub enum Impact {
     /// these divergences, whose outputs agree (none: overwritten, or no
     /// longer live at the end).
     Absorbed(Vec<usize>),
+    /// Launches one run has at its end that the other run's trace lacks
+    /// because it ended early: what that run did there was not seen.
+    Unseen,
 }
 
 impl Impact {
@@ -261,6 +264,11 @@ impl Analysis {
             .then(|| explain_inputs(a, b, &rows, &statuses, &mut divergences));
         find_roots(&mut divergences);
         assess_impact(a, &alignment, &flows, &mut divergences);
+        for d in &mut divergences {
+            if cut_short(a, b, &alignment, d).is_some() {
+                d.impact = Impact::Unseen;
+            }
+        }
         let results = match &flows {
             Some((flow_a, flow_b)) => {
                 let writers = (&flow_a.result_writers[..], &flow_b.result_writers[..]);
@@ -699,6 +707,24 @@ fn assess_impact(
             Impact::Absorbed(std::mem::take(&mut absorbers[index]))
         };
     }
+}
+
+/// For a run of launches one run alone has at the end of the alignment,
+/// when the other run's trace ended early: that run's name (`A`, `B`)
+/// and trace, whose missing tail was not seen rather than absent.
+pub fn cut_short<'t>(
+    a: &'t Trace,
+    b: &'t Trace,
+    alignment: &Alignment,
+    d: &Divergence,
+) -> Option<(&'static str, &'t Trace)> {
+    let at_end = d.diff.is_none() && d.row + d.rows == alignment.rows.len();
+    let short = match d.only {
+        (0, _) => ("A", a),
+        (_, 0) => ("B", b),
+        _ => return None,
+    };
+    (at_end && short.1.early_end.is_some()).then_some(short)
 }
 
 /// Whether the launch of run A in `row` hands what it reads to the host.

@@ -433,6 +433,10 @@ pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> S
     let d = &analysis.divergences[index];
     match &d.impact {
         Impact::Reaches => "reaches the results".to_owned(),
+        Impact::Unseen => {
+            "unseen: the other run's trace ended before these launches, so whether they differ is not known"
+                .to_owned()
+        }
         Impact::Absorbed(_) if d.absorbed => "absorbed here: every output agrees".to_owned(),
         Impact::Absorbed(by) if by.is_empty() => {
             "absorbed: its differing bytes were overwritten or freed before they reached the results"
@@ -549,14 +553,8 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
         .collect();
     let parts = parts.join(" and ");
     // A tail missing from a run that ended early is explained by that.
-    let at_end = d.row + d.rows == analysis.alignment.rows.len();
-    let short_run = match (only_a, only_b) {
-        (0, _) => Some(("A", runs.a)),
-        (_, 0) => Some(("B", runs.b)),
-        _ => None,
-    };
-    match short_run {
-        Some((name, trace)) if at_end && trace.early_end.is_some() => format!(
+    match crate::analysis::cut_short(runs.a, runs.b, &analysis.alignment, d) {
+        Some((name, trace)) => format!(
             "{parts}: run {name} ended early ({})",
             trace
                 .early_end

@@ -140,6 +140,8 @@ pub enum Reach {
     ReachesResults,
     /// All of it is absorbed before the results.
     Absorbed,
+    /// Launches the other run's trace did not see: it ended early.
+    Unseen,
 }
 
 impl Reach {
@@ -148,6 +150,7 @@ impl Reach {
         match self {
             Reach::ReachesResults => "reaches-results",
             Reach::Absorbed => "absorbed",
+            Reach::Unseen => "unseen",
         }
     }
 }
@@ -465,10 +468,10 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         kind: d.kind,
         root_cause: d.is_root_cause(),
         absorbed: d.absorbed,
-        impact: if d.impact.reaches() {
-            Reach::ReachesResults
-        } else {
-            Reach::Absorbed
+        impact: match d.impact {
+            Impact::Reaches => Reach::ReachesResults,
+            Impact::Absorbed(_) => Reach::Absorbed,
+            Impact::Unseen => Reach::Unseen,
         },
         absorbed_by: match &d.impact {
             Impact::Absorbed(by) => by
@@ -476,7 +479,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
                 .filter(|&&i| i != index)
                 .map(|&i| launch_ref(runs, &analysis.divergences[i]))
                 .collect(),
-            Impact::Reaches => Vec::new(),
+            Impact::Reaches | Impact::Unseen => Vec::new(),
         },
         a_index: d.a.map(|x| runs.seq_a(x)),
         b_index: d.b.map(|y| runs.seq_b(y)),
@@ -572,7 +575,7 @@ pub fn summary(report: &Report) -> String {
         .count();
     let headline = match report.verdict {
         Verdict::Inconclusive => format!(
-            "inconclusive: {} divergence{}, every difference seen absorbed before the results, but the traces did not see everything (above)",
+            "inconclusive: {} divergence{}, none seen to reach the results, but the traces did not see everything (above)",
             report.divergence_count,
             plural(report.divergence_count),
         ),
@@ -617,7 +620,7 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  {}  {}  {}",
-        if matches!(report.verdict, Verdict::Benign | Verdict::Inconclusive) {
+        if first.impact == Reach::Absorbed {
             "first divergence (absorbed)"
         } else {
             "first divergence"

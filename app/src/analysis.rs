@@ -273,7 +273,7 @@ impl Analysis {
             Some((flow_a, flow_b)) => {
                 let writers = (&flow_a.result_writers[..], &flow_b.result_writers[..]);
                 let mut results = crate::results::compare(a, b, Some(writers), b_of_a);
-                explain_results(&mut results, &rows, &statuses, &divergences);
+                explain_results(a, &mut results, &rows, &statuses, &divergences);
                 results
             }
             None => by_view,
@@ -634,8 +634,12 @@ fn rows_of(alignment: &Alignment, launches: usize, side: fn(Row) -> Option<u32>)
 }
 
 /// Marks each differing result that holds a divergence's differing write
-/// (in either run) as explained by that divergence.
+/// (in either run) as explained by that divergence, and each that holds
+/// an outside value (a graph input no recorded launch wrote since, bytes
+/// no recorded launch wrote) as explained by the first divergence that
+/// read that same value.
 fn explain_results(
+    a: &Trace,
     results: &mut ResultComparison,
     rows: &(Vec<u32>, Vec<u32>),
     statuses: &[RowStatus],
@@ -647,10 +651,44 @@ fn explain_results(
             .filter(|w| w.holds != Some(false))
             .and_then(|w| explanation(w.origin, rows, statuses, divergences))
     };
+    let Some(live) = a.results.as_deref() else {
+        return;
+    };
     for r in &mut results.differences {
-        r.explained_by =
-            written_by(r.writer_a, &rows.0).or_else(|| written_by(r.writer_b, &rows.1));
+        r.explained_by = written_by(r.writer_a, &rows.0)
+            .or_else(|| written_by(r.writer_b, &rows.1))
+            .or_else(|| first_reader_of(a, &live[r.a], r.writer_a, divergences));
     }
+}
+
+/// The first divergence that read the outside value result `t` of run A
+/// holds (`writer`: what last wrote it): the same graph input, or bytes
+/// of it no recorded launch wrote.
+fn first_reader_of(
+    a: &Trace,
+    t: &tritontui_trace::LiveTensor,
+    writer: Option<crate::producer::ResultWriter>,
+    divergences: &[Divergence],
+) -> Option<usize> {
+    let writer = writer.filter(|w| w.holds != Some(false))?;
+    let end = t.ptr.saturating_add(a.layouts[t.layout as usize].span);
+    let reads_it = |d: &Divergence, o: &InputOrigin| match (writer.origin, o.a) {
+        (Origin::GraphInput(i), Origin::GraphInput(j)) => i == j,
+        (Origin::Unrecorded, Origin::Unrecorded) => d.a.is_some_and(|x| {
+            let launch = &a.launches[x as usize];
+            match a.args_of(launch).nth(usize::from(o.arg)) {
+                Some(tritontui_trace::ArgRef::Tensor(arg)) => {
+                    let (start, stop) = arg.byte_range();
+                    start < end && t.ptr < stop
+                }
+                _ => false,
+            }
+        }),
+        _ => false,
+    };
+    divergences
+        .iter()
+        .position(|d| !d.absorbed && d.origins.iter().any(|o| reads_it(d, o)))
 }
 
 /// Follows every divergence forward through the data flow to the results:

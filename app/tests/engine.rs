@@ -925,3 +925,44 @@ fn a_trace_with_gaps_is_inconclusive_never_identical() {
         assert_eq!(verdict(&differs, &gappy).verdict, Verdict::Divergent);
     }
 }
+
+#[test]
+fn a_result_holding_an_outside_value_is_explained_by_its_first_reader() {
+    use tritontui_trace::Access::{In, Out};
+    use tritontui_trace::{ArgValue, Record, ResultsRecord, TraceWriter};
+    // Bytes at 4096 nobody recorded wrote differ (`x`); a launch reads them
+    // and writes 8192 differently; both are results at the end.
+    let one = |x: u64| {
+        let mut w = TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
+        let layout = w
+            .layout("float32", 4, &[128, 1], &[1, 1], 0)
+            .expect("layout");
+        let args = vec![hashed(layout, 4096, x, x), hashed(layout, 8192, 0, x + 10)];
+        write_launch(
+            &mut w,
+            0,
+            "cpp_fused_add_0",
+            &[("in_ptr0", In), ("out_ptr0", Out)],
+            args,
+        );
+        let results = [(4096, x), (8192, x + 10)]
+            .map(|(ptr, hash)| ArgValue::tensor(layout, ptr, 0, Some(hash), None));
+        let record = Record::Results(ResultsRecord {
+            before: 1,
+            device: -1,
+            args: results.to_vec(),
+        });
+        w.write(&record).expect("results");
+        let bytes = w.finish(1, "exit").expect("finish");
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    };
+    let analysis = Analysis::run(&one(1), &one(2), Options::default());
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    assert_eq!(analysis.results.differences.len(), 2);
+    // The outside bytes themselves, and what the reader wrote: one root
+    // cause, the reader, not a second one for the result it read.
+    assert_eq!(analysis.unexplained_results().count(), 0);
+    let report = Report::new(&one(1), &one(2), &analysis, usize::MAX);
+    assert_eq!(report.root_causes.len(), 1, "{:?}", report.root_causes);
+    assert_eq!(report.root_causes[0].kind, Kind::DivergentInput);
+}

@@ -456,16 +456,9 @@ fn recorded(
     command
 }
 
-/// `program rest...` recorded into `trace` by `check`, which runs the
-/// program unattended: no pause point of the user's environment stops it.
-fn recorded_unattended(
-    program: &str,
-    rest: &[String],
-    trace: &std::path::Path,
-    hash: &str,
-    no_aten: bool,
-) -> std::process::Command {
-    let mut command = recorded(program, rest, trace, hash, no_aten);
+/// `command` run unattended (by `check`): no pause point of the user's
+/// environment stops it.
+fn unattended(mut command: std::process::Command) -> std::process::Command {
     command.env_remove("TRITONTUI_BREAK");
     command
 }
@@ -490,7 +483,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         // The program's output goes to stderr, so that stdout holds only
         // the verdict.
         let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-        let status = recorded_unattended(program, rest, &trace, &args.hash, args.no_aten)
+        let status = unattended(recorded(program, rest, &trace, &args.hash, args.no_aten))
             .stdout(std::process::Stdio::from(stdout))
             .status()
             .with_context(|| format!("{program}: cannot run"))?;
@@ -536,7 +529,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                     n + 1
                 );
                 let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-                let status = recorded_unattended(program, rest, trace, &args.hash, args.no_aten)
+                let status = unattended(recorded(program, rest, trace, &args.hash, args.no_aten))
                     .env("TRITONTUI_CAPTURE", selection)
                     .stdout(std::process::Stdio::from(stdout))
                     .status()

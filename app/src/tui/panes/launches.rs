@@ -86,7 +86,10 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     let rows = comparison.rows();
     let title = vec![
         Span::styled(" launches ", theme.title()),
-        Span::styled(format!("{}/{} ", app.selected + 1, rows.len()), theme.dim()),
+        Span::styled(
+            format!("{}/{} ", (app.selected + 1).min(rows.len()), rows.len()),
+            theme.dim(),
+        ),
     ];
     let block = pane_block(app, Pane::List, title);
     let inner = block.inner(area);

@@ -267,9 +267,16 @@ impl Report {
                 .or_insert_with(|| divergence_report(runs, analysis, i))
                 .clone()
         };
-        let result_roots: Vec<DivergenceReport> = analysis
-            .unexplained_results()
-            .map(|i| result_root_cause(runs, analysis, i))
+        let result_differences: Vec<ResultDifferenceReport> = analysis
+            .results
+            .differences
+            .iter()
+            .map(|r| result_difference_report(runs, analysis, r))
+            .collect();
+        let result_roots: Vec<DivergenceReport> = result_differences
+            .iter()
+            .filter(|r| r.explained_by.is_none())
+            .map(result_root_cause)
             .collect();
         let mut root_causes: Vec<DivergenceReport> = analysis
             .root_causes_by_impact()
@@ -304,12 +311,7 @@ impl Report {
                 unpaired_a: analysis.results.unpaired.0,
                 unpaired_b: analysis.results.unpaired.1,
             },
-            result_differences: analysis
-                .results
-                .differences
-                .iter()
-                .map(|r| result_difference_report(runs, analysis, r))
-                .collect(),
+            result_differences,
             runs: RunPair {
                 a: run_info(a),
                 b: run_info(b),
@@ -369,9 +371,7 @@ fn result_difference_report(
 /// A differing result no recorded divergence explains, as a root cause
 /// (kind `result`): its kernel is the recorded launch that last wrote it,
 /// or `(unrecorded)` when none did.
-fn result_root_cause(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> DivergenceReport {
-    let r = &analysis.results.differences[index];
-    let report = result_difference_report(runs, analysis, r);
+fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
     let writer = report.last_writer.clone().unwrap_or(LaunchRef {
         a_index: None,
         b_index: None,
@@ -393,7 +393,7 @@ fn result_root_cause(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         only_in_b: 0,
         reached_from: None,
         root: writer,
-        detail: report.detail,
+        detail: report.detail.clone(),
         impact_detail: "is part of the results".to_owned(),
         values: None,
         values_error: None,

@@ -200,10 +200,10 @@ class Session:
         }
         if self.place is not None:
             header["distributed"] = self.place
-        # The flags sampled while recording, as they are now, complete the
-        # header's: a settings record says when they change.
+        # The flags sampled while recording, as they are now: a settings
+        # record says when they change.
         self.numerics = _settings.Numerics()
-        header["settings"] = {**_settings.settings(), **self.numerics.as_text()}
+        header["settings"] = _settings.settings(self.numerics)
         _probe_tensor_impl()
         # `run0/rank{rank}.msgpack`: each rank's trace in one folder.
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)

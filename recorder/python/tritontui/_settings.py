@@ -42,12 +42,19 @@ ENV_NAMES = (
 ENV_IGNORED_SUFFIXES = ("_CACHE_DIR", "_DEBUG_DIR", "_TRACE_DIR")
 
 
-def settings() -> dict[str, str]:
-    """Each setting's name and value, as text."""
-    out: dict[str, str] = {}
+def settings(numerics: Numerics) -> dict[str, str]:
+    """Each setting's name and value, as text: the numerics flags as
+    ``numerics`` last sampled them, the CUDA driver, the config values off
+    their defaults and the environment variables that change kernels."""
+    out = numerics.as_text()
     torch = sys.modules.get("torch")
     if torch is not None:
-        out.update(_torch_flags(torch))
+        try:
+            driver = _driver(torch)
+        except Exception:  # no driver to ask: not recorded
+            driver = None
+        if driver is not None:
+            out["cuda.driver"] = driver
         out.update(_non_defaults("inductor", "torch._inductor.config"))
         out.update(_non_defaults("dynamo", "torch._dynamo.config"))
     for name, value in os.environ.items():
@@ -55,39 +62,6 @@ def settings() -> dict[str, str]:
             ENV_IGNORED_SUFFIXES
         ):
             out[f"env.{name}"] = value
-    return out
-
-
-def _torch_flags(torch: Any) -> dict[str, str]:
-    backends = torch.backends
-    flags = {
-        "torch.num_threads": lambda: torch.get_num_threads(),
-        "torch.float32_matmul_precision": lambda: torch.get_float32_matmul_precision(),
-        "torch.deterministic_algorithms": lambda: torch.are_deterministic_algorithms_enabled(),
-        "torch.deterministic_algorithms_warn_only": (
-            lambda: torch.is_deterministic_algorithms_warn_only_enabled()
-        ),
-        "torch.backends.cuda.matmul.allow_tf32": lambda: backends.cuda.matmul.allow_tf32,
-        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
-            lambda: backends.cuda.matmul.allow_fp16_reduced_precision_reduction
-        ),
-        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
-            lambda: backends.cuda.matmul.allow_bf16_reduced_precision_reduction
-        ),
-        "torch.backends.cudnn.enabled": lambda: backends.cudnn.enabled,
-        "torch.backends.cudnn.allow_tf32": lambda: backends.cudnn.allow_tf32,
-        "torch.backends.cudnn.deterministic": lambda: backends.cudnn.deterministic,
-        "torch.backends.cudnn.benchmark": lambda: backends.cudnn.benchmark,
-        "cuda.driver": lambda: _driver(torch),
-    }
-    out = {}
-    for name, read in flags.items():
-        try:
-            value = read()
-        except Exception:  # an older torch, or no CUDA: not recorded
-            continue
-        if value is not None:
-            out[name] = str(value)
     return out
 
 

@@ -377,19 +377,21 @@ pub fn result_words(
 /// What the two traces did not see (their gaps), each said once, with
 /// the run it concerns when only one has it.
 pub fn unseen_work(a: &[crate::gaps::Gap], b: &[crate::gaps::Gap]) -> Vec<String> {
-    let mut said: Vec<String> = Vec::new();
-    for (run, run_gaps) in [("A", a), ("B", b)] {
-        for gap in run_gaps {
-            let other = if run == "A" { "B" } else { "A" };
-            let tagged = format!("{} ({run})", gap.detail);
-            let both = format!("{} ({other})", gap.detail);
-            if let Some(at) = said.iter().position(|s| *s == both) {
-                said[at] = gap.detail.clone();
-            } else if !said.contains(&gap.detail) {
-                said.push(tagged);
+    let mut said: Vec<String> = a
+        .iter()
+        .map(|gap| {
+            if b.contains(gap) {
+                gap.detail.clone()
+            } else {
+                format!("{} (A)", gap.detail)
             }
-        }
-    }
+        })
+        .collect();
+    said.extend(
+        b.iter()
+            .filter(|gap| !a.contains(gap))
+            .map(|gap| format!("{} (B)", gap.detail)),
+    );
     said
 }
 

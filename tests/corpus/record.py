@@ -29,6 +29,7 @@ VARIANTS = {
     "config_code",
     "allreduce_ranks",
     "fsdp_ranks",
+    "compiled_ddp_ranks",
     "p2p_ranks",
     "gpu_host_batch",
     "gpu_ddp_ranks",

@@ -16,6 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).parent / "programs"
+# On PYTHONPATH, makes every Python process write what Dynamo compiled
+# (compile_probe/sitecustomize.py).
+COMPILE_PROBE = Path(__file__).parent / "compile_probe"
 # torchrun starting two ranks on this host.
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 
@@ -44,6 +47,14 @@ def run_ok(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Com
     proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
+
+
+def with_compile_probe(env: dict[str, str], events: Path) -> dict[str, str]:
+    """``env`` in which every Python process writes what Dynamo compiled
+    to ``events`` (``{rank}`` filled in: torchrun's rank, else
+    ``launcher``) when it exits."""
+    path = os.pathsep.join(p for p in (str(COMPILE_PROBE), env.get("PYTHONPATH")) if p)
+    return {**env, "PYTHONPATH": path, "DYNAMO_EVENTS": str(events)}
 
 
 def binary() -> str:

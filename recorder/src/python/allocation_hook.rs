@@ -6,6 +6,7 @@
 //! a launch of a kernel marked `allocates` (see
 //! `tritontui.hooks.wrapper_allocations`).
 
+use super::dynamo_off::DynamoOff;
 use super::thread_state::{in_launch, thread_id};
 use super::trace_file::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
@@ -71,6 +72,7 @@ impl AllocationHook {
         if session.is_none() {
             return Ok(buffer.unbind());
         }
+        let _off = DynamoOff::enter(py);
         if let Err(e) = self.record(py, &session, &buffer) {
             // `fail` warns once and stops recording.
             let _ = session.call_method1(intern!(py, "fail"), (e,));
@@ -95,7 +97,7 @@ impl AllocationHook {
             // is handed out, its record not yet written).
             session.call_method1(intern!(py, "before_launch"), (&self.name,))?;
         }
-        let mut trace = trace.bind(py).borrow_mut();
+        let trace = trace.get();
         let empty = PyList::empty(py);
         let mut described = trace.describe(py, empty.as_any(), b"", false, false, None, false)?;
         let buffers = PyList::new(py, [buffer])?;

@@ -11,6 +11,7 @@
 //! stops recording; the op itself always runs, once.
 
 use super::describe::{Described, is_tensor, is_tensor_subclass};
+use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::in_launch;
 use pyo3::intern;
@@ -103,6 +104,19 @@ pub struct AtenHook {
     stack_len: Py<PyAny>,
 }
 
+/// What [`AtenHook::prepare`] decided for one call.
+// `Described` keeps a launch's arguments inline: it lives on the stack for
+// one op and moves once; boxing it would allocate per op.
+#[allow(clippy::large_enum_variant)]
+enum Prepared<'py> {
+    /// Its plan failed: the op itself runs, unrecorded.
+    Failed,
+    /// It runs unrecorded.
+    Run(Arc<Plan>),
+    /// It is recorded: its arguments spread and described.
+    Record(Arc<Plan>, Call<'py>, Described),
+}
+
 /// The arguments of one call, spread as the trace records them.
 struct Call<'py> {
     values: Vec<Bound<'py, PyAny>>,
@@ -162,41 +176,22 @@ impl AtenHook {
             None => PyTuple::empty(py),
         };
         let kwargs = kwargs.filter(|k| !k.is_empty());
-        let plan = match self.plan(py, func) {
-            Ok(plan) => plan,
-            Err(e) => {
-                self.session.fail(py, e);
-                return Ok(func.call(&args, kwargs)?.unbind());
-            }
+        let prepared = {
+            let _off = DynamoOff::enter(py);
+            self.prepare(py, func, &args, kwargs)
         };
-        let run = plan.run.bind(py);
-        let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
+        let Prepared::Record(plan, call, mut described) = prepared else {
+            let run = match &prepared {
+                Prepared::Run(plan) => plan.run.bind(py).clone(),
+                _ => func.clone(),
+            };
             return Ok(run.call(&args, kwargs)?.unbind());
         };
-        if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
-            let sampled = self.helpers.bind(py).call_method1(
-                intern!(py, "sample_settings"),
-                (self.session.python.bind(py),),
-            );
-            if let Err(e) = sampled {
-                self.session.fail(py, e);
-                return Ok(run.call(&args, kwargs)?.unbind());
-            }
-        }
-        let before = self.before(py, recorded, func, &args, kwargs);
-        let (call, mut described) = match before {
-            Ok(Some(before)) => before,
-            Ok(None) => return Ok(run.call(&args, kwargs)?.unbind()),
-            Err(e) => {
-                // Tensors without memory (a compiler tracing with fake
-                // tensors under this mode) are not the program's work.
-                if !self.traced(py, &args, kwargs) {
-                    self.session.fail(py, e);
-                }
-                return Ok(run.call(&args, kwargs)?.unbind());
-            }
+        let out = plan.run.bind(py).call(&args, kwargs)?;
+        let _off = DynamoOff::enter(py);
+        let Some(recorded) = plan.recorded.as_ref() else {
+            return Ok(out.unbind());
         };
-        let out = run.call(&args, kwargs)?;
         if recorded.traits.waits && (self.session.hash_outputs || self.session.stats) {
             let waited = self
                 .helpers
@@ -221,6 +216,50 @@ impl AtenHook {
             self.session.fail(py, e);
         }
         Ok(out.unbind())
+    }
+
+    /// What to do with a call before it runs: run it unrecorded (with
+    /// what runs the op, or the op itself when even its plan failed), or
+    /// record it, its arguments described.
+    fn prepare<'py>(
+        &self,
+        py: Python<'py>,
+        func: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> Prepared<'py> {
+        let plan = match self.plan(py, func) {
+            Ok(plan) => plan,
+            Err(e) => {
+                self.session.fail(py, e);
+                return Prepared::Failed;
+            }
+        };
+        let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
+            return Prepared::Run(plan);
+        };
+        if recorded.traits.samples_settings && !self.session.in_graph_call() {
+            let sampled = self.helpers.bind(py).call_method1(
+                intern!(py, "sample_settings"),
+                (self.session.python.bind(py),),
+            );
+            if let Err(e) = sampled {
+                self.session.fail(py, e);
+                return Prepared::Run(plan);
+            }
+        }
+        match self.before(py, recorded, func, args, kwargs) {
+            Ok(Some((call, described))) => Prepared::Record(Arc::clone(&plan), call, described),
+            Ok(None) => Prepared::Run(plan),
+            Err(e) => {
+                // Tensors without memory (a compiler tracing with fake
+                // tensors under this mode) are not the program's work.
+                if !self.traced(py, args, kwargs) {
+                    self.session.fail(py, e);
+                }
+                Prepared::Run(plan)
+            }
+        }
     }
 
     /// Stops the session's recording after an internal error, once, with

@@ -13,6 +13,7 @@
 
 use super::aten_hook::AtenHook;
 use super::describe::is_tensor;
+use super::dynamo_off::DynamoOff;
 use super::hook_session::poisoned;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -106,16 +107,17 @@ impl ExternHook {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let aten = self.aten.get();
-        let (overload, given, keywords, popped) = match self.prepare(py, args, kwargs) {
-            Ok(Some(prepared)) => prepared,
-            Ok(None) => return Ok(self.original.bind(py).call(args, kwargs)?.unbind()),
-            Err(e) => {
-                aten.fail(py, e);
-                return Ok(self.original.bind(py).call(args, kwargs)?.unbind());
-            }
+        let prepared = {
+            let _off = DynamoOff::enter(py);
+            self.prepare(py, args, kwargs)
+                .inspect_err(|e| aten.fail(py, e.clone_ref(py)))
+        };
+        let Ok(Some((overload, given, keywords, popped))) = prepared else {
+            return Ok(self.original.bind(py).call(args, kwargs)?.unbind());
         };
         self.dispatched.fetch_add(1, Ordering::Relaxed);
         let result = aten.dispatch(py, overload.op.bind(py), Some(&given), keywords.as_ref());
+        let _off = DynamoOff::enter(py);
         if let Err(e) = self.push.bind(py).call1((popped,)) {
             aten.fail(py, e);
         }

@@ -49,11 +49,8 @@ impl HookSession {
 
     /// Whether a compiled graph's call is running: the settings it was
     /// called with are in force for every launch it makes.
-    pub fn in_graph_call(&self, py: Python<'_>) -> bool {
-        self.trace
-            .bind(py)
-            .try_borrow()
-            .map_or(true, |trace| trace.in_graph_call())
+    pub fn in_graph_call(&self) -> bool {
+        self.trace.get().in_graph_call()
     }
 
     /// Hands `error` to the session, which warns once and stops recording
@@ -82,15 +79,10 @@ impl HookSession {
         let session = self.python.bind(py);
         // The session turns it off when device hashing fails anywhere.
         let device_hashing: bool = session.getattr(intern!(py, "device_hashing"))?.extract()?;
-        let mut described = self.trace.bind(py).borrow_mut().describe(
-            py,
-            values,
-            codes,
-            hash_pre,
-            device_hashing,
-            stream,
-            true,
-        )?;
+        let mut described =
+            self.trace
+                .get()
+                .describe(py, values, codes, hash_pre, device_hashing, stream, true)?;
         if self.observes {
             let taken =
                 session.call_method1(intern!(py, "observe_before"), (kernel, values, codes))?;
@@ -114,22 +106,20 @@ impl HookSession {
         grid: Vec<u64>,
         stream: u64,
     ) -> PyResult<()> {
-        let seq = {
-            let mut trace = self.trace.bind(py).borrow_mut();
-            if let Some((values, codes)) = results {
-                trace.extend(py, described, values, codes)?;
-            }
-            trace.launch(
-                py,
-                described,
-                kernel,
-                grid,
-                stream,
-                thread_id(),
-                self.hash_outputs,
-                self.stats,
-            )?
-        };
+        let trace = self.trace.get();
+        if let Some((values, codes)) = results {
+            trace.extend(py, described, values, codes)?;
+        }
+        let seq = trace.launch(
+            py,
+            described,
+            kernel,
+            grid,
+            stream,
+            thread_id(),
+            self.hash_outputs,
+            self.stats,
+        )?;
         if let Some(taken) = described.observed.take() {
             let results = results.map(|(values, _)| values);
             self.python

@@ -11,6 +11,7 @@ mod command;
 #[cfg(feature = "cuda")]
 mod deferred_hashes;
 mod describe;
+mod dynamo_off;
 mod extern_hook;
 mod gpu_batch;
 mod guard;

@@ -1,5 +1,12 @@
 //! `TraceFile`: one trace written from a background thread, the process
 //! table kept current beside it.
+//!
+//! Its state sits behind a mutex, never a borrow: a hook may fire inside
+//! another (a host argument's `repr`, or a structured log event, recording
+//! while a launch's arguments are described) or on another thread (a
+//! collective's callback) while the state is held. A record given then is
+//! queued and written by the holder before it lets go; any other call
+//! from another thread waits for the holder with the GIL released.
 
 use super::call_scope::CallScope;
 use super::describe::{Described, Dtypes, Tables};
@@ -10,20 +17,32 @@ use crate::procs::Watcher;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 use tritontui_trace::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord};
 
 /// Writes one trace file from a background thread.
-#[pyclass(module = "tritontui._native")]
+#[pyclass(module = "tritontui._native", frozen)]
 pub(crate) struct TraceFile {
+    state: Mutex<TraceState>,
+    /// The thread holding `state` (0: none): a call from inside the
+    /// holder's own call is told from another thread's.
+    holder: AtomicU64,
+    /// Records given while `state` was held, oldest first.
+    waiting: Mutex<Vec<Record>>,
+    /// The sequence number of the next launch.
+    next_seq: AtomicU64,
+    /// When the session started: record times count from here.
+    start: Instant,
+}
+
+/// What a [`TraceFile`] changes as it writes.
+struct TraceState {
     writer: Option<BackgroundWriter>,
     /// Keeps the process table current until the trace is closed.
     watcher: Option<Watcher>,
     dtypes: Dtypes,
-    /// The sequence number of the next launch.
-    next_seq: u64,
-    /// When the session started: record times count from here.
-    start: Instant,
     /// The graph calls in progress and the views their launches touched.
     scope: CallScope,
     /// Whether device hashes may be deferred inside a graph call where
@@ -36,12 +55,99 @@ pub(crate) struct TraceFile {
     device_error: Option<String>,
 }
 
+/// The state of a [`TraceFile`], held by this thread until dropped.
+struct Held<'a> {
+    state: MutexGuard<'a, TraceState>,
+    holder: &'a AtomicU64,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.holder.store(0, Ordering::Release);
+    }
+}
+
 impl TraceFile {
-    /// Whether a compiled graph's call is running.
+    /// Whether a compiled graph's call is running (also while another
+    /// call holds the state: then nothing is sampled outside one).
     pub(super) fn in_graph_call(&self) -> bool {
-        self.scope.running()
+        self.state
+            .try_lock()
+            .map_or(true, |state| state.scope.running())
     }
 
+    /// Runs `f` on the state, held by this thread. Another thread's hold
+    /// is waited for with the GIL released; the records queued meanwhile
+    /// are written first, and those queued during `f` after it.
+    fn with_state<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut TraceState) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let mut held = self.hold(py)?;
+        guard(|| {
+            self.write_waiting(&mut held.state)?;
+            let out = f(&mut held.state)?;
+            self.write_waiting(&mut held.state)?;
+            Ok(out)
+        })
+    }
+
+    /// Takes the state for this thread.
+    fn hold(&self, py: Python<'_>) -> PyResult<Held<'_>> {
+        let me = thread_id();
+        let state = loop {
+            match self.state.try_lock() {
+                Ok(state) => break state,
+                Err(TryLockError::WouldBlock) => {
+                    if self.holder.load(Ordering::Acquire) == me {
+                        return Err(PyRuntimeError::new_err(
+                            "tritontui: a trace call was made from inside another on one thread",
+                        ));
+                    }
+                    // Waits until the holder lets go, then takes it with
+                    // the GIL (another thread may come first: again).
+                    py.detach(|| drop(self.state.lock()));
+                }
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(PyRuntimeError::new_err(
+                        "tritontui: the trace's lock is poisoned",
+                    ));
+                }
+            }
+        };
+        self.holder.store(me, Ordering::Release);
+        Ok(Held {
+            state,
+            holder: &self.holder,
+        })
+    }
+
+    /// Writes the records queued while the state was held.
+    fn write_waiting(&self, state: &mut TraceState) -> PyResult<()> {
+        let waiting = std::mem::take(&mut *self.waiting.lock().map_err(|_| poisoned_queue())?);
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        state.release_deferred()?;
+        let writer = state.writer()?;
+        for record in waiting {
+            writer.record(record).map_err(io_error)?;
+        }
+        Ok(())
+    }
+
+    /// Nanoseconds since the trace was created.
+    fn elapsed(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+}
+
+fn poisoned_queue() -> PyErr {
+    PyRuntimeError::new_err("tritontui: the trace's queue is poisoned")
+}
+
+impl TraceState {
     fn writer(&mut self) -> PyResult<&mut BackgroundWriter> {
         self.writer
             .as_mut()
@@ -75,7 +181,7 @@ impl TraceFile {
         Ok(None)
     }
 
-    /// [`TraceFile::enqueue_deferred`] outside any launch: a device failure
+    /// [`TraceState::enqueue_deferred`] outside any launch: a device failure
     /// is kept for the session (`take_device_error`).
     fn release_deferred(&mut self) -> PyResult<()> {
         if let Some(error) = self.enqueue_deferred()? {
@@ -110,7 +216,7 @@ impl TraceFile {
     }
 }
 
-impl Drop for TraceFile {
+impl Drop for TraceState {
     /// Without [`TraceFile::close`] (a session never stopped), the trace
     /// keeps what was sent and has no end record (records waiting for
     /// deferred hashes are lost with them). The watcher goes first:
@@ -138,38 +244,43 @@ impl TraceFile {
             let start = Instant::now();
             let watcher = Watcher::start(writer.sink().map_err(failed)?, &path, start, pause_dir)
                 .map_err(failed)?;
-            Ok(TraceFile {
+            let state = TraceState {
                 writer: Some(writer),
                 watcher: Some(watcher),
                 dtypes: Dtypes::default(),
-                next_seq: 0,
-                start,
                 scope: CallScope::new(),
                 defer_hashes: false,
                 #[cfg(feature = "cuda")]
                 deferred: Default::default(),
                 device_error: None,
+            };
+            Ok(TraceFile {
+                state: Mutex::new(state),
+                holder: AtomicU64::new(0),
+                waiting: Mutex::new(Vec::new()),
+                next_seq: AtomicU64::new(0),
+                start,
             })
         })
     }
 
     /// Queues a source record; returns its id.
-    fn source(&mut self, path: &str, lang: &str, text: &str) -> PyResult<u64> {
-        guard(|| self.writer()?.source(path, lang, text).map_err(io_error))
+    fn source(&self, py: Python<'_>, path: &str, lang: &str, text: &str) -> PyResult<u64> {
+        self.with_state(py, |state| {
+            state.writer()?.source(path, lang, text).map_err(io_error)
+        })
     }
 
     /// Queues a kernel record (JSON without `id`); returns its id.
-    fn kernel(&mut self, kernel_json: &str) -> PyResult<u64> {
-        guard(|| {
-            let mut value: serde_json::Value = serde_json::from_str(kernel_json)
-                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
-            if let Some(map) = value.as_object_mut() {
-                map.insert("id".into(), 0.into());
-            }
-            let kernel: KernelDef = serde_json::from_value(value)
-                .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
-            self.writer()?.kernel(kernel).map_err(io_error)
-        })
+    fn kernel(&self, py: Python<'_>, kernel_json: &str) -> PyResult<u64> {
+        let mut value: serde_json::Value = serde_json::from_str(kernel_json)
+            .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert("id".into(), 0.into());
+        }
+        let kernel: KernelDef = serde_json::from_value(value)
+            .map_err(|e| PyValueError::new_err(format!("bad kernel: {e}")))?;
+        self.with_state(py, |state| state.writer()?.kernel(kernel).map_err(io_error))
     }
 
     /// Reads the arguments of a launch before it runs: `access` holds a
@@ -182,7 +293,7 @@ impl TraceFile {
     #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true))]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn describe(
-        &mut self,
+        &self,
         py: Python<'_>,
         values: &Bound<'_, PyAny>,
         access: &[u8],
@@ -191,16 +302,16 @@ impl TraceFile {
         stream: Option<u64>,
         inherit: bool,
     ) -> PyResult<Described> {
-        guard(|| {
-            let tables = self.tables(inherit)?;
+        self.with_state(py, |state| {
+            let tables = state.tables(inherit)?;
             let mut described =
                 Described::new(py, tables, values, access, hash_pre, device_hashing, stream)?;
             #[cfg(feature = "cuda")]
             {
-                let deferring = self.deferring();
-                let writer = self.writer.as_ref();
-                if let Some(writer) = writer {
-                    self.deferred
+                let deferring = state.deferring();
+                if let Some(writer) = state.writer.as_ref() {
+                    state
+                        .deferred
                         .before_launch(&mut described, deferring, writer)
                         .map_err(io_error)?;
                 }
@@ -213,13 +324,15 @@ impl TraceFile {
 
     /// Adds the results of an operation, after it ran, to `described`.
     pub(crate) fn extend(
-        &mut self,
+        &self,
         py: Python<'_>,
         described: &mut Described,
         values: &Bound<'_, PyAny>,
         access: &[u8],
     ) -> PyResult<()> {
-        guard(|| described.add(py, self.tables(false)?, values, access, false))
+        self.with_state(py, |state| {
+            described.add(py, state.tables(false)?, values, access, false)
+        })
     }
 
     /// Queues a launch after it ran and returns its sequence number: its
@@ -227,7 +340,7 @@ impl TraceFile {
     /// filled in by the writer thread once they are in.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch(
-        &mut self,
+        &self,
         py: Python<'_>,
         described: &mut Described,
         kernel: u64,
@@ -237,12 +350,12 @@ impl TraceFile {
         hash_post: bool,
         stats: bool,
     ) -> PyResult<u64> {
-        guard(|| {
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            let ts = self.now();
+        self.with_state(py, |state| {
+            let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
+            let ts = self.elapsed();
             described.complete(py, hash_post, stats)?;
-            self.scope
+            state
+                .scope
                 .after_launch(|| described.touched_after(hash_post));
             let launch = LaunchRecord {
                 seq,
@@ -260,10 +373,9 @@ impl TraceFile {
             #[cfg(feature = "cuda")]
             let record = {
                 let record = Record::Launch(launch);
-                let deferring = self.deferring();
-                let writer = self.writer.as_ref();
-                match writer {
-                    Some(writer) => self
+                let deferring = state.deferring();
+                match state.writer.as_ref() {
+                    Some(writer) => state
                         .deferred
                         .after_launch(py, record, described, deferring, writer)
                         .map_err(io_error)?,
@@ -271,7 +383,7 @@ impl TraceFile {
                 }
             };
             if let Some(record) = record {
-                self.queue(record, described)?;
+                state.queue(record, described)?;
             }
             Ok(seq)
         })
@@ -280,20 +392,30 @@ impl TraceFile {
     /// The sequence number the next launch will get.
     #[getter]
     fn next_seq(&self) -> u64 {
-        self.next_seq
+        self.next_seq.load(Ordering::Acquire)
     }
 
     /// Nanoseconds since the trace was created: the time of every record.
     fn now(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.elapsed()
     }
-    /// Queues any other record, given as a JSON object whose first key is `r`.
-    fn record(&mut self, record_json: &str) -> PyResult<()> {
-        guard(|| {
-            let record: Record = serde_json::from_str(record_json)
-                .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
-            self.release_deferred()?;
-            self.writer()?.record(record).map_err(io_error)
+
+    /// Queues any other record, given as a JSON object whose first key is
+    /// `r`. While another call holds the trace (one this record is made
+    /// from inside, or another thread's), the holder writes it.
+    fn record(&self, py: Python<'_>, record_json: &str) -> PyResult<()> {
+        let record: Record = serde_json::from_str(record_json)
+            .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
+        if self.state.try_lock().is_err() {
+            self.waiting
+                .lock()
+                .map_err(|_| poisoned_queue())?
+                .push(record);
+            return Ok(());
+        }
+        self.with_state(py, |state| {
+            state.release_deferred()?;
+            state.writer()?.record(record).map_err(io_error)
         })
     }
 
@@ -304,19 +426,20 @@ impl TraceFile {
     /// is called. `all_recorded` says whether every launch the call makes
     /// is recorded (not for a cpp_wrapper graph).
     fn graph_call(
-        &mut self,
+        &self,
+        py: Python<'_>,
         graph: &str,
         names: &Bound<'_, PyAny>,
         first: u64,
         described: &mut Described,
         all_recorded: bool,
     ) -> PyResult<()> {
-        guard(|| {
+        self.with_state(py, |state| {
             if first == 0 {
-                self.scope.begin(thread_id(), all_recorded);
+                state.scope.begin(thread_id(), all_recorded);
             }
-            self.scope.inputs(|| described.touched_inputs());
-            let graph = self
+            state.scope.inputs(|| described.touched_inputs());
+            let graph = state
                 .writer()?
                 .graph(graph, || {
                     names
@@ -326,22 +449,22 @@ impl TraceFile {
                 .map_err(io_error)?;
             let call = CallRecord {
                 graph,
-                before: self.next_seq,
+                before: self.next_seq(),
                 device: described.device(),
                 first,
                 args: std::mem::take(&mut described.args),
             };
-            self.queue(Record::Call(call), described)
+            state.queue(Record::Call(call), described)
         })
     }
 
     /// The graph call whose inputs were queued last on this thread
     /// returned: deferred hashes are enqueued (nothing says what runs
     /// next).
-    fn graph_call_end(&mut self) -> PyResult<()> {
-        guard(|| {
-            self.release_deferred()?;
-            self.scope.end();
+    fn graph_call_end(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.release_deferred()?;
+            state.scope.end();
             Ok(())
         })
     }
@@ -349,59 +472,68 @@ impl TraceFile {
     /// Whether device hashes inside a graph call are deferred, where
     /// they are inherited (`deferred_hashes`).
     #[setter]
-    fn set_defer_hashes(&mut self, enabled: bool) {
-        self.defer_hashes = enabled;
+    fn set_defer_hashes(&self, py: Python<'_>, enabled: bool) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.defer_hashes = enabled;
+            Ok(())
+        })
     }
 
     /// A device failure met while enqueuing deferred hashes between
     /// launches, once.
-    fn take_device_error(&mut self) -> Option<String> {
-        self.device_error.take()
+    fn take_device_error(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with_state(py, |state| Ok(state.device_error.take()))
     }
 
     /// Whether a launch inside a graph call may take its hashes before
     /// from the data flow: only when every launch there is recorded and
     /// hashed before and after (the session's choice).
     #[setter]
-    fn set_inherit_hashes(&mut self, enabled: bool) {
-        self.scope.enabled = enabled;
+    fn set_inherit_hashes(&self, py: Python<'_>, enabled: bool) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.scope.enabled = enabled;
+            Ok(())
+        })
     }
 
     /// Queues the tensors of one device still alive as recording stops
     /// (the program's results), described (and hashed) by `describe`.
-    fn results(&mut self, described: &mut Described) -> PyResult<()> {
-        guard(|| {
+    fn results(&self, py: Python<'_>, described: &mut Described) -> PyResult<()> {
+        self.with_state(py, |state| {
             let results = ResultsRecord {
-                before: self.next_seq,
+                before: self.next_seq(),
                 device: described.device(),
                 args: std::mem::take(&mut described.args),
             };
-            self.queue(Record::Results(results), described)
+            state.queue(Record::Results(results), described)
         })
     }
 
     /// Waits until everything queued so far is in the file.
-    fn flush(&mut self, py: Python<'_>) -> PyResult<()> {
-        guard(|| self.release_deferred())?;
-        let writer = self
-            .writer
-            .as_ref()
-            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
-        py.detach(|| guard(|| writer.flush().map_err(io_error)))
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.release_deferred()?;
+            let writer = state.writer()?;
+            py.detach(|| guard(|| writer.flush().map_err(io_error)))
+        })
     }
 
     /// The writer thread's I/O error, if any.
-    fn error(&self) -> Option<String> {
-        self.writer.as_ref().and_then(BackgroundWriter::error)
+    fn error(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with_state(py, |state| {
+            Ok(state.writer.as_ref().and_then(BackgroundWriter::error))
+        })
     }
 
     /// Writes the end record and waits until everything is in the file.
-    fn close(&mut self, py: Python<'_>, ts: u64, reason: &str) -> PyResult<()> {
-        guard(|| self.release_deferred())?;
-        let Some(mut writer) = self.writer.take() else {
+    fn close(&self, py: Python<'_>, ts: u64, reason: &str) -> PyResult<()> {
+        let (writer, watcher) = self.with_state(py, |state| {
+            state.release_deferred()?;
+            Ok((state.writer.take(), state.watcher.take()))
+        })?;
+        let Some(mut writer) = writer else {
             return Ok(());
         };
-        let watcher = self.watcher.take();
         let reason = reason.to_owned();
         py.detach(|| {
             guard(|| {

@@ -10,6 +10,7 @@
 //! session's `fail`, which stops recording; the launch itself always runs.
 
 use super::describe::Described;
+use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::Inside;
 use pyo3::intern;
@@ -161,19 +162,19 @@ impl BoundRun {
             .as_ref()
             .filter(|s| !s.is_none())
             .and_then(|s| s.extract().ok());
-        let before = hook.before(py, autotuner, args, stream_handle);
-        let (fixed, mut described) = match before {
-            Ok(Some(before)) => before,
-            Ok(None) => return hook.call_original(py, autotuner, args, kwargs),
-            Err(e) => {
-                hook.session.fail(py, e);
-                return hook.call_original(py, autotuner, args, kwargs);
-            }
+        let before = {
+            let _off = DynamoOff::enter(py);
+            hook.before(py, autotuner, args, stream_handle)
+                .inspect_err(|e| hook.session.fail(py, e.clone_ref(py)))
+        };
+        let Ok(Some((fixed, mut described))) = before else {
+            return hook.call_original(py, autotuner, args, kwargs);
         };
         let result = {
             let _inside = Inside::enter();
             hook.call_original(py, autotuner, args, kwargs)?
         };
+        let _off = DynamoOff::enter(py);
         if let Err(e) = hook.after(py, autotuner, args, &fixed, stream_handle, &mut described) {
             hook.session.fail(py, e);
         }

@@ -10,6 +10,7 @@ expected verdict of a pair can be established without the engine."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -32,6 +33,15 @@ def parse(description: str, variant: str | None = None) -> argparse.Namespace:
     return parser.parse_args()
 
 
+def recording(path: str) -> contextlib.AbstractContextManager:
+    """``tritontui.record(path)``; nothing with CORPUS_UNRECORDED=1, which
+    runs the same program unrecorded (the tests compare what torch
+    compiles in both)."""
+    if os.environ.get("CORPUS_UNRECORDED") == "1":
+        return contextlib.nullcontext()
+    return tritontui.record(path)
+
+
 def run(
     args: argparse.Namespace,
     main: Callable[[], dict[str, torch.Tensor]],
@@ -39,7 +49,7 @@ def run(
 ) -> None:
     """Records ``main()`` and writes the fingerprint of what it returns."""
     torch.set_num_threads(threads)
-    with tritontui.record(args.out):
+    with recording(args.out):
         results = main()
     write_fingerprint(
         args, {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
@@ -111,7 +121,10 @@ def keep_rank_zero(args: argparse.Namespace, rank: int, fingerprint: dict[str, s
     becomes ``--out``, with ``fingerprint``; the others' are dropped."""
     trace = Path(f"{args.out}.rank{rank}")
     if rank == 0:
-        trace.rename(args.out)
         write_fingerprint(args, fingerprint)
+    if not trace.exists():  # run unrecorded
+        return
+    if rank == 0:
+        trace.rename(args.out)
     else:
         trace.unlink()

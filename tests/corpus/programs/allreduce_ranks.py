@@ -5,7 +5,7 @@ dropped). Run without torchrun, the program starts torchrun on itself."""
 
 import torch
 import tritontui
-from _harness import gloo_rank, keep_rank_zero, parse, under_torchrun
+from _harness import gloo_rank, keep_rank_zero, parse, recording, under_torchrun
 
 args = parse(__doc__, variant="rank 1 starts from other data")
 under_torchrun()
@@ -18,7 +18,7 @@ x = torch.randn(1 << 22)
 f = torch.compile(lambda t: (t * 2).sin())
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
-with tritontui.record(args.out + ".rank{rank}"):
+with recording(args.out + ".rank{rank}"):
     y = f(x)
     dist.all_reduce(y)
     z = f(y)

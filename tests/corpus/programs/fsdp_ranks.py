@@ -7,7 +7,7 @@ torchrun, the program starts torchrun on itself."""
 
 import torch
 import tritontui
-from _harness import gloo_rank, keep_rank_zero, parse, under_torchrun
+from _harness import gloo_rank, keep_rank_zero, parse, recording, under_torchrun
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -26,7 +26,7 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
 batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
-with tritontui.record(args.out + ".rank{rank}"):
+with recording(args.out + ".rank{rank}"):
     for _ in range(3):
         loss = step(torch.randn(32, 256, generator=batches)).square().mean()
         loss.backward()

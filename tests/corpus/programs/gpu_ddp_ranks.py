@@ -10,7 +10,7 @@ import os
 
 import torch
 import tritontui
-from _harness import keep_rank_zero, parse, under_torchrun
+from _harness import keep_rank_zero, parse, recording, under_torchrun
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -32,7 +32,7 @@ optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-2)
 batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
-with tritontui.record(args.out + ".rank{rank}"):
+with recording(args.out + ".rank{rank}"):
     for _ in range(3):
         loss = ddp(torch.randn(32, 256, generator=batches).to(device)).square().mean()
         loss.backward()

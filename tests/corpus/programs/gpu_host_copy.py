@@ -7,8 +7,7 @@ called absorbed and the pair benign although the digests differ."""
 import hashlib
 
 import torch
-import tritontui
-from _harness import parse, write_fingerprint
+from _harness import parse, recording, write_fingerprint
 
 args = parse(__doc__)
 torch.manual_seed(0)
@@ -16,7 +15,7 @@ n = 1 << 20
 src = torch.randn(n, device="cuda")
 index = torch.randint(0, 64, (n,), device="cuda")
 f = torch.compile(lambda src, index: torch.zeros(64, device="cuda").index_add(0, index, src))
-with tritontui.record(args.out):
+with recording(args.out):
     host = f(src, index).cpu()
     digest = hashlib.sha256(host.numpy().tobytes()).hexdigest()
     del host

@@ -7,7 +7,7 @@ torchrun, the program starts torchrun on itself."""
 
 import torch
 import tritontui
-from _harness import gloo_rank, keep_rank_zero, parse, under_torchrun
+from _harness import gloo_rank, keep_rank_zero, parse, recording, under_torchrun
 
 args = parse(__doc__, variant="rank 1 starts from other data")
 under_torchrun()
@@ -21,7 +21,7 @@ f = torch.compile(lambda t: (t * 2).sin())
 g = torch.compile(lambda a, b: (a + b).cos())
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
-with tritontui.record(args.out + ".rank{rank}"):
+with recording(args.out + ".rank{rank}"):
     if rank == 1:
         dist.send(f(x), 0)
     else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import warnings
 from typing import Any
 
@@ -42,6 +43,7 @@ def install(session: Any) -> None:
     """Installs every hook for ``session`` (aten ops and host reads only
     when it records aten ops)."""
     global _ATEN_MODE
+    _hide_from_dynamo()
     triton.install(session)
     foreign_work.install()
     user_triton.install()
@@ -81,6 +83,24 @@ def uninstall() -> None:
     process_groups.uninstall()
     host_reads.uninstall()
     cuda_graphs.uninstall()
+
+
+def _hide_from_dynamo() -> None:
+    """Puts this package on Dynamo's skip list, as Dynamo does for the
+    third-party libraries it must not trace (``trace_rules.add``): a hook
+    that torch calls while a compiled function runs the parts it left
+    eager (``CompiledFxGraph.__call__``, a collective's ``Work.wait``,
+    a logging handler) is never compiled as a frame of its own, which
+    the unrecorded program would not have. The native hooks turn
+    Dynamo's frame callback off around their own work as well, so that
+    nothing they call (a host argument's ``repr``) is compiled either."""
+    try:
+        from torch._dynamo import trace_rules
+    except ImportError:
+        return  # a torch without Dynamo compiles nothing
+    package = __name__.partition(".")[0]
+    if not trace_rules.check_file(sys.modules[package].__file__).skipped:
+        trace_rules.add(package)
 
 
 def _leave(mode: aten.AtenRecorder) -> None:

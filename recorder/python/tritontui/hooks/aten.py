@@ -136,9 +136,9 @@ class AtenRecorder(TorchDispatchMode):
         return True
 
 
-# The helpers below run the first time the native hook meets an op or an
-# argument shape, possibly inside a frame that dynamo is compiling:
-# dynamo must not trace them.
+# The helpers below are called by the native hook (the first time it
+# meets an op or an argument shape, or for calls that need them), with
+# Dynamo's frame callback off (recorder/src/python/dynamo_off.rs).
 
 
 def _op_name(func: Any) -> tuple[str, str]:
@@ -231,7 +231,6 @@ def draws_random(func: Any) -> bool:
 _COPIES = {"_to_copy", "copy_"}
 
 
-@torch._disable_dynamo
 def copies_to_host(
     func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None, out: Any
 ) -> bool:
@@ -252,7 +251,6 @@ def copies_to_host(
     )
 
 
-@torch._disable_dynamo
 def plan(
     session: Any, func: Any
 ) -> tuple[Any, str | None, list[tuple[str, int]], dict[str, bool] | None]:
@@ -283,14 +281,12 @@ def plan(
     return run, name, params, traits
 
 
-@torch._disable_dynamo
 def sample_settings(session: Any) -> None:
     """Samples the numerics flags before an op they change (outside a
     graph call, whose own call sampled them)."""
     session.sample_settings()
 
 
-@torch._disable_dynamo
 def random_state(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> str:
     """What a random op draws from, read before it runs: the state of the
     default generator of its device (``<default generator cuda:0 seed=S
@@ -310,7 +306,6 @@ def random_state(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
     return _host.default_generator_value(device)
 
 
-@torch._disable_dynamo
 def traced(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> bool:
     """Whether an op is a tracer's, not the program's: a mode that traces
     (fake tensors, proxies, functionalization) is active, or a tensor
@@ -329,7 +324,6 @@ def traced(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> bool:
     )
 
 
-@torch._disable_dynamo
 def wait_for_collective(func: Any, out: Any) -> None:
     """Waits for the collective op ``func`` that returned ``out``, so that
     its tensors hold the result when they are hashed: a c10d op's ``Work``
@@ -355,7 +349,6 @@ def wait_for_collective(func: Any, out: Any) -> None:
             value.wait()
 
 
-@torch._disable_dynamo
 def define(
     session: Any,
     func: Any,
@@ -408,7 +401,6 @@ def define(
     return kernel, results, codes
 
 
-@torch._disable_dynamo
 def result_codes(
     func: Any,
     args: tuple[Any, ...],

@@ -75,7 +75,6 @@ def _recordable(entry: Any) -> bool:
     )
 
 
-@torch._disable_dynamo
 def overload(
     original: Any, positional: int, names: list[str]
 ) -> tuple[Any, list[tuple[str, bool, bool, Any]]] | None:

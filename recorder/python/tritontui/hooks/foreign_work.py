@@ -1,10 +1,14 @@
 """Calls whose work is torch's own, not the program's: while one runs, the
 thread counts as inside a launch, so the aten mode records nothing of it.
 
-* Dynamo's frame compiler (``convert_frame._compile``). torch.compile
-  leaves the aten mode on the stack; most of a compile sets it aside,
-  but DDP's graph splitter, for one, compiles each bucket's submodule
-  with it in place, on fake tensors and on real ones.
+* Dynamo's frame compiler (``convert_frame._compile``). Dynamo compiles
+  a frame with every dispatch mode off the stack, except where DDP's
+  graph splitter takes over the frame (``CatchErrorsWrapper`` hands it
+  to the DDP optimizer without ``_disable_current_modes``): its bucket
+  submodules run on fake tensors and on real ones, and its guards take
+  in the mode's dispatch keys (``Python``, ``PythonTLSSnapshot``). The
+  aten mode is taken off the stack there too, so that every compile
+  sees the stack the program alone would have given it.
 * A collective's ``Work.wait``: what it runs on the waiting thread is the
   rest of the collective. gloo's reduce-scatter reduces into a buffer of
   its own and copies the caller's share out of it there, as a dispatched
@@ -18,25 +22,26 @@ import functools
 from typing import Any
 
 from .. import _active
+from . import aten
 
 # The wrapped calls while installed: (owner, attribute, original).
 _WRAPPED: list[tuple[Any, str, Any]] = []
 
 
-def _targets() -> list[tuple[Any, str]]:
-    """The calls to wrap that this torch has, as (owner, attribute)."""
+def _targets() -> list[tuple[Any, str, Any]]:
+    """The calls to wrap that this torch has, as (owner, attribute, wrap)."""
     import torch
 
     targets = []
     try:
         from torch._dynamo import convert_frame
 
-        targets.append((convert_frame, "_compile"))
+        targets.append((convert_frame, "_compile", _compiled_without_the_mode))
     except ImportError:
         pass
     work = getattr(getattr(torch._C, "_distributed_c10d", None), "Work", None)
     if work is not None:
-        targets.append((work, "wait"))
+        targets.append((work, "wait", _unrecorded))
     return targets
 
 
@@ -51,13 +56,29 @@ def _unrecorded(original: Any) -> Any:
     return unrecorded
 
 
+def _compiled_without_the_mode(original: Any) -> Any:
+    """``original`` (Dynamo's frame compiler), run with the thread inside
+    a launch and the aten mode off the stack when it is on top."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode, _pop_mode_temporarily
+
+    @functools.wraps(original)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        with _active.inside_launch():
+            if not isinstance(_get_current_dispatch_mode(), aten.AtenRecorder):
+                return original(*args, **kwargs)
+            with _pop_mode_temporarily():
+                return original(*args, **kwargs)
+
+    return compiled
+
+
 def install() -> None:
     """Wraps each call so that its work is not recorded."""
     if _WRAPPED:
         return
-    for owner, name in _targets():
+    for owner, name, wrap in _targets():
         original = getattr(owner, name)
-        setattr(owner, name, _unrecorded(original))
+        setattr(owner, name, wrap(original))
         _WRAPPED.append((owner, name, original))
 
 

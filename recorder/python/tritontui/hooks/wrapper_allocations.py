@@ -14,8 +14,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import torch
-
 from .. import _native
 
 # The wrapper's allocation globals that bypass the dispatcher.
@@ -32,7 +30,6 @@ def is_proxy(value: Any) -> bool:
     return isinstance(value, _native.AllocationHook)
 
 
-@torch._disable_dynamo
 def kernel(session: Any, name: str) -> int | None:
     """The kernel of allocator ``name`` in ``session``, or None when the
     session records no allocations (aten ops off, or a kernel filter that

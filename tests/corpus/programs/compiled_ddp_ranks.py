@@ -1,0 +1,52 @@
+"""Two ranks under torchrun on the CPU (gloo) train an MLP compiled the
+way most DDP users compile it, ``torch.compile(DistributedDataParallel(
+model))``: Dynamo's DDP optimizer splits the graph at the two 1 MB
+gradient buckets, whose all-reduces DDP's reducer runs during backward.
+Two SGD steps on each rank's own batches; run B gives rank 1 other
+batches. Rank 0's trace is the pair's (rank 1's is dropped): its inputs
+are equal, its gradients come from the all-reduces. It caught the
+recorder making Dynamo trace into it (a graph break the program has
+not) and stopping on an internal error before the first all-reduce.
+Run without torchrun, the program starts torchrun on itself."""
+
+import torch
+import tritontui
+from _harness import gloo_rank, keep_rank_zero, parse, recording, state, under_torchrun
+
+args = parse(__doc__, variant="rank 1 trains on other batches")
+under_torchrun()
+
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+rank = gloo_rank()
+torch.manual_seed(0)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(256, 512)
+        self.b = torch.nn.Linear(512, 512)
+        self.c = torch.nn.Linear(512, 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gelu = torch.nn.functional.gelu
+        return self.c(gelu(self.b(gelu(self.a(x)))))
+
+
+model = MLP()
+step = torch.compile(DistributedDataParallel(model, bucket_cap_mb=1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
+# Each rank records into its own trace (the path has {rank}); rank 0's
+# becomes --out.
+with recording(args.out + ".rank{rank}"):
+    for _ in range(2):
+        loss = step(torch.randn(16, 256, generator=batches)).square().mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+results = {**state(model), "loss": loss.detach()}
+fingerprint = {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
+torch.distributed.destroy_process_group()
+keep_rank_zero(args, rank, fingerprint)

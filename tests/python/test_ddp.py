@@ -17,11 +17,13 @@ import pytest
 from conftest import PROGRAMS, TORCHRUN, binary, dump, run_ok
 
 
-def _record(run: str, cwd: Path, env: dict[str, str], variant: bool = False) -> str:
+def _record(
+    run: str, cwd: Path, env: dict[str, str], variant: bool = False, program: str = "ddp.py"
+) -> str:
     env = {**env, "TRITONTUI_RECORD": f"{run}/rank{{rank}}.msgpack"}
     if variant:
         env["RANKS_VARIANT"] = "1"
-    return run_ok([*TORCHRUN, str(PROGRAMS / "ddp.py")], cwd, env).stdout
+    return run_ok([*TORCHRUN, str(PROGRAMS / program)], cwd, env).stdout
 
 
 def _tritontui(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -47,8 +49,11 @@ def _cpu_env(inductor_cache: Path) -> dict[str, str]:
     }
 
 
-def _compare_runs(tmp_path: Path, env: dict[str, str], device: str) -> tuple[dict, dict]:
-    """Records run0, again (the same data) and run1 (rank 1 on other data);
+def _compare_runs(
+    tmp_path: Path, env: dict[str, str], device: str, program: str = "ddp.py"
+) -> tuple[dict, dict]:
+    """Records ``program``'s run0, again (the same data) and run1 (rank 1
+    on other data);
     checks what holds of any data-parallel training: run0's ranks agree,
     run0 and again are identical on every rank, run1 diverges with rank 1
     the earliest cause, and rank 0 (equal data) only through collectives.
@@ -59,10 +64,10 @@ def _compare_runs(tmp_path: Path, env: dict[str, str], device: str) -> tuple[dic
         # from the cache this run fills: otherwise each rank autotunes, and
         # a config chosen differently in two runs is (rightly) a divergence
         # of its own.
-        _record("warm", tmp_path, env)
-    _record("run0", tmp_path, env)
-    _record("again", tmp_path, env)
-    _record("run1", tmp_path, env, variant=True)
+        _record("warm", tmp_path, env, program=program)
+    _record("run0", tmp_path, env, program=program)
+    _record("again", tmp_path, env, program=program)
+    _record("run1", tmp_path, env, variant=True, program=program)
     for rank in (0, 1):
         launches = [
             r for r in dump(tmp_path / "run0" / f"rank{rank}.msgpack") if r["type"] == "launch"
@@ -105,6 +110,17 @@ def _check_ddp(tmp_path: Path, env: dict[str, str], device: str) -> None:
 
 def test_ddp_buckets_are_recorded_on_every_rank(tmp_path: Path, inductor_cache: Path) -> None:
     _check_ddp(tmp_path, _cpu_env(inductor_cache), "cpu")
+
+
+def test_compiled_ddp_ranks_agree_and_another_rank_s_data_is_the_earliest_cause(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    # torch.compile(DDP(model)), whose recording stopped on an internal
+    # error before its first all-reduce.
+    agree, rank0 = _compare_runs(tmp_path, _cpu_env(inductor_cache), "cpu", "compiled_ddp.py")
+    assert agree["results_compared"] >= 6, agree
+    first = rank0["first_divergence"]
+    assert (first["kernel"], first["kind"]) == ("c10d::allreduce_", "collective"), first
 
 
 @pytest.mark.gpu

@@ -1,7 +1,9 @@
 """Two ranks under torchrun on the CPU (gloo) train an MLP compiled the
 way most DDP users compile it, ``torch.compile(DistributedDataParallel(
-model))``: Dynamo's DDP optimizer splits the graph at the two 1 MB
-gradient buckets, whose all-reduces DDP's reducer runs during backward.
+model))``: Dynamo's DDP optimizer splits the graph into a submodule per
+1 MB gradient bucket (two), and DDP's reducer all-reduces the gradients
+during backward (one bucket in the first step, three rebuilt ones in the
+second).
 Two SGD steps on each rank's own batches; run B gives rank 1 other
 batches. Rank 0's trace is the pair's (rank 1's is dropped): its inputs
 are equal, its gradients come from the all-reduces. It caught the

@@ -1,7 +1,7 @@
 """DDP compiled the way torchtitan and most DDP users compile it,
 ``torch.compile(DistributedDataParallel(model))``: Dynamo's DDP optimizer
-splits the model's graph at the gradient buckets (1 MB each, two here),
-and DDP's reducer all-reduces each bucket during backward. Two SGD steps
+splits the model's graph into a submodule per 1 MB gradient bucket (two
+here), and DDP's reducer all-reduces the buckets during backward. Two SGD steps
 on each rank's own batches (rank 1's from another seed with
 RANKS_VARIANT=1), on the CPU with gloo; prints each rank's last loss."""
 

@@ -25,6 +25,33 @@ TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--np
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
+    config.addinivalue_line(
+        "markers", "internal_error: makes the recorder stop on an internal error on purpose"
+    )
+
+
+# Traces larger than this are not read back for their end record (a
+# recording's internal error is a code path, met in small traces too).
+CHECKED_TRACE_BYTES = 32 << 20
+
+
+@pytest.fixture(autouse=True)
+def no_internal_error(request: pytest.FixtureRequest, tmp_path: Path):
+    """Fails a test any of whose recordings (the traces it leaves in its
+    ``tmp_path``) stopped on an internal error: the recorder records every
+    program of this suite to the end, unless a test provokes an error on
+    purpose (``@pytest.mark.internal_error``)."""
+    yield
+    if request.node.get_closest_marker("internal_error"):
+        return
+    for trace in sorted(tmp_path.rglob("*.msgpack")):
+        if not trace.is_file() or trace.stat().st_size > CHECKED_TRACE_BYTES:
+            continue
+        proc = subprocess.run([binary(), "dump", str(trace)], capture_output=True, text=True)
+        last = proc.stdout.rstrip().rpartition("\n")[2]
+        end = json.loads(last) if last.startswith("{") else {}
+        reason = str(end.get("reason", "")) if end.get("type") == "end" else ""
+        assert not reason.startswith("error"), f"{trace}: recording stopped: {reason}"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

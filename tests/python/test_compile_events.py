@@ -81,6 +81,7 @@ def test_autotuning_is_recorded_and_explains_a_launch_config_divergence(tmp_path
     assert "close enough for timing noise to decide" in first["detail"], first
 
 
+@pytest.mark.internal_error
 def test_a_benchmark_is_recorded_with_every_config_and_an_error_there_stops_only_the_recording(
     tmp_path: Path,
 ) -> None:

@@ -75,6 +75,7 @@ def test_dump_gives_the_norm_debug_mode_compares(tmp_path: Path) -> None:
     assert result["stats"]["norm"] == pytest.approx(expected, rel=1e-12), result
 
 
+@pytest.mark.internal_error
 def test_an_internal_error_warns_once_and_the_program_goes_on(tmp_path: Path) -> None:
     from tritontui import _active
 
@@ -147,6 +148,7 @@ def test_a_view_past_its_freed_storage_is_described_but_never_read(tmp_path: Pat
     assert (freed["shape"], freed["pre"], freed["post"]) == ([10], None, None), freed
 
 
+@pytest.mark.internal_error
 def test_an_internal_error_under_another_mode_leaves_that_mode_in_place(
     monkeypatch, tmp_path: Path
 ) -> None:

@@ -34,6 +34,33 @@ class _Marking:
         return "marking"
 
 
+def _launch_host_argument(value: object) -> None:
+    """Records a launch of a kernel taking ``value`` and a tensor."""
+    session = _active.active()
+    described = session.describe([value, torch.ones(4)], b"ii")
+    kernel = session.kernel_id(
+        ("test", "host"),
+        lambda: {
+            "name": "host_argument",
+            "backend": "aten",
+            "args": [
+                {"name": "what", "type": "", "access": "in"},
+                {"name": "x", "type": "", "access": "in"},
+            ],
+            "source": None,
+            "meta": {},
+            "config": {},
+        },
+    )
+    session.launch(kernel, [], 0, described)
+
+
+def _host_argument(records: list[dict]) -> str:
+    """What the trace recorded as that launch's host argument."""
+    launch = next(r for r in records if r["type"] == "launch" and r["kernel"] == "host_argument")
+    return launch["args"][0]["value"]
+
+
 def _stopped_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if "recording stopped" in str(w.message)]
 
@@ -43,32 +70,28 @@ def test_a_record_made_inside_a_describe_is_written(tmp_path: Path) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with tritontui.record(path):
-            session = _active.active()
-            described = session.describe([_Marking(), torch.ones(4)], b"ii")
-            kernel = session.kernel_id(
-                ("test", "host"),
-                lambda: {
-                    "name": "host_argument",
-                    "backend": "aten",
-                    "args": [
-                        {"name": "what", "type": "", "access": "in"},
-                        {"name": "x", "type": "", "access": "in"},
-                    ],
-                    "source": None,
-                    "meta": {},
-                    "config": {},
-                },
-            )
-            session.launch(kernel, [], 0, described)
+            _launch_host_argument(_Marking())
             y = torch.ones(4) * 2
     assert not _stopped_warnings(caught), _stopped_warnings(caught)
     records = dump(path)
     markers = [r for r in records if r["type"] == "marker"]
     assert [m["label"] for m in markers] == ["inside a describe"], markers
-    launch = next(r for r in records if r["type"] == "launch" and r["kernel"] == "host_argument")
-    assert launch["args"][0]["value"] == "marking", launch
+    assert _host_argument(records) == "marking"
     assert records[-1]["reason"] == "stopped", records[-1]
     assert torch.equal(y, torch.full((4,), 2.0))
+
+
+def test_a_host_argument_whose_repr_fails_is_recorded_by_its_type(tmp_path: Path) -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise ValueError("no repr here")
+
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path):
+        _launch_host_argument(Unprintable())
+    records = dump(path)
+    assert _host_argument(records).endswith(".Unprintable>"), _host_argument(records)
+    assert records[-1]["reason"] == "stopped", records[-1]
 
 
 def test_another_thread_records_while_a_describe_holds_the_trace(tmp_path: Path) -> None:

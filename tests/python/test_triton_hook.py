@@ -108,6 +108,7 @@ def test_launches_are_recorded_and_run_unchanged(tmp_path: Path, original_run: l
     assert size["value"] == 64
 
 
+@pytest.mark.internal_error
 def test_an_error_stops_recording_but_not_the_launch(
     tmp_path: Path, original_run: list[Any]
 ) -> None:

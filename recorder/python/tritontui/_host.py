@@ -37,7 +37,12 @@ def host_value(value: Any) -> str:
             described = _c10d_value(value)
             if described is not None:
                 return described
-        text = repr(value)
+        try:
+            text = repr(value)
+        except Exception:
+            # A repr that fails says nothing of the value; the launch is
+            # still recorded, with the argument's type.
+            return opaque(value)
     if len(text) > MAX_REPR or _IDENTITY.search(text):
         return opaque(value)
     return text

@@ -238,7 +238,7 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Prepared::Run(plan);
         };
-        if recorded.traits.samples_settings && !self.session.in_graph_call() {
+        if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
             let sampled = self.helpers.bind(py).call_method1(
                 intern!(py, "sample_settings"),
                 (self.session.python.bind(py),),

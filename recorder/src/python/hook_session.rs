@@ -49,8 +49,8 @@ impl HookSession {
 
     /// Whether a compiled graph's call is running: the settings it was
     /// called with are in force for every launch it makes.
-    pub fn in_graph_call(&self) -> bool {
-        self.trace.get().in_graph_call()
+    pub fn in_graph_call(&self, py: Python<'_>) -> bool {
+        self.trace.get().in_graph_call(py)
     }
 
     /// Hands `error` to the session, which warns once and stops recording

@@ -68,12 +68,12 @@ impl Drop for Held<'_> {
 }
 
 impl TraceFile {
-    /// Whether a compiled graph's call is running (also while another
-    /// call holds the state: then nothing is sampled outside one).
-    pub(super) fn in_graph_call(&self) -> bool {
-        self.state
-            .try_lock()
-            .map_or(true, |state| state.scope.running())
+    /// Whether a compiled graph's call is running (another thread's hold
+    /// waited for; yes from inside a call of this thread's, where nothing
+    /// is sampled).
+    pub(super) fn in_graph_call(&self, py: Python<'_>) -> bool {
+        self.hold(py)
+            .map_or(true, |held| held.state.scope.running())
     }
 
     /// Runs `f` on the state, held by this thread. Another thread's hold

@@ -113,15 +113,38 @@ pub fn of(trace: &Trace) -> Vec<Gap> {
             "no tensor was hashed (hash=\"none\"): the runs' bits were not compared".to_owned(),
         );
     }
-    for gap in &trace.gaps {
+    for (detail, count) in said_once(&trace.gaps) {
+        let times = if count > 1 {
+            format!(" ({count} times)")
+        } else {
+            String::new()
+        };
+        add(GapKind::Recorder, format!("{detail}{times}"));
+    }
+    gaps
+}
+
+/// The recorder's gap records in words, each alike said once with how
+/// often (a launch that could not be described fails the same way every
+/// step), in the order they first came.
+fn said_once(records: &[tritontui_trace::GapRecord]) -> Vec<(String, usize)> {
+    let mut said: Vec<(String, usize)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for gap in records {
         let detail = if gap.detail.is_empty() {
             format!("not recorded: {}", gap.what)
         } else {
             format!("not recorded: {}: {}", gap.what, gap.detail)
         };
-        add(GapKind::Recorder, detail);
+        match at.get(&detail) {
+            Some(&i) => said[i].1 += 1,
+            None => {
+                at.insert(detail.clone(), said.len());
+                said.push((detail, 1));
+            }
+        }
     }
-    gaps
+    said
 }
 
 /// Why a `compile` record says a graph ran unrecorded, if it does.

@@ -927,6 +927,36 @@ fn a_trace_with_gaps_is_inconclusive_never_identical() {
 }
 
 #[test]
+fn launches_left_unrecorded_alike_are_one_gap_with_their_count() {
+    let unrecorded = |kernel: &str, before: u64| {
+        tritontui_trace::Record::Gap(tritontui_trace::GapRecord {
+            what: "launch".into(),
+            detail: format!("{kernel} (ValueError('cannot describe'))"),
+            before,
+            ts: 0,
+        })
+    };
+    let records = [
+        unrecorded("aten::randn.generator", 1),
+        unrecorded("aten::mm", 1),
+        unrecorded("aten::randn.generator", 1),
+        unrecorded("aten::randn.generator", 1),
+    ];
+    let gappy = unseen_trace(8192, 1, &records, "exit", "*");
+    let clean = unseen_trace(8192, 1, &[], "exit", "*");
+    let analysis = Analysis::run(&clean, &gappy, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Inconclusive);
+    let said: Vec<&str> = analysis.gaps.1.iter().map(|g| g.detail.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "not recorded: launch: aten::randn.generator (ValueError('cannot describe')) (3 times)",
+            "not recorded: launch: aten::mm (ValueError('cannot describe'))",
+        ]
+    );
+}
+
+#[test]
 fn a_result_holding_an_outside_value_is_explained_by_its_first_reader() {
     use tritontui_trace::Access::{In, Out};
     use tritontui_trace::{ArgValue, Record, ResultsRecord, TraceWriter};

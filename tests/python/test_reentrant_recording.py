@@ -1,12 +1,15 @@
-"""A hook that fires inside another, or on another thread, while the
-trace is held: a host argument's ``repr`` that records a marker while a
-launch's arguments are described, another thread's op meanwhile. The
-trace once refused them ("Already mutably borrowed") and recording
-stopped; now a record made then is written by the holder, and another
-thread waits for it."""
+"""What once stopped a recording and no longer does. A hook that fires
+inside another, or on another thread, while the trace is held: a host
+argument's ``repr`` that records a marker while a launch's arguments
+are described, another thread's host read meanwhile. The trace refused
+them ("Already mutably borrowed"); now a record made then is written by
+the holder, and another thread waits for it. A launch whose arguments
+cannot be described runs unrecorded, a gap in the trace in its place."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import torch
 import tritontui
-from conftest import dump
+from conftest import binary, dump
 from tritontui import _active
 
 
@@ -122,3 +125,46 @@ def test_another_thread_records_while_a_describe_holds_the_trace(tmp_path: Path)
     assert "Tensor.tolist" in kernels, kernels
     assert records[-1]["reason"] == "stopped", records[-1]
     assert read == [[0.0, 1.0, 2.0, 3.0]]
+
+
+def test_a_launch_that_cannot_be_described_is_a_gap_and_recording_goes_on(
+    tmp_path: Path,
+) -> None:
+    # Stands in for an argument the recorder cannot describe: the function
+    # describing host arguments fails on generators.
+    script = tmp_path / "undescribable.py"
+    script.write_text(
+        "import torch, tritontui\n"
+        "from tritontui import _host\n"
+        "describe = _host.host_value\n"
+        "def failing(value):\n"
+        "    if isinstance(value, torch.Generator):\n"
+        "        raise ValueError('cannot describe')\n"
+        "    return describe(value)\n"
+        "_host.host_value = failing\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        f"with tritontui.record({str(tmp_path / 't.msgpack')!r}):\n"
+        "    x = torch.randn(8, generator=g) + torch.randn(8, generator=g)\n"
+        "    y = (x * 2).sum()\n"
+        "print(y.item())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "recording stopped" not in proc.stderr, proc.stderr
+    assert proc.stderr.count("could not be recorded") == 1, proc.stderr
+    records = dump(tmp_path / "t.msgpack")
+    gaps = [r for r in records if r["type"] == "gap"]
+    assert [g["what"] for g in gaps] == ["launch", "launch"], gaps
+    assert "aten::randn (ValueError('cannot describe'))" in gaps[0]["detail"], gaps
+    kernels = [r["kernel"] for r in records if r["type"] == "launch"]
+    assert kernels[-3:] == ["aten::add.Tensor", "aten::mul.Tensor", "aten::sum"], kernels
+    assert records[-1]["reason"] == "stopped", records[-1]
+    same = subprocess.run(
+        [binary(), "diff", str(tmp_path / "t.msgpack"), str(tmp_path / "t.msgpack")],
+        capture_output=True,
+        text=True,
+    )
+    assert same.returncode == 3, same.stdout + same.stderr
+    assert "aten::randn (ValueError('cannot describe')) (2 times)" in same.stdout, same.stdout

@@ -158,6 +158,9 @@ class Session:
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
         # each told to the user and the trace once.
         self.unrecorded_graphs: set[str] = set()
+        # Whether a launch whose arguments could not be described was
+        # told to the user (once; the trace has a gap record for each).
+        self.said_unrecorded_launch = False
         self.failed = False
         # When the trace was created (its header's created_ns).
         self.created_ns = 0
@@ -327,6 +330,33 @@ class Session:
             self.record_json(
                 {"r": "gap", "what": what, "detail": detail, "before": self.seq, "ts": self.now()}
             )
+
+    def launch_unrecorded(self, kernel: str, error: BaseException) -> None:
+        """A launch of ``kernel`` whose arguments could not be described
+        (``error``) runs unrecorded: the trace gets a ``gap`` record in its
+        place, so that a comparison says what it did not see, and recording
+        goes on. The user hears of the first such launch. Never raises."""
+        if not self.said_unrecorded_launch:
+            self.said_unrecorded_launch = True
+            warnings.warn(
+                f"tritontui: a launch of {kernel} could not be recorded ({error!r}); recording "
+                "goes on, and the trace marks each launch it lacks",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        try:
+            self.record_json(
+                {
+                    "r": "gap",
+                    "what": "launch",
+                    "detail": f"{kernel} ({error!r})",
+                    "before": self.seq,
+                    "ts": self.now(),
+                }
+            )
+        except Exception as e:
+            # A trace that cannot take even this record stops recording.
+            self.fail(e)
 
     def fail(self, error: BaseException) -> None:
         """Stops recording after an internal error, once, with a warning."""

@@ -255,7 +255,7 @@ impl AtenHook {
                 // Tensors without memory (a compiler tracing with fake
                 // tensors under this mode) are not the program's work.
                 if !self.traced(py, args, kwargs) {
-                    self.session.fail(py, e);
+                    self.session.unrecorded(py, &recorded.name, e);
                 }
                 Prepared::Run(plan)
             }

@@ -62,6 +62,19 @@ impl HookSession {
             .call_method1(intern!(py, "fail"), (error,));
     }
 
+    /// Lets a launch of `kernel` whose arguments could not be described
+    /// (`error`) run unrecorded, a gap in the trace in its place (the
+    /// session stops recording if even that cannot be written).
+    pub fn unrecorded(&self, py: Python<'_>, kernel: &str, error: PyErr) {
+        let said = self
+            .python
+            .bind(py)
+            .call_method1(intern!(py, "launch_unrecorded"), (kernel, error.value(py)));
+        if let Err(e) = said {
+            self.fail(py, e);
+        }
+    }
+
     /// Describes a launch's arguments before it runs (hashing them when
     /// `hash_pre`, on `stream`), lets the session observe them (copy them,
     /// hash them with the program's own function) when it observes this

@@ -217,8 +217,14 @@ impl TritonHook {
             self.session.hash_inputs,
             stream,
             &fixed.name,
-        )?;
-        Ok(Some((fixed, described)))
+        );
+        match described {
+            Ok(described) => Ok(Some((fixed, described))),
+            Err(e) => {
+                self.session.unrecorded(py, &fixed.name, e);
+                Ok(None)
+            }
+        }
     }
 
     /// What never changes for this autotuner: cached, or asked of Python

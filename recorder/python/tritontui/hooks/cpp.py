@@ -62,7 +62,7 @@ class CppKernel:
             if session.breaks is not None:
                 session.before_launch(self.name)
         except Exception as e:
-            session.fail(e)
+            session.launch_unrecorded(self.name, e)
             return self.kernel(*args)
         with _active.inside_launch():
             result = self.kernel(*args)

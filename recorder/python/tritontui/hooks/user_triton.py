@@ -70,7 +70,7 @@ def _patched(original: Any) -> Any:
             if session.breaks is not None:
                 session.before_launch(name)
         except Exception as e:
-            session.fail(e)
+            session.launch_unrecorded(name, e)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         with _active.inside_launch():
             result = original(self, *args, grid=grid, warmup=warmup, **kwargs)

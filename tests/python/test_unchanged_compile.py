@@ -94,6 +94,22 @@ def test_an_eager_op_left_by_a_compiled_function_compiles_as_unrecorded(
     assert draws[0]["args"][1]["value"].startswith("<torch.Generator device=cpu seed=0"), draws[0]
 
 
+def test_a_compiled_function_waiting_for_a_collective_compiles_as_unrecorded(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    trace = tmp_path / "t.msgpack"
+    env = _cpu_env(inductor_cache)
+    compiles_as_unrecorded(
+        tmp_path,
+        [sys.executable, str(PROGRAMS / "collective_wait_in_compiled.py")],
+        env,
+        {**env, "TRITONTUI_RECORD": str(trace)},
+        ["launcher"],
+    )
+    kernels = [r["kernel"] for r in _recorded_to_the_end(trace) if r["type"] == "launch"]
+    assert kernels.count("c10d::allreduce_") == 2 and kernels.count("Tensor.tolist") == 2, kernels
+
+
 def test_compiled_ddp_records_to_the_end_and_compiles_as_unrecorded(
     tmp_path: Path, inductor_cache: Path
 ) -> None:

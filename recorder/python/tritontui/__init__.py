@@ -113,7 +113,8 @@ def mark(label: str) -> None:
     session = _active.active()
     if session is not None:
         try:
-            session.mark(label)
+            with _active.dynamo_off():
+                session.mark(label)
         except Exception as e:
             session.fail(e)
 

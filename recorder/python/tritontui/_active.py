@@ -5,6 +5,7 @@ both import it."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -43,3 +44,22 @@ def in_launch() -> bool:
     by the native half, which the native hooks share): whatever torch
     does inside one (the Triton interpreter's copies, say) belongs to it."""
     return _native.in_launch()
+
+
+class dynamo_off:
+    """Turns Dynamo's frame callback off on this thread for the recorder's
+    own work in a Python hook, as the native hooks do
+    (``recorder/src/python/dynamo_off.rs``): while a compiled function runs
+    the parts it left eager, Dynamo looks at every frame that starts, the
+    standard library's the recorder calls (``json.dumps``) among them.
+    The hook's own frames are on Dynamo's skip list already."""
+
+    def __enter__(self) -> None:
+        torch_c = getattr(sys.modules.get("torch"), "_C", None)
+        dynamo = getattr(torch_c, "_dynamo", None)
+        self.set = getattr(getattr(dynamo, "eval_frame", None), "set_eval_frame", None)
+        self.prior = self.set(None) if self.set is not None else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.prior is not None:
+            self.set(self.prior)

@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from .. import _active
-from . import graph_inputs
+from . import graph_inputs, methods
 
 # (class, method name) -> the method replaced while recording.
 _ORIGINALS: dict[tuple[Any, str], Any] = {}
@@ -36,7 +36,7 @@ def install() -> None:
         if (owner, name) not in _ORIGINALS and hasattr(owner, name):
             original = getattr(owner, name)
             _ORIGINALS[(owner, name)] = original
-            setattr(owner, name, _said_unrecorded(original))
+            setattr(owner, name, methods.method(_said_unrecorded(original)))
 
 
 def uninstall() -> None:
@@ -61,9 +61,10 @@ def _said_unrecorded(original: Any) -> Any:
         session = _active.active()
         if session is not None:
             try:
-                graph = model_name(self)
-                if graph not in session.unrecorded_graphs:
-                    graph_inputs.say_unrecorded(session, graph, "aot_inductor")
+                with _active.dynamo_off():
+                    graph = model_name(self)
+                    if graph not in session.unrecorded_graphs:
+                        graph_inputs.say_unrecorded(session, graph, "aot_inductor")
             except Exception as e:
                 session.fail(e)
         return original(self, *args, **kwargs)

@@ -22,7 +22,7 @@ import functools
 from typing import Any
 
 from .. import _active
-from . import aten
+from . import aten, methods
 
 # The wrapped calls while installed: (owner, attribute, original).
 _WRAPPED: list[tuple[Any, str, Any]] = []
@@ -78,7 +78,8 @@ def install() -> None:
         return
     for owner, name, wrap in _targets():
         original = getattr(owner, name)
-        setattr(owner, name, wrap(original))
+        wrapped = wrap(original)
+        setattr(owner, name, methods.method(wrapped) if isinstance(owner, type) else wrapped)
         _WRAPPED.append((owner, name, original))
 
 

@@ -46,7 +46,8 @@ def _recording(kernel_name: str, original: Any) -> Any:
             and session.wants(kernel_name)
         ):
             try:
-                _record(session, kernel_name, self)
+                with _active.dynamo_off():
+                    _record(session, kernel_name, self)
             except Exception as e:
                 session.fail(e)
         return original(self, *args, **kwargs)

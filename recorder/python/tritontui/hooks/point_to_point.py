@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import _active
 from .._host import process_group_value
+from . import methods
 
 # The wrapped calls while installed: (owner, attribute, original).
 _WRAPPED: list[tuple[Any, str, Any]] = []
@@ -78,7 +79,7 @@ def uninstall() -> None:
 
 def _wrap(owner: Any, name: str, wrapper: Any) -> None:
     original = getattr(owner, name)
-    setattr(owner, name, functools.wraps(original)(wrapper(original)))
+    setattr(owner, name, methods.method(functools.wraps(original)(wrapper(original))))
     _WRAPPED.append((owner, name, original))
 
 
@@ -92,17 +93,8 @@ def _started(op: str, params: tuple[str, ...]) -> Any:
             session = _active.active()
             if session is not None and work is not None:
                 try:
-                    given = dict(zip(params, args, strict=False)) | kwargs
-                    started = _Receive(
-                        work,
-                        op,
-                        list(given["tensors"]),
-                        group,
-                        given.get("srcRank"),
-                        int(given.get("tag", 0)),
-                    )
-                    with _PENDING_LOCK:
-                        _PENDING[id(work)] = started
+                    with _active.dynamo_off():
+                        _remember(work, op, params, group, args, kwargs)
                 except Exception as e:
                     session.fail(e)
             return work
@@ -112,6 +104,28 @@ def _started(op: str, params: tuple[str, ...]) -> Any:
     return wrapper
 
 
+def _remember(
+    work: Any,
+    op: str,
+    params: tuple[str, ...],
+    group: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """Keeps a receive the program started until it waits for it."""
+    given = dict(zip(params, args, strict=False)) | kwargs
+    started = _Receive(
+        work,
+        op,
+        list(given["tensors"]),
+        group,
+        given.get("srcRank"),
+        int(given.get("tag", 0)),
+    )
+    with _PENDING_LOCK:
+        _PENDING[id(work)] = started
+
+
 def _waited(original: Any) -> Any:
     """A wrapper of ``Work.wait`` that records the receives it completed."""
 
@@ -119,7 +133,8 @@ def _waited(original: Any) -> Any:
         done = original(work, *args, **kwargs)
         if _PENDING:
             try:
-                _record_completed(work)
+                with _active.dynamo_off():
+                    _record_completed(work)
             except Exception as e:  # never the program's error
                 session = _active.active()
                 if session is not None:

@@ -55,21 +55,22 @@ def _record(group: Any, ranks: dict[int, int], session: Any) -> None:
     if session is None:
         return
     try:
-        world = _c10d()._world
-        name = world.pg_names.get(group)
-        if name is None:  # a group this process is not a member of
-            return
-        backend = world.pg_map.get(group, ("",))[0]
-        session.record_json(
-            {
-                "r": "process_group",
-                "name": str(name),
-                "desc": _description(group),
-                "backend": str(backend or ""),
-                "ranks": [int(g) for g, _ in sorted(ranks.items(), key=lambda item: item[1])],
-                "ts": session.now(),
-            }
-        )
+        with _active.dynamo_off():
+            world = _c10d()._world
+            name = world.pg_names.get(group)
+            if name is None:  # a group this process is not a member of
+                return
+            backend = world.pg_map.get(group, ("",))[0]
+            session.record_json(
+                {
+                    "r": "process_group",
+                    "name": str(name),
+                    "desc": _description(group),
+                    "backend": str(backend or ""),
+                    "ranks": [int(g) for g, _ in sorted(ranks.items(), key=lambda item: item[1])],
+                    "ts": session.now(),
+                }
+            )
     except Exception as e:
         session.fail(e)
 

@@ -59,33 +59,35 @@ def _patched(original: Any) -> Any:
         if not session.wants(name):
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         try:
-            bound = dict(zip(self.arg_names, args, strict=False))
-            bound.update((k, v) for k, v in kwargs.items() if k in self.arg_names)
-            runtime = [n for n in self.arg_names if n in bound and not _is_constexpr(self, n)]
-            tensors = [bound[n] for n in runtime if isinstance(bound[n], torch.Tensor)]
-            stream = _stream(tensors)
-            described = session.describe(
-                [bound[n] for n in runtime], b"i" * len(runtime), stream=stream
-            )
-            if session.breaks is not None:
-                session.before_launch(name)
+            with _active.dynamo_off():
+                bound = dict(zip(self.arg_names, args, strict=False))
+                bound.update((k, v) for k, v in kwargs.items() if k in self.arg_names)
+                runtime = [n for n in self.arg_names if n in bound and not _is_constexpr(self, n)]
+                tensors = [bound[n] for n in runtime if isinstance(bound[n], torch.Tensor)]
+                stream = _stream(tensors)
+                described = session.describe(
+                    [bound[n] for n in runtime], b"i" * len(runtime), stream=stream
+                )
+                if session.breaks is not None:
+                    session.before_launch(name)
         except Exception as e:
             session.launch_unrecorded(name, e)
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         with _active.inside_launch():
             result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
         try:
-            constants = {
-                k: v for k, v in {**bound, **kwargs}.items() if k not in runtime and _plain(v)
-            }
-            kernel = session.kernel_id(
-                ("user-triton", id(self), tuple(sorted(constants.items()))),
-                lambda: _define(session, self, name, runtime, bound, constants),
-            )
-            launch_grid = grid({**bound, **kwargs}) if callable(grid) else grid
-            launch_grid = [int(g) for g in launch_grid]
-            launch_grid += [1] * (3 - len(launch_grid))
-            session.launch(kernel, launch_grid, stream or 0, described)
+            with _active.dynamo_off():
+                constants = {
+                    k: v for k, v in {**bound, **kwargs}.items() if k not in runtime and _plain(v)
+                }
+                kernel = session.kernel_id(
+                    ("user-triton", id(self), tuple(sorted(constants.items()))),
+                    lambda: _define(session, self, name, runtime, bound, constants),
+                )
+                launch_grid = grid({**bound, **kwargs}) if callable(grid) else grid
+                launch_grid = [int(g) for g in launch_grid]
+                launch_grid += [1] * (3 - len(launch_grid))
+                session.launch(kernel, launch_grid, stream or 0, described)
         except Exception as e:
             session.fail(e)
         return result

@@ -73,22 +73,25 @@ def _cpu_env(inductor_cache: Path) -> dict[str, str]:
     return env
 
 
+def _program_launches(program: str, tmp_path: Path, inductor_cache: Path) -> list[dict]:
+    """Runs a test program unrecorded and recorded (``TRITONTUI_RECORD``),
+    checks that it compiled the same and recorded to the end; returns the
+    recorded launches."""
+    trace = tmp_path / "t.msgpack"
+    env = _cpu_env(inductor_cache)
+    command = [sys.executable, str(PROGRAMS / program)]
+    recorded = {**env, "TRITONTUI_RECORD": str(trace)}
+    compiles_as_unrecorded(tmp_path, command, env, recorded, ["launcher"])
+    return [r for r in _recorded_to_the_end(trace) if r["type"] == "launch"]
+
+
 def test_an_eager_op_left_by_a_compiled_function_compiles_as_unrecorded(
     tmp_path: Path, inductor_cache: Path
 ) -> None:
     # The op's generator is described by Python of the recorder's, which
     # Dynamo compiled (two frames, one graph more) and whose compile
     # event, logged while the trace was held, stopped the recording.
-    trace = tmp_path / "t.msgpack"
-    env = _cpu_env(inductor_cache)
-    compiles_as_unrecorded(
-        tmp_path,
-        [sys.executable, str(PROGRAMS / "eager_draw_in_compiled.py")],
-        env,
-        {**env, "TRITONTUI_RECORD": str(trace)},
-        ["launcher"],
-    )
-    launches = [r for r in _recorded_to_the_end(trace) if r["type"] == "launch"]
+    launches = _program_launches("eager_draw_in_compiled.py", tmp_path, inductor_cache)
     draws = [r for r in launches if r["kernel"] == "aten::randn.generator"]
     assert len(draws) == 2, [r["kernel"] for r in launches]
     assert draws[0]["args"][1]["value"].startswith("<torch.Generator device=cpu seed=0"), draws[0]
@@ -97,16 +100,8 @@ def test_an_eager_op_left_by_a_compiled_function_compiles_as_unrecorded(
 def test_a_compiled_function_waiting_for_a_collective_compiles_as_unrecorded(
     tmp_path: Path, inductor_cache: Path
 ) -> None:
-    trace = tmp_path / "t.msgpack"
-    env = _cpu_env(inductor_cache)
-    compiles_as_unrecorded(
-        tmp_path,
-        [sys.executable, str(PROGRAMS / "collective_wait_in_compiled.py")],
-        env,
-        {**env, "TRITONTUI_RECORD": str(trace)},
-        ["launcher"],
-    )
-    kernels = [r["kernel"] for r in _recorded_to_the_end(trace) if r["type"] == "launch"]
+    launches = _program_launches("collective_wait_in_compiled.py", tmp_path, inductor_cache)
+    kernels = [r["kernel"] for r in launches]
     assert kernels.count("c10d::allreduce_") == 2 and kernels.count("Tensor.tolist") == 2, kernels
 
 

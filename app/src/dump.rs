@@ -84,10 +84,24 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                 }
             })
             .collect();
+        let replay = trace
+            .replay_of(launch)
+            .map(|r| json!({"graph": r.graph, "n": r.n}));
         line(json!({
             "type": "launch", "seq": launch.seq, "kernel": kernel.name, "backend": kernel.backend,
             "grid": launch.grid(), "stream": hex(launch.stream), "device": launch.device, "thread": launch.thread,
-            "ts": launch.ts, "autotune": launch.autotune, "args": args,
+            "ts": launch.ts, "autotune": launch.autotune, "replay": replay, "args": args,
+        }))?;
+    }
+    for g in &trace.cuda_graphs {
+        line(json!({
+            "type": "cuda_graph", "graph": g.graph, "launches": g.launches, "slots": g.slots,
+            "device": g.device, "stream": hex(g.stream), "missing": g.missing, "ts": g.ts,
+        }))?;
+    }
+    for r in &trace.replays {
+        line(json!({
+            "type": "replay", "graph": r.graph, "n": r.n, "launches": r.launches, "hashed": r.hashed,
         }))?;
     }
     for g in &trace.process_groups {

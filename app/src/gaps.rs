@@ -91,6 +91,26 @@ pub fn of(trace: &Trace) -> Vec<Gap> {
             "the recorder turned CUDA graphs off: the program without it replays them".to_owned(),
         );
     }
+    for graph in &trace.cuda_graphs {
+        if !graph.missing.is_empty() {
+            add(
+                GapKind::Recorder,
+                format!(
+                    "CUDA graph {}: its launches' hashes are missing from every replay ({})",
+                    graph.graph, graph.missing
+                ),
+            );
+        }
+    }
+    let unhashed = trace.replays.iter().filter(|r| !r.hashed).count();
+    if unhashed > 0 {
+        add(
+            GapKind::Recorder,
+            format!(
+                "{unhashed} CUDA graph replays' hashes did not come back: their launches are unhashed"
+            ),
+        );
+    }
     for graph in unrecorded_graphs(trace) {
         add(
             GapKind::UnrecordedGraph,

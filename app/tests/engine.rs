@@ -343,6 +343,7 @@ fn write_launch(
         thread: 1,
         ts: 0,
         autotune: false,
+        captured: None,
         args,
     })
     .expect("launch");

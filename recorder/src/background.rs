@@ -35,6 +35,9 @@ pub type Pending = Box<dyn FnOnce() -> Result<Vec<Delivered>, String> + Send>;
 pub enum Delivered {
     Hash(u64),
     Stats(Stats),
+    /// The slot of a captured CUDA graph's table where each replay leaves
+    /// this hash (a launch captured into a graph runs only at replays).
+    Slot(u64),
 }
 
 /// Which field of a tensor argument a pending result fills.
@@ -58,9 +61,20 @@ pub struct Fill {
     pub index: usize,
 }
 
-/// Puts delivered hashes into a record (a launch or a graph call).
+/// Puts delivered hashes into a record (a launch or a graph call; a CUDA
+/// graph's replay takes them all, in slot order).
 fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Result<()> {
     use tritontui_trace::format::{ArgValue, TensorArg};
+    if let Record::Replay(replay) = record {
+        replay.hashes = results
+            .iter()
+            .map(|result| match result {
+                Delivered::Hash(h) => Ok(*h),
+                _ => Err(io::Error::other("a replay's result is not a hash")),
+            })
+            .collect::<io::Result<_>>()?;
+        return Ok(());
+    }
     let args: &mut [ArgValue] = match record {
         Record::Launch(launch) => &mut launch.args,
         Record::Call(call) => &mut call.args,
@@ -82,8 +96,8 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
             .get_mut(f.arg)
             .ok_or_else(|| io::Error::other("a pending result has no argument"))?;
         match (f.slot, result) {
-            (Slot::Pre, Delivered::Hash(h)) => tensor.pre = Some(*h),
-            (Slot::Post, Delivered::Hash(h)) => tensor.post = Some(*h),
+            (Slot::Pre, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.pre = Some(*h),
+            (Slot::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
             (Slot::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
             _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
@@ -93,9 +107,13 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
 
 /// Sets the written flag of every tensor argument whose hash changed during
 /// the launch: the one place the recorder decides it, for host and device
-/// hashes alike.
+/// hashes alike (a launch captured into a CUDA graph holds slots, not
+/// hashes: the reader decides it for each replay).
 fn mark_changed(launch: &mut LaunchRecord) {
     use tritontui_trace::format::{ArgValue, TensorArg};
+    if launch.captured.is_some() {
+        return;
+    }
     for arg in &mut launch.args {
         if let ArgValue::Tensor(t) = arg
             && matches!((t.pre, t.post), (Some(a), Some(b)) if a != b)
@@ -370,6 +388,7 @@ mod tests {
             thread: 1,
             ts: seq,
             autotune: false,
+            captured: None,
             args,
         }
     }

@@ -20,7 +20,10 @@
 //! that the driver library loads before calling into it, because cudarc
 //! panics rather than failing when it does not.
 
+mod graph_table;
 mod layout;
+
+pub use graph_table::{GRAPH_SLOTS, GraphTable, ReadBack};
 
 use crate::background::Delivered;
 use cudarc::driver::result;
@@ -95,6 +98,24 @@ pub fn stream_capturing(stream: u64) -> Result<bool> {
     // status to write.
     unsafe { sys::cuStreamIsCapturing(stream as sys::CUstream, &mut status).result()? };
     Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// Lets this thread call into the driver while another thread captures a
+/// graph in the global capture mode (`torch.cuda.graph`'s default), which
+/// otherwise forbids the calls a recorder's waiting thread makes. Once per
+/// thread.
+fn relax_capture_mode() -> Result<()> {
+    thread_local! {
+        static RELAXED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if RELAXED.get() {
+        return Ok(());
+    }
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: writes this thread's mode, and the old one into `mode`.
+    unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode).result()? };
+    RELAXED.set(true);
+    Ok(())
 }
 
 /// What the writer thread hands back: free ranges of the ring, and events
@@ -304,6 +325,9 @@ pub struct Batch {
     table: SmallVec<[Item; TABLE_ITEMS]>,
     /// Slots of the range handed out so far.
     used: usize,
+    /// The table of the graph being captured on the stream, whose slots
+    /// this batch's hashes take instead of a range of the ring.
+    graph: Option<Arc<GraphTable>>,
 }
 
 // SAFETY: see `Device`; the range of the ring belongs to this batch alone,
@@ -422,11 +446,38 @@ impl Batch {
             entries: SmallVec::new(),
             table: SmallVec::new(),
             used: 0,
+            graph: None,
         })
     }
 
-    /// Slot `slot` of this batch's range, as an index into the ring.
+    /// Hashes for launches being captured into a graph on `stream`: their
+    /// kernels join the graph and write into `table` at every replay, and
+    /// the batch delivers the slots they write ([`Delivered::Slot`]).
+    /// Takes no range of the ring, allocates nothing and records no event.
+    pub fn begin_captured(stream: u64, table: Arc<GraphTable>) -> Result<Batch> {
+        let device = device(table.ordinal())?;
+        Ok(Batch {
+            kernels: device.kernels,
+            stream,
+            range: 0,
+            ring: table.results(),
+            host: std::ptr::null_mut(),
+            returned: Arc::clone(&device.returned),
+            finished: false,
+            dispatched: false,
+            entries: SmallVec::new(),
+            table: SmallVec::new(),
+            used: 0,
+            graph: Some(table),
+        })
+    }
+
+    /// Slot `slot` of this batch's range, as an index into the ring (a
+    /// captured batch's slots are its graph table's already).
     fn ring_slot(&self, slot: usize) -> u32 {
+        if self.graph.is_some() {
+            return slot as u32;
+        }
         (self.range * BATCH + slot) as u32
     }
 
@@ -457,7 +508,11 @@ impl Batch {
     ) -> Result<Option<usize>> {
         let numel: u64 = shape.iter().product();
         let nbytes = numel * itemsize;
-        let Some(slot) = self.take_slots(1) else {
+        let taken = match &self.graph {
+            Some(graph) => graph.take_slot(nbytes),
+            None => self.take_slots(1),
+        };
+        let Some(slot) = taken else {
             return Ok(None);
         };
         let (shape, stride) = coalesce(shape, stride);
@@ -538,6 +593,10 @@ impl Batch {
         stride: &[u64],
     ) -> Result<Option<usize>> {
         let numel: u64 = shape.iter().product();
+        // A captured graph's table holds hashes only.
+        if self.graph.is_some() {
+            return Ok(None);
+        }
         let Some(slot) = self.take_slots(STATS_SLOTS) else {
             return Ok(None);
         };
@@ -575,9 +634,21 @@ impl Batch {
         unsafe { launch_kernel(function, self.stream, blocks, params) }
     }
 
-    /// Dispatches what is left and records the event the results wait for.
+    /// Dispatches what is left and records the event the results wait for
+    /// (a captured batch records none: its results are its slots).
     pub fn finish(mut self) -> Result<Finished> {
         self.dispatch()?;
+        if self.graph.is_some() {
+            self.finished = true;
+            return Ok(Finished {
+                ctx: self.kernels.ctx,
+                event: std::ptr::null_mut(),
+                host: std::ptr::null(),
+                entries: std::mem::take(&mut self.entries),
+                returned: Arc::clone(&self.returned),
+                range: 0,
+            });
+        }
         let event = self.returned.event()?;
         unsafe { result::event::record(event, self.stream as sys::CUstream)? };
         self.finished = true;
@@ -597,7 +668,7 @@ impl Drop for Batch {
     /// back if no kernel of it was enqueued; one that was may still write
     /// into the range, which is then never reused.
     fn drop(&mut self) {
-        if !self.finished && !self.dispatched {
+        if !self.finished && !self.dispatched && self.graph.is_none() {
             self.returned.release_range(self.range);
         }
     }
@@ -722,6 +793,18 @@ impl Finished {
     /// Waits for the device (on the caller's thread) and returns the
     /// results in the order they were enqueued.
     pub fn wait(mut self) -> Result<Vec<Delivered>> {
+        if self.event.is_null() {
+            // A captured batch: its hashes come with each replay.
+            return Ok(self
+                .entries
+                .iter()
+                .map(|entry| match *entry {
+                    Entry::Hash { slot, .. } | Entry::Stats { slot } => {
+                        Delivered::Slot(slot as u64)
+                    }
+                })
+                .collect());
+        }
         let waited = self.synchronize();
         let ok = waited.is_ok();
         // SAFETY: every slot was seen written, or the event that follows
@@ -752,6 +835,7 @@ impl Finished {
     /// launches take too.
     fn synchronize(&self) -> Result<()> {
         unsafe { result::ctx::set_current(self.ctx)? };
+        relax_capture_mode()?;
         let mut asked = std::time::Instant::now();
         loop {
             if self.arrived() {

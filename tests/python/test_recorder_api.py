@@ -321,9 +321,13 @@ def test_two_threads_record_into_one_trace(tmp_path: Path) -> None:
     assert len([r for r in records if r["type"] == "launch"]) == 40
 
 
-def test_a_compile_asking_for_cuda_graphs_gets_none_while_recording(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize("cuda_graphs", [None, False])
+def test_a_compile_asking_for_cuda_graphs_gets_them_unless_they_are_turned_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda_graphs: bool | None
 ) -> None:
+    # By default the program compiles as it asked (its graphs are
+    # recorded as they run); cuda_graphs=False turns them off, with a
+    # warning, a compile record, and the header saying so.
     import torch._inductor.compile_fx as compile_fx
 
     asked: list[dict] = []
@@ -336,15 +340,19 @@ def test_a_compile_asking_for_cuda_graphs_gets_none_while_recording(
     torch._dynamo.reset()
     f = torch.compile(lambda x: x * 2 + 1, mode="reduce-overhead")
     path = tmp_path / "t.msgpack"
+    options = {} if cuda_graphs is None else {"cuda_graphs": cuda_graphs}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with tritontui.record(path):
+        with tritontui.record(path, **options):
             assert torch.equal(f(torch.ones(3)), torch.full((3,), 3.0))
     torch._dynamo.reset()
-    assert [a["triton.cudagraphs"] for a in asked] == [False]
-    assert any("asked for CUDA graphs" in str(w.message) for w in caught)
-    said = [r for r in dump(path) if r["type"] == "compile" and r["event"] == "graph"]
-    assert said and said[0]["info"] == {"cuda_graphs_disabled": True}, said
+    records = dump(path)
+    said = [r for r in records if r["type"] == "compile" and r["event"] == "graph"]
+    turned_off = cuda_graphs is False
+    assert [a["triton.cudagraphs"] for a in asked] == [not turned_off]
+    assert any("asked for CUDA graphs" in str(w.message) for w in caught) == turned_off
+    assert records[0]["options"]["cuda_graphs_disabled"] == turned_off, records[0]
+    assert [r["info"] for r in said] == [{"cuda_graphs_disabled": True}] * turned_off, said
 
 
 def test_a_cpp_wrapper_graph_says_its_launches_are_not_recorded(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 11;
+pub const SCHEMA_MINOR: u32 = 12;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,6 +63,12 @@ pub enum Record {
     /// The numerics settings in force from a launch on, when they changed
     /// while recording (1.11).
     Settings(SettingsRecord),
+    /// A CUDA graph's capture ended: its launches were written as captured
+    /// (1.12).
+    #[serde(rename = "cuda_graph")]
+    CudaGraph(CudaGraphRecord),
+    /// One replay of a captured CUDA graph, with its table of hashes (1.12).
+    Replay(ReplayRecord),
     /// Written on clean exit; its absence means the trace ended early.
     End(EndRecord),
     /// A record kind this reader does not know; skipped.
@@ -92,6 +98,8 @@ impl Record {
             Record::Pause(_) => "pause",
             Record::Gap(_) => "gap",
             Record::Settings(_) => "settings",
+            Record::CudaGraph(_) => "cuda_graph",
+            Record::Replay(_) => "replay",
             Record::End(_) => "end",
             Record::Unknown(kind) => kind,
         }
@@ -143,6 +151,8 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "gap" => Record::Gap(GapRecord::deserialize(rest)?),
             "settings" => Record::Settings(SettingsRecord::deserialize(rest)?),
+            "cuda_graph" => Record::CudaGraph(CudaGraphRecord::deserialize(rest)?),
+            "replay" => Record::Replay(ReplayRecord::deserialize(rest)?),
             "end" => Record::End(EndRecord::deserialize(rest)?),
             _ => {
                 IgnoredAny::deserialize(rest)?;
@@ -454,6 +464,23 @@ pub struct LaunchRecord {
     /// Arguments in the kernel's declared order.
     #[serde(rename = "a", default)]
     pub args: Vec<ArgValue>,
+    /// (1.12) The CUDA graph this launch was captured into: it did not run
+    /// when it was written but runs at each of the graph's replays, and
+    /// its tensor arguments' `pre` and `post` are slots of the graph's
+    /// table, not hashes (a `replay` record holds the hashes).
+    #[serde(rename = "cg", default, skip_serializing_if = "Option::is_none")]
+    pub captured: Option<Captured>,
+}
+
+/// Where a captured launch sits in its CUDA graph (1.12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Captured {
+    /// The graph's id, as its `cuda_graph` and `replay` records name it.
+    #[serde(rename = "g")]
+    pub graph: u64,
+    /// The launch's place among the graph's launches, from 0.
+    #[serde(rename = "i")]
+    pub index: u32,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -937,6 +964,60 @@ pub struct GapRecord {
     /// Sequence number the next launch would have had.
     #[serde(default)]
     pub before: u64,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// A CUDA graph whose capture ended (1.12): its launches are the
+/// `launch` records captured into it, in their order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CudaGraphRecord {
+    /// The graph's id (from 1 in a trace).
+    pub graph: u64,
+    /// Launches captured into it.
+    #[serde(default)]
+    pub launches: u32,
+    /// Slots of its table: the hashes each replay delivers.
+    #[serde(default)]
+    pub slots: u32,
+    /// Device ordinal of the capture.
+    #[serde(default)]
+    pub device: i32,
+    /// Raw handle of the capturing stream.
+    #[serde(default)]
+    pub stream: u64,
+    /// Why some of its launches' hashes are missing from every replay
+    /// (empty when none are).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub missing: String,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
+/// One replay of a captured CUDA graph (1.12): its launches ran again, in
+/// their captured order, as launches `first`, `first + 1`, ...
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayRecord {
+    /// The graph's id.
+    pub graph: u64,
+    /// Which replay of the graph, from 0.
+    #[serde(default)]
+    pub n: u64,
+    /// Sequence number of the replay's first launch.
+    #[serde(default)]
+    pub first: u64,
+    /// Raw handle of the stream the graph was replayed on.
+    #[serde(default)]
+    pub stream: u64,
+    /// OS thread id of the replaying thread.
+    #[serde(default)]
+    pub thread: u64,
+    /// The graph's table after the replay, by slot; empty when its hashes
+    /// could not be read back (the replay's launches are then unhashed).
+    #[serde(default)]
+    pub hashes: Vec<u64>,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

@@ -1,10 +1,10 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CustomHashRecord, EndRecord,
-    GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, MarkerRecord,
-    PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ResultsRecord, Scalar, SettingsRecord,
-    SourceDef, Stats, TensorArg,
+    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CudaGraphRecord, CustomHashRecord,
+    EndRecord, GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef,
+    MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ReplayRecord,
+    ResultsRecord, Scalar, SettingsRecord, SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -70,6 +70,9 @@ pub struct Launch {
     pub thread: u64,
     /// Nanoseconds since the header's creation time.
     pub ts: u64,
+    /// Index into [`Trace::replays`] when the launch ran in a CUDA graph's
+    /// replay (1.12).
+    pub replay: Option<u32>,
     args_start: u32,
     args_len: u32,
 }
@@ -234,6 +237,11 @@ pub struct Trace {
     pub settings_changes: Vec<SettingsRecord>,
     /// Graph inputs, in file order.
     pub inputs: Vec<GraphInput>,
+    /// The CUDA graphs captured while recording (1.12), in capture order.
+    pub cuda_graphs: Vec<CudaGraphRecord>,
+    /// The replays of captured CUDA graphs (1.12), in order: each one's
+    /// launches are in [`Trace::launches`], pointing back here.
+    pub replays: Vec<Replayed>,
     /// The tensors alive when recording stopped (the program's results),
     /// or `None` when the trace does not say (before 1.3, or cut short).
     pub results: Option<Vec<LiveTensor>>,
@@ -243,6 +251,20 @@ pub struct Trace {
     pub early_end: Option<EarlyEnd>,
     /// Records of kinds this reader does not know, skipped.
     pub unknown_records: u64,
+}
+
+/// One replay of a CUDA graph, its launches expanded into the trace's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replayed {
+    /// The graph's id.
+    pub graph: u64,
+    /// Which replay of the graph, from 0.
+    pub n: u64,
+    /// Launches the graph holds (the replay's launches).
+    pub launches: u32,
+    /// Whether its table of hashes came back whole (a graph whose capture
+    /// hashed nothing has an empty table).
+    pub hashed: bool,
 }
 
 /// Maps the ids a file uses to dense table indices.
@@ -362,6 +384,8 @@ impl Trace {
             gaps: Vec::new(),
             settings_changes: Vec::new(),
             inputs: Vec::new(),
+            cuda_graphs: Vec::new(),
+            replays: Vec::new(),
             results: None,
             end: None,
             early_end: None,
@@ -397,7 +421,10 @@ impl Trace {
 
     fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
         match record {
+            Record::Launch(launch) if launch.captured.is_some() => ids.capture(launch),
             Record::Launch(launch) => self.add_launch(launch, ids)?,
+            Record::CudaGraph(graph) => self.cuda_graphs.push(graph),
+            Record::Replay(replay) => self.add_replay(replay, ids)?,
             Record::Layout(layout) => {
                 ids.layouts.insert(layout.id, index(self.layouts.len())?);
                 self.layouts.push(layout);
@@ -671,6 +698,7 @@ impl Trace {
             stream: launch.stream,
             thread: launch.thread,
             ts: launch.ts,
+            replay: None,
             args_start,
             args_len: index(self.args.len())? - args_start,
         });
@@ -679,6 +707,66 @@ impl Trace {
             ids.known.after_launch(touched);
         }
         Ok(())
+    }
+
+    /// Adds the launches of one replay: its graph's captured launches, in
+    /// their order, each with the hashes the replay's table holds at its
+    /// slots (and written where they differ, as the recorder flags it).
+    fn add_replay(&mut self, replay: ReplayRecord, ids: &mut Ids) -> Result<(), String> {
+        let captured = ids.captured.remove(&replay.graph).unwrap_or_default();
+        let replay_index = index(self.replays.len())?;
+        let slot = |s: Option<u64>| -> Option<u64> {
+            s.and_then(|s| usize::try_from(s).ok())
+                .and_then(|s| replay.hashes.get(s).copied())
+        };
+        let mut result = Ok(());
+        for (i, template) in captured.iter().enumerate() {
+            let mut launch = template.clone();
+            launch.seq = replay.first + i as u64;
+            launch.ts = replay.ts;
+            launch.stream = replay.stream;
+            launch.thread = replay.thread;
+            launch.captured = None;
+            for arg in &mut launch.args {
+                if let ArgValue::Tensor(t) = arg {
+                    t.pre = slot(t.pre);
+                    t.post = slot(t.post);
+                    if matches!((t.pre, t.post), (Some(a), Some(b)) if a != b) {
+                        t.flags |= TensorArg::WRITTEN;
+                    }
+                }
+            }
+            result = self.add_launch(launch, ids);
+            if result.is_err() {
+                break;
+            }
+            if let Some(last) = self.launches.last_mut() {
+                last.replay = Some(replay_index);
+            }
+        }
+        self.replays.push(Replayed {
+            graph: replay.graph,
+            n: replay.n,
+            launches: index(captured.len())?,
+            hashed: replay.hashes.len() as u64 == self.slots_of(replay.graph),
+        });
+        ids.captured.insert(replay.graph, captured);
+        result
+    }
+
+    /// The slots of a captured graph's table (the hashes each of its
+    /// replays brings back), as its `cuda_graph` record says.
+    fn slots_of(&self, graph: u64) -> u64 {
+        self.cuda_graphs
+            .iter()
+            .rev()
+            .find(|g| g.graph == graph)
+            .map_or(u64::MAX, |g| u64::from(g.slots))
+    }
+
+    /// The replay a launch ran in, if it ran in one.
+    pub fn replay_of(&self, launch: &Launch) -> Option<&Replayed> {
+        launch.replay.map(|i| &self.replays[i as usize])
     }
 
     /// The kernel of a launch.
@@ -755,6 +843,20 @@ struct Ids {
     graph_table: Vec<LoadedGraph>,
     /// The views known in the current graph call, with their hashes.
     known: KnownViews<Option<u64>>,
+    /// The launches captured into each CUDA graph, in their order.
+    captured: HashMap<u64, Vec<LaunchRecord>>,
+}
+
+impl Ids {
+    /// Keeps a captured launch for its graph's replays.
+    fn capture(&mut self, launch: LaunchRecord) {
+        let Some(place) = launch.captured else {
+            return;
+        };
+        let launches = self.captured.entry(place.graph).or_default();
+        let at = launches.partition_point(|l| l.captured.is_some_and(|c| c.index <= place.index));
+        launches.insert(at, launch);
+    }
 }
 
 /// A graph definition as calls use it.

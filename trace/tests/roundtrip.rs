@@ -89,6 +89,7 @@ fn record() -> impl Strategy<Value = Record> {
                     thread,
                     ts,
                     autotune,
+                    captured: None,
                     args,
                 })
             },
@@ -361,6 +362,7 @@ fn sample_trace() -> Vec<u8> {
             thread: 4242,
             ts: 1000 * seq,
             autotune: false,
+            captured: None,
             args: vec![
                 ArgValue::Tensor(TensorArg {
                     layout: a,
@@ -493,6 +495,7 @@ fn a_launch_of_an_undefined_kernel_is_reported_with_its_offset() {
         thread: 1,
         ts: 0,
         autotune: false,
+        captured: None,
         args: vec![],
     })
     .expect("launch");
@@ -625,6 +628,7 @@ fn launch_records_stay_small() {
         thread: 1_234_567,
         ts: 12_345_678_901_234,
         autotune: false,
+        captured: None,
         args: (0..6)
             .map(|i| {
                 ArgValue::Tensor(TensorArg {
@@ -699,6 +703,7 @@ fn inherited_hashes_are_filled_in_from_the_data_flow() {
             thread: 1,
             ts: seq,
             autotune: false,
+            captured: None,
             args,
         })
         .expect("launch")

@@ -25,6 +25,7 @@ fn the_documented_launch_record_is_byte_exact() {
         thread: 4242,
         ts: 5000,
         autotune: false,
+        captured: None,
         args: vec![
             ArgValue::Tensor(TensorArg {
                 layout: 0,

@@ -599,6 +599,7 @@ impl<'s, W: Write> Simulator<'s, W> {
             thread: 4242,
             ts: self.seq * 7_000,
             autotune,
+            captured: None,
             args,
         };
         self.seq += 1;

@@ -50,6 +50,7 @@ def start(
     capture: str | None = None,
     capture_budget: int | None = None,
     hash_fn: Any = None,
+    cuda_graphs: bool | None = None,
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
@@ -69,7 +70,10 @@ def start(
     each launch, beside the exact hashes: a callable (tensor to number or
     string, recorded under its ``__name__``) or DebugMode's ``"norm"`` or
     ``"hash_tensor"`` (default: ``TRITONTUI_HASH_FN``); where a tensor has
-    no exact hash, runs are compared by its values (equal or not)."""
+    no exact hash, runs are compared by its values (equal or not).
+    ``cuda_graphs``: leave CUDA graphs as the program configured them and
+    record every replay (the default, unless ``TRITONTUI_CUDA_GRAPHS=0``),
+    or with False turn them off while recording (the header says so)."""
     from . import _session, _spawned_ranks
 
     _session.start(
@@ -82,6 +86,7 @@ def start(
         capture=capture,
         capture_budget=capture_budget,
         hash_fn=hash_fn,
+        cuda_graphs=cuda_graphs,
     )
     _spawned_ranks.install()
 

@@ -126,6 +126,7 @@ class Session:
         capture_budget: int | None = None,
         hash_fn: Any = None,
         place: dict[str, Any] | None = None,
+        cuda_graphs: bool | None = None,
     ) -> None:
         if hash not in HASH_MODES:
             raise ValueError(f"hash must be one of {HASH_MODES}, not {hash!r}")
@@ -152,7 +153,12 @@ class Session:
         self.custom_hash = _custom_hash.resolve(hash_fn)
         # Whether launches are shown to Python (observe_before/after).
         self.observes = self.capture is not None or self.custom_hash is not None
-        self.cuda_graphs_disabled = False
+        # CUDA graphs stay as the program configured them and are recorded
+        # as they run, unless turned off (TRITONTUI_CUDA_GRAPHS=0).
+        if cuda_graphs is None:
+            cuda_graphs = os.environ.get("TRITONTUI_CUDA_GRAPHS", "1") not in ("0", "false", "no")
+        self.cuda_graphs = cuda_graphs
+        self.cuda_graphs_disabled = not cuda_graphs
         # The numerics flags as last sampled (set when the trace opens).
         self.numerics: _settings.Numerics | None = None
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
@@ -171,6 +177,9 @@ class Session:
         self.file: Any = None
         # Whether CUDA tensors are hashed on the device (see _tensors).
         self.device_hashing = False
+        # Whether device hashes inside a graph call may wait for later
+        # launches (set when the trace opens).
+        self.defers_hashes = False
 
     # -- lifecycle -------------------------------------------------------
 
@@ -214,7 +223,8 @@ class Session:
         self.file.inherit_hashes = inherits
         # Where hashes are inherited, device hashes may wait for the next
         # launch's table (TRITONTUI_DEFER_HASHES=0: launch by launch).
-        self.file.defer_hashes = inherits and os.environ.get("TRITONTUI_DEFER_HASHES") != "0"
+        self.defers_hashes = inherits and os.environ.get("TRITONTUI_DEFER_HASHES") != "0"
+        self.file.defer_hashes = self.defers_hashes
         self.device_hashing = _tensors.gpu_hashing()
         if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
             _pause.allow_any_tracer()
@@ -455,11 +465,14 @@ class Session:
         hash_pre: bool | None = None,
         stream: int | None = None,
         inherit: bool = True,
+        launch: bool = False,
     ) -> Any:
         """Reads a launch's arguments before it runs (see
         ``_native.TraceFile.describe``); hashes them when the session hashes
         inputs, unless ``hash_pre`` says otherwise, or (when ``inherit``)
-        the data flow of the graph call running knows their bytes."""
+        the data flow of the graph call running knows their bytes. A
+        ``launch``'s arguments are captured into the CUDA graph this
+        thread captures, if it does."""
         return self.file.describe(
             values,
             access,
@@ -467,6 +480,7 @@ class Session:
             self.device_hashing,
             stream,
             inherit,
+            launch,
         )
 
     def extend(self, described: Any, values: Iterable[Any], access: bytes) -> None:
@@ -589,7 +603,8 @@ def start(path: str | os.PathLike[str], **options: Any) -> Session:
             atexit.register(stop, "exit")
             _STOPS_AT_EXIT = True
         session = Session(path, **options)
-        session.cuda_graphs_disabled = hooks.disable_cuda_graphs()
+        if not session.cuda_graphs:
+            hooks.disable_cuda_graphs()
         session.open()
         hooks.install(session)
         _active.set_active(session)

@@ -7,6 +7,7 @@
 //! and every launch's CUDA tensors are hashed on the device in one batch on
 //! the launch's stream, which the writer thread waits for.
 
+use super::cuda_graphs::Capturing;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Fill, Slot};
 use pyo3::exceptions::PyRuntimeError;
@@ -15,6 +16,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use std::collections::HashMap;
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
 use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched};
@@ -164,6 +167,9 @@ struct DeviceWork {
     enabled: bool,
     stream: Option<u64>,
     capturing: Option<bool>,
+    /// The CUDA graph capture under way on this thread, for a launch's
+    /// arguments (their hashes then join the graph).
+    capture: Option<Capturing>,
     ordinal: i32,
     #[cfg(feature = "cuda")]
     batch: Option<crate::gpu::Batch>,
@@ -216,7 +222,10 @@ impl Described {
 
 impl Described {
     /// Reads `values` with their access codes, hashing readable ones now
-    /// when `hash_pre` (pure outputs and allocations never are).
+    /// when `hash_pre` (pure outputs and allocations never are). `capture`
+    /// is this thread's CUDA graph capture when `values` are a launch's
+    /// arguments.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         py: Python<'_>,
         tables: Tables<'_>,
@@ -225,6 +234,7 @@ impl Described {
         hash_pre: bool,
         device_hashing: bool,
         stream: Option<u64>,
+        capture: Option<Capturing>,
     ) -> PyResult<Described> {
         let mut described = Described {
             args: Vec::new(),
@@ -234,6 +244,7 @@ impl Described {
                 enabled: device_hashing,
                 stream,
                 capturing: None,
+                capture,
                 ordinal: -1,
                 #[cfg(feature = "cuda")]
                 batch: None,
@@ -408,16 +419,23 @@ impl Described {
             return Ok(Value::Missing);
         }
         if view.device >= 0 {
-            if self.capturing(py)? {
-                return Ok(Value::Missing); // the work would join the graph
+            // Work enqueued now joins the graph: only a launch's hashes,
+            // into the graph's table, and nothing is copied to the host.
+            let capturing = self.capturing(py)?;
+            if capturing && !self.hashes_into_graph() {
+                return Ok(Value::Missing);
             }
             #[cfg(feature = "cuda")]
             if let Some(result) = self.on_device(py, view, |batch, v| unsafe {
                 // SAFETY: the view is a live CUDA tensor kept alive by the
-                // recorder until its record is written.
+                // recorder until its record is written (under a capture,
+                // the graph's pool keeps its memory for every replay).
                 batch.hash(v.ptr, v.itemsize, &v.shape, &v.stride)
             })? {
                 return Ok(result);
+            }
+            if capturing {
+                return Ok(Value::Missing);
             }
         }
         on_host(py, view, |memory, host| Some(hash_view(memory, host)))
@@ -448,6 +466,27 @@ impl Described {
             crate::stats::stats(memory, host, dtype)
         })
         .map(|s| s.map_or(Value::Missing, Value::Now))
+    }
+
+    /// Whether this launch is captured into the CUDA graph whose capture
+    /// runs on this thread: it runs at the graph's replays, not now.
+    pub fn captured(&mut self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.work.capture.is_some() && self.device() >= 0 && self.capturing(py)?)
+    }
+
+    /// Whether device hashes go into a captured graph's table.
+    fn hashes_into_graph(&self) -> bool {
+        #[cfg(feature = "cuda")]
+        {
+            self.work.enabled
+                && self
+                    .work
+                    .capture
+                    .as_ref()
+                    .is_some_and(|capture| capture.table.is_some())
+        }
+        #[cfg(not(feature = "cuda"))]
+        false
     }
 
     /// Whether a CUDA graph is being captured on the launch's stream (asked
@@ -492,7 +531,18 @@ impl Described {
                 Some(stream) => stream,
                 None => current_stream(py, view)?,
             };
-            match crate::gpu::Batch::begin(view.device, stream) {
+            let begun = match &self.work.capture {
+                Some(Capturing {
+                    table: Some(table), ..
+                }) if self.work.capturing == Some(true) => {
+                    if table.ordinal() != view.device {
+                        return Ok(Some(Value::Missing));
+                    }
+                    crate::gpu::Batch::begin_captured(stream, Arc::clone(table))
+                }
+                _ => crate::gpu::Batch::begin(view.device, stream),
+            };
+            match begun {
                 Ok(batch) => {
                     self.work.batch = Some(batch);
                     self.work.ordinal = view.device;

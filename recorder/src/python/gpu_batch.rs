@@ -45,6 +45,9 @@ impl GpuBatch {
                 Delivered::Stats(s) => {
                     (s.min, s.max, s.mean_abs, s.nan, s.inf).into_bound_py_any(py)
                 }
+                Delivered::Slot(_) => Err(PyRuntimeError::new_err(
+                    "a batch hashed into a CUDA graph has no results until it is replayed",
+                )),
             })
             .collect()
     }

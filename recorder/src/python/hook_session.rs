@@ -92,10 +92,16 @@ impl HookSession {
         let session = self.python.bind(py);
         // The session turns it off when device hashing fails anywhere.
         let device_hashing: bool = session.getattr(intern!(py, "device_hashing"))?.extract()?;
-        let mut described =
-            self.trace
-                .get()
-                .describe(py, values, codes, hash_pre, device_hashing, stream, true)?;
+        let mut described = self.trace.get().describe(
+            py,
+            values,
+            codes,
+            hash_pre,
+            device_hashing,
+            stream,
+            true,
+            true,
+        )?;
         if self.observes {
             let taken =
                 session.call_method1(intern!(py, "observe_before"), (kernel, values, codes))?;

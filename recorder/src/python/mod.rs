@@ -8,6 +8,7 @@ mod aten_hook;
 mod call_scope;
 mod capabilities;
 mod command;
+mod cuda_graphs;
 #[cfg(feature = "cuda")]
 mod deferred_hashes;
 mod describe;

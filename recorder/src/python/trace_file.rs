@@ -9,6 +9,7 @@
 //! from another thread waits for the holder with the GIL released.
 
 use super::call_scope::CallScope;
+use super::cuda_graphs::{self, CudaGraphs};
 use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
 use super::thread_state::thread_id;
@@ -20,7 +21,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
-use tritontui_trace::format::{CallRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord};
+use tritontui_trace::format::{
+    CallRecord, GapRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord,
+};
 
 /// Writes one trace file from a background thread.
 #[pyclass(module = "tritontui._native", frozen)]
@@ -53,6 +56,8 @@ struct TraceState {
     /// A device failure met while enqueuing deferred hashes outside any
     /// launch, for the session to hear of (`take_device_error`).
     device_error: Option<String>,
+    /// The CUDA graphs captured while recording, for their replays.
+    cuda_graphs: CudaGraphs,
 }
 
 /// The state of a [`TraceFile`], held by this thread until dropped.
@@ -190,10 +195,14 @@ impl TraceState {
         Ok(())
     }
 
-    /// Whether a launch on this thread may defer its device hashes now.
+    /// Whether a launch on this thread may defer its device hashes now
+    /// (not while it captures a CUDA graph: every hash is enqueued with
+    /// its launch, into the graph).
     #[cfg(feature = "cuda")]
     fn deferring(&self) -> bool {
-        self.defer_hashes && self.scope.inheritable(thread_id()).is_some()
+        self.defer_hashes
+            && self.scope.inheritable(thread_id()).is_some()
+            && cuda_graphs::capturing().is_none()
     }
 
     /// The writer and the dtype table, borrowed together (with the views
@@ -253,6 +262,7 @@ impl TraceFile {
                 #[cfg(feature = "cuda")]
                 deferred: Default::default(),
                 device_error: None,
+                cuda_graphs: CudaGraphs::default(),
             };
             Ok(TraceFile {
                 state: Mutex::new(state),
@@ -289,8 +299,10 @@ impl TraceFile {
     /// `inherit`) those whose bytes the data flow of the current graph
     /// call already knows. CUDA tensors are hashed on the device on
     /// `stream` (the current stream when None) when `device_hashing`, else
-    /// copied to the host.
-    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true))]
+    /// copied to the host. When `values` are a `launch`'s arguments and
+    /// this thread captures a CUDA graph, the launch is captured: its
+    /// hashes join the graph, and none is inherited.
+    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true, launch=false))]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn describe(
         &self,
@@ -301,11 +313,22 @@ impl TraceFile {
         device_hashing: bool,
         stream: Option<u64>,
         inherit: bool,
+        launch: bool,
     ) -> PyResult<Described> {
         self.with_state(py, |state| {
-            let tables = state.tables(inherit)?;
-            let mut described =
-                Described::new(py, tables, values, access, hash_pre, device_hashing, stream)?;
+            let capture = cuda_graphs::capturing();
+            let tables = state.tables(inherit && capture.is_none())?;
+            let capture = capture.filter(|_| launch);
+            let mut described = Described::new(
+                py,
+                tables,
+                values,
+                access,
+                hash_pre,
+                device_hashing,
+                stream,
+                capture,
+            )?;
             #[cfg(feature = "cuda")]
             {
                 let deferring = state.deferring();
@@ -354,9 +377,17 @@ impl TraceFile {
             let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
             let ts = self.elapsed();
             described.complete(py, hash_post, stats)?;
-            state
-                .scope
-                .after_launch(|| described.touched_after(hash_post));
+            let captured = if described.captured(py)? {
+                cuda_graphs::next_place()
+            } else {
+                None
+            };
+            // A captured launch's bytes are known at replays only.
+            if captured.is_none() {
+                state
+                    .scope
+                    .after_launch(|| described.touched_after(hash_post));
+            }
             let launch = LaunchRecord {
                 seq,
                 kernel,
@@ -366,6 +397,7 @@ impl TraceFile {
                 thread,
                 ts,
                 autotune: false,
+                captured,
                 args: std::mem::take(&mut described.args),
             };
             #[cfg(not(feature = "cuda"))]
@@ -469,11 +501,98 @@ impl TraceFile {
         })
     }
 
+    /// A CUDA graph's capture is about to begin on this thread, on device
+    /// `device` and the raw stream `stream`: launches from now until
+    /// [`TraceFile::cuda_graph_end`] are captured into it. Hashes deferred
+    /// so far are enqueued first (outside the graph), and the graph's
+    /// table is allocated now when `device_hashing`. Returns the graph's
+    /// id and why its launches will have no hashes, if they will not.
+    fn cuda_graph_begin(
+        &self,
+        py: Python<'_>,
+        device: i32,
+        stream: u64,
+        device_hashing: bool,
+    ) -> PyResult<(u64, Option<String>)> {
+        self.with_state(py, |state| {
+            state.release_deferred()?;
+            Ok(state.cuda_graphs.begin(device, stream, device_hashing))
+        })
+    }
+
+    /// This thread's capture ended (or failed): the graph's record is
+    /// written, `missing` saying why its hashes are missing if they are.
+    #[pyo3(signature = (missing=None))]
+    fn cuda_graph_end(&self, py: Python<'_>, missing: Option<String>) -> PyResult<()> {
+        self.with_state(py, |state| {
+            let Some(record) = state.cuda_graphs.end(self.elapsed(), missing) else {
+                return Ok(());
+            };
+            state
+                .writer()?
+                .record(Record::CudaGraph(record))
+                .map_err(io_error)
+        })
+    }
+
+    /// A CUDA graph is about to be replayed: its launches write memory
+    /// without the recorder seeing them do it, so hashes deferred so far
+    /// are enqueued before it.
+    fn before_replay(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_state(py, |state| state.release_deferred())
+    }
+
+    /// The graph `graph` was just replayed on the raw stream `stream`: one
+    /// `replay` record, its launches numbered from the next sequence
+    /// number, whose hashes the writer thread reads back from the graph's
+    /// table behind the replay. False for a graph whose capture this
+    /// trace did not see (nothing is written).
+    fn cuda_graph_replayed(&self, py: Python<'_>, graph: u64, stream: u64) -> PyResult<bool> {
+        self.with_state(py, |state| {
+            let Some(launches) = state.cuda_graphs.launches(graph) else {
+                return Ok(false);
+            };
+            let first = self.next_seq.fetch_add(u64::from(launches), Ordering::AcqRel);
+            let ts = self.elapsed();
+            let Some(replay) = state
+                .cuda_graphs
+                .replayed(graph, stream, first, thread_id(), ts)
+            else {
+                return Ok(false);
+            };
+            let writer = state.writer()?;
+            if let Some(error) = replay.error {
+                writer
+                    .record(Record::Gap(GapRecord {
+                        what: "replay".into(),
+                        detail: format!(
+                            "replay {} of CUDA graph {graph}: its hashes could not be read back ({error})",
+                            replay.record.n
+                        ),
+                        before: first,
+                        ts,
+                    }))
+                    .map_err(io_error)?;
+            }
+            let record = Record::Replay(replay.record);
+            match replay.pending {
+                Some(pending) => writer.pending(record, Vec::new(), pending),
+                None => writer.record(record),
+            }
+            .map_err(io_error)?;
+            Ok(true)
+        })
+    }
+
     /// Whether device hashes inside a graph call are deferred, where
-    /// they are inherited (`deferred_hashes`).
+    /// they are inherited (`deferred_hashes`); turned off, those deferred
+    /// so far are enqueued now and their tensors let go.
     #[setter]
     fn set_defer_hashes(&self, py: Python<'_>, enabled: bool) -> PyResult<()> {
         self.with_state(py, |state| {
+            if !enabled {
+                state.release_deferred()?;
+            }
             state.defer_hashes = enabled;
             Ok(())
         })

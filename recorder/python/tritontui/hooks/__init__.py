@@ -118,8 +118,9 @@ def _leave(mode: aten.AtenRecorder) -> None:
 
 
 def disable_cuda_graphs() -> bool:
-    """CUDA graph replays launch kernels no hook can see: turn them off
-    while recording. Returns whether they were on."""
+    """``cuda_graphs=False``: CUDA graphs turned off while recording, where
+    Inductor's global setting asks for them (``cuda_graphs`` turns them off
+    per compile). Returns whether they were on."""
     try:
         import torch._inductor.config as config
     except Exception:

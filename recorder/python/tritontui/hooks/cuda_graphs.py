@@ -1,9 +1,20 @@
-"""CUDA graphs asked for per compile: ``torch.compile(mode="reduce-overhead")``
-and ``options={"triton.cudagraphs": True}`` turn them on for one compile,
-past the global setting the session turns off. A graph replay launches its
-kernels without calling any Python, so no hook would see them: while
-recording, such compiles are made without CUDA graphs (with a warning, and
-a ``compile`` record saying so)."""
+"""CUDA graphs, recorded as they run.
+
+Inductor's CUDA graph trees (``mode="reduce-overhead"``), its older
+``cudagraphify``, ``torch.cuda.graph``, ``make_graphed_callables`` and the
+``cudagraphs`` backend all capture through ``torch.cuda.CUDAGraph``'s
+``capture_begin``/``capture_end`` and replay through its ``replay``. While
+recording, a capture makes the launches it sees captured ones (the native
+trace hashes them into the graph, on the capturing stream), and each
+replay writes one ``replay`` record whose hashes are read back from the
+graph's table behind it: the graphs stay on and no launch of a replay
+costs the host anything.
+
+With ``cuda_graphs=False`` (``TRITONTUI_CUDA_GRAPHS=0``) the recorder turns
+them off instead, as it did before it could record them: compiles asking
+for them are made without (a ``compile`` record says so) and the header
+says it was asked.
+"""
 
 from __future__ import annotations
 
@@ -11,46 +22,188 @@ import os
 import warnings
 from typing import Any
 
-_ORIGINAL: Any = None
+from .. import _active
+
 _KEY = "triton.cudagraphs"
+# What install replaced, to put back at uninstall: (owner, name, original).
+_REPLACED: list[tuple[Any, str, Any]] = []
+# The attribute a captured torch.cuda.CUDAGraph keeps its trace id in:
+# (the session, the graph's id in its trace, the capture's device).
+_ID = "_tritontui_graph"
 
 
 def install(session: Any) -> None:
-    global _ORIGINAL
-    if _ORIGINAL is not None:
+    if _REPLACED:
         return
     import torch
 
+    if not session.cuda_graphs:
+        _compile_without(session, torch)
+        return
+    graph = getattr(getattr(torch.cuda, "graphs", None), "CUDAGraph", None)
+    if graph is None or not torch.cuda.is_available():
+        return
+    _record_captures(session, graph, torch)
+
+
+def uninstall() -> None:
+    while _REPLACED:
+        owner, name, original = _REPLACED.pop()
+        setattr(owner, name, original)
+
+
+def _replace(owner: Any, name: str, new: Any) -> Any:
+    original = owner.__dict__[name]
+    _REPLACED.append((owner, name, original))
+    setattr(owner, name, new)
+    return original
+
+
+def _record_captures(session: Any, graph_class: Any, torch: Any) -> None:
+    begin = graph_class.capture_begin
+    end = graph_class.capture_end
+    replay = graph_class.replay
+    raw_stream = torch._C._cuda_getCurrentRawStream
+
+    def capture_begin(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # Before the driver's capture begins: the graph's table may be
+        # allocated now, and no later.
+        try:
+            with _active.dynamo_off():
+                device = torch.cuda.current_device()
+                hashing = session.hash_inputs or session.hash_outputs
+                graph, missing = session.file.cuda_graph_begin(
+                    device, raw_stream(device), hashing and session.device_hashing
+                )
+                if hashing and not session.device_hashing:
+                    missing = missing or (
+                        "CUDA tensors are hashed on the host in this process, "
+                        "which no capture can do"
+                    )
+                setattr(self, _ID, (session, graph, device, missing))
+        except Exception as e:
+            session.fail(e)
+            return begin(self, *args, **kwargs)
+        try:
+            return begin(self, *args, **kwargs)
+        except BaseException:
+            _end(session, self, "the capture did not begin")
+            raise
+
+    def capture_end(self: Any) -> Any:
+        try:
+            return end(self)
+        finally:
+            _end(session, self, None)
+
+    def replayed(self: Any) -> Any:
+        try:
+            session.file.before_replay()
+        except Exception as e:
+            session.fail(e)
+        result = replay(self)
+        known = getattr(self, _ID, None)
+        try:
+            seen = known is not None and known[0] is session
+            if not (seen and session.file.cuda_graph_replayed(known[1], raw_stream(known[2]))):
+                _unseen_capture(session, self)
+        except Exception as e:
+            session.fail(e)
+        return result
+
+    _replace(graph_class, "capture_begin", capture_begin)
+    _replace(graph_class, "capture_end", capture_end)
+    _replace(graph_class, "replay", replayed)
+    _warm_up_holding_nothing(session)
+
+
+def _warm_up_holding_nothing(session: Any) -> None:
+    """A CUDA graph tree warms each function up eagerly with every
+    allocation served from the graph's pool, then fails on any block of
+    the pool a tensor it does not know keeps alive: the tensors whose
+    hashes wait for later launches (deferred hashes). While a function
+    warms up, hashes are therefore enqueued launch by launch."""
+    try:
+        from torch._inductor.cudagraph_trees import CUDAWarmupNode
+    except Exception:
+        return
+    run = CUDAWarmupNode.run
+
+    def warm_up(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not session.defers_hashes:
+            return run(self, *args, **kwargs)
+        session.file.defer_hashes = False
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            session.file.defer_hashes = True
+
+    _replace(CUDAWarmupNode, "run", warm_up)
+
+
+def _end(session: Any, graph: Any, failed: str | None) -> None:
+    """The capture of ``graph`` ended (``failed`` says why it did not
+    complete): its record goes into the trace."""
+    known = getattr(graph, _ID, None)
+    if known is None or known[0] is not session:
+        return
+    missing = failed or known[3]
+    try:
+        with _active.dynamo_off():
+            session.file.cuda_graph_end(missing)
+    except Exception as e:
+        session.fail(e)
+
+
+def _unseen_capture(session: Any, graph: Any) -> None:
+    """A replay of a graph whose capture this recording did not see (made
+    before recording began): its launches run unrecorded, said once per
+    graph with a gap record."""
+    if getattr(graph, "_tritontui_unseen", None) is session:
+        return
+    graph._tritontui_unseen = session
+    warnings.warn(
+        "tritontui: a CUDA graph captured before recording began was replayed; "
+        "its launches are not recorded",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    session.record_json(
+        {
+            "r": "gap",
+            "what": "replay",
+            "detail": "a CUDA graph captured before recording began was replayed: "
+            "its launches ran unrecorded",
+            "before": session.seq,
+            "ts": session.now(),
+        }
+    )
+
+
+def _compile_without(session: Any, torch: Any) -> None:
+    """``cuda_graphs=False``: compiles asking for CUDA graphs per compile
+    (``mode="reduce-overhead"``, ``options={"triton.cudagraphs": True}``)
+    are made without them, past the global setting the session turned
+    off."""
     wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
     if wrapper is None:
         return
-    original = _ORIGINAL = wrapper.__call__
 
     def call(self: Any, model_: Any, inputs_: Any) -> Any:
         if not self.config.get(_KEY):
             return original(self, model_, inputs_)
         from torch._inductor.compile_fx import compile_fx
 
-        _say_so(session)
+        _say_turned_off(session)
         return compile_fx(model_, inputs_, config_patches={**self.config, _KEY: False})
 
-    wrapper.__call__ = call
+    original = _replace(wrapper, "__call__", call)
 
 
-def uninstall() -> None:
-    global _ORIGINAL
-    if _ORIGINAL is None:
-        return
-    import torch
-
-    torch._TorchCompileInductorWrapper.__call__ = _ORIGINAL
-    _ORIGINAL = None
-
-
-def _say_so(session: Any) -> None:
+def _say_turned_off(session: Any) -> None:
     warnings.warn(
         "tritontui: this torch.compile asked for CUDA graphs; they are turned off while "
-        "recording, so every launch can be seen",
+        "recording (cuda_graphs=False)",
         RuntimeWarning,
         stacklevel=4,
     )

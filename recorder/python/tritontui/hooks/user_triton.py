@@ -66,7 +66,7 @@ def _patched(original: Any) -> Any:
                 tensors = [bound[n] for n in runtime if isinstance(bound[n], torch.Tensor)]
                 stream = _stream(tensors)
                 described = session.describe(
-                    [bound[n] for n in runtime], b"i" * len(runtime), stream=stream
+                    [bound[n] for n in runtime], b"i" * len(runtime), stream=stream, launch=True
                 )
                 if session.breaks is not None:
                     session.before_launch(name)

@@ -1,0 +1,263 @@
+//! The hashes of a CUDA graph's launches, captured into the graph.
+//!
+//! While a graph is captured nothing runs: the hash kernels enqueued for
+//! its launches become nodes of the graph, in stream order around the
+//! launches they hash, and run at every replay. Their results go to a
+//! [`GraphTable`]: device memory of its own, allocated before the capture
+//! begins (never from torch's allocator or the graph's pool), one slot per
+//! hash in the order the hashes were captured. After each replay one
+//! asynchronous copy on the replay's stream brings the table to pinned
+//! host memory ([`GraphTable::read_back`]); the writer thread waits for it
+//! and finalises the sums ([`ReadBack::wait`]). Nothing here synchronizes,
+//! allocates or queries an event while the graph is being captured.
+
+use super::{GpuError, Result, Results, device, make_current, poisoned};
+use cudarc::driver::result;
+use cudarc::driver::sys;
+use std::ffi::c_void;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use tritontui_trace::hash::{LEN_MUL, fmix64};
+
+/// Hashes one graph may hold; a capture with more leaves the rest
+/// unhashed and says so ([`GraphTable::overflowed`]).
+pub const GRAPH_SLOTS: usize = 1 << 16;
+/// Read-backs of one graph on their way at once; a replay beyond that
+/// waits (outside any capture) for the writer thread to take one.
+const READ_BACKS: usize = 64;
+/// The longest a replay waits for a read-back buffer.
+const READ_BACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the writer thread sleeps between asking whether a copy is done.
+const POLL: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// One captured graph's result slots on its device, and the pinned buffers
+/// its replays' results come back in. Its device memory is never freed:
+/// the graph's hash kernels write into it at every replay, also after
+/// recording stops.
+pub struct GraphTable {
+    ordinal: i32,
+    ctx: sys::CUcontext,
+    results: Results,
+    /// The byte length of each slot's hash, in slot order (what finalising
+    /// a sum needs); frozen when the capture ends.
+    lens: Mutex<Vec<u64>>,
+    frozen: OnceLock<Arc<[u64]>>,
+    /// Whether a hash found no slot left.
+    overflowed: std::sync::atomic::AtomicBool,
+    buffers: Arc<Buffers>,
+}
+
+// SAFETY: the handles are driver objects owned by this table; the device
+// memory is written by the graph's kernels and read by copies on streams.
+unsafe impl Send for GraphTable {}
+unsafe impl Sync for GraphTable {}
+
+/// Pinned host buffers for read-backs: free ones, and how many exist.
+struct Buffers {
+    free: Mutex<(Vec<usize>, usize)>,
+    returned: Condvar,
+}
+
+impl GraphTable {
+    /// Allocates a table on device `ordinal` (opening it for hashing):
+    /// call it before the capture begins.
+    pub fn new(ordinal: i32) -> Result<GraphTable> {
+        let device = device(ordinal)?;
+        let ctx = device.kernels.ctx;
+        make_current(ctx)?;
+        // SAFETY: plain allocations owned by the table; accumulators and
+        // counters start at zero and the kernels keep them so.
+        let (acc, arrived, out) = unsafe {
+            let acc = result::malloc_sync(GRAPH_SLOTS * 8)?;
+            let arrived = result::malloc_sync(GRAPH_SLOTS * 4)?;
+            let out = result::malloc_sync(GRAPH_SLOTS * 8)?;
+            result::memset_d8_sync(acc, 0, GRAPH_SLOTS * 8)?;
+            result::memset_d8_sync(arrived, 0, GRAPH_SLOTS * 4)?;
+            result::memset_d8_sync(out, 0, GRAPH_SLOTS * 8)?;
+            (acc, arrived, out)
+        };
+        Ok(GraphTable {
+            ordinal,
+            ctx,
+            results: Results {
+                acc,
+                arrived,
+                host: out,
+            },
+            lens: Mutex::new(Vec::new()),
+            frozen: OnceLock::new(),
+            overflowed: Default::default(),
+            buffers: Arc::new(Buffers {
+                free: Mutex::new((Vec::new(), 0)),
+                returned: Condvar::new(),
+            }),
+        })
+    }
+
+    /// The device the table is on.
+    pub fn ordinal(&self) -> i32 {
+        self.ordinal
+    }
+
+    /// Where the captured hash kernels put their results.
+    pub(super) fn results(&self) -> Results {
+        self.results
+    }
+
+    /// The next slot, for the hash of `len` bytes; None when the table is
+    /// full or the capture ended.
+    pub(super) fn take_slot(&self, len: u64) -> Option<usize> {
+        if self.frozen.get().is_some() {
+            return None;
+        }
+        let mut lens = self.lens.lock().ok()?;
+        if lens.len() == GRAPH_SLOTS {
+            self.overflowed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            return None;
+        }
+        lens.push(len);
+        Some(lens.len() - 1)
+    }
+
+    /// The capture ended: no slot is taken from now on. Returns the number
+    /// of slots the graph's hashes fill.
+    pub fn freeze(&self) -> usize {
+        let lens: Arc<[u64]> = self
+            .lens
+            .lock()
+            .map(|lens| lens.as_slice().into())
+            .unwrap_or_else(|_| Arc::from([]));
+        self.frozen.get_or_init(|| lens).len()
+    }
+
+    /// Whether some hash of the capture found no slot (it is missing from
+    /// every replay).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// After a replay enqueued on `stream` (a raw `cudaStream_t`):
+    /// enqueues the copy of the table to the host behind it and returns
+    /// what the writer thread waits for. Waits only when [`READ_BACKS`]
+    /// copies of this graph are still on their way.
+    pub fn read_back(&self, stream: u64) -> Result<ReadBack> {
+        let lens = self
+            .frozen
+            .get()
+            .cloned()
+            .ok_or_else(|| GpuError("the graph's capture has not ended".into()))?;
+        make_current(self.ctx)?;
+        let bytes = lens.len().max(1) * 8;
+        let buffer = self.buffer(bytes)?;
+        let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
+        // SAFETY: `buffer` is pinned and holds `bytes`; the table holds at
+        // least as many; both outlive the copy (the buffer is only reused
+        // after the event completed).
+        let copied = unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                buffer as *mut c_void,
+                self.results.host,
+                bytes,
+                stream as sys::CUstream,
+            )
+            .result()
+            .and_then(|()| result::event::record(event, stream as sys::CUstream))
+        };
+        if let Err(e) = copied {
+            let _ = unsafe { result::event::destroy(event) };
+            self.buffers.give_back(buffer);
+            return Err(e.into());
+        }
+        Ok(ReadBack {
+            ctx: self.ctx,
+            event,
+            buffer,
+            lens,
+            buffers: Arc::clone(&self.buffers),
+        })
+    }
+
+    /// A free pinned buffer of `bytes` (every buffer of a table has the
+    /// same size, fixed when the capture ended).
+    fn buffer(&self, bytes: usize) -> Result<usize> {
+        let free = self.buffers.free.lock().map_err(poisoned)?;
+        let (mut free, waited) = self
+            .buffers
+            .returned
+            .wait_timeout_while(free, READ_BACK_WAIT, |(free, made)| {
+                free.is_empty() && *made >= READ_BACKS
+            })
+            .map_err(poisoned)?;
+        if waited.timed_out() {
+            return Err(GpuError(
+                "no read-back buffer came free (earlier replays' copies never completed)".into(),
+            ));
+        }
+        if let Some(buffer) = free.0.pop() {
+            return Ok(buffer);
+        }
+        // SAFETY: a pinned allocation, outside any capture.
+        let buffer = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_PORTABLE)? };
+        free.1 += 1;
+        Ok(buffer as usize)
+    }
+}
+
+impl Buffers {
+    fn give_back(&self, buffer: usize) {
+        if let Ok(mut free) = self.free.lock() {
+            free.0.push(buffer);
+            self.returned.notify_all();
+        }
+    }
+}
+
+/// One replay's results on their way to the host.
+pub struct ReadBack {
+    ctx: sys::CUcontext,
+    event: sys::CUevent,
+    buffer: usize,
+    lens: Arc<[u64]>,
+    buffers: Arc<Buffers>,
+}
+
+// SAFETY: the event and the buffer belong to this read-back alone.
+unsafe impl Send for ReadBack {}
+
+impl ReadBack {
+    /// Waits for the copy (on the caller's thread, asking the event) and
+    /// returns the hash of every slot, in slot order.
+    pub fn wait(self) -> Result<Vec<u64>> {
+        unsafe { result::ctx::set_current(self.ctx)? };
+        super::relax_capture_mode()?;
+        loop {
+            // SAFETY: an event recorded after the copy, outside a capture.
+            match unsafe { sys::cuEventQuery(self.event) } {
+                sys::CUresult::CUDA_SUCCESS => break,
+                sys::CUresult::CUDA_ERROR_NOT_READY => std::thread::sleep(POLL),
+                error => return Err(result::DriverError(error).into()),
+            }
+        }
+        // SAFETY: the copy into the buffer completed.
+        let raw = unsafe { std::slice::from_raw_parts(self.buffer as *const u64, self.lens.len()) };
+        Ok(raw
+            .iter()
+            .zip(self.lens.iter())
+            .map(|(&sum, &len)| fmix64(sum ^ len.wrapping_mul(LEN_MUL)))
+            .collect())
+    }
+}
+
+impl Drop for ReadBack {
+    /// The buffer goes back once its copy is done (a device error keeps it
+    /// out of use), and the event is destroyed.
+    fn drop(&mut self) {
+        let done = unsafe { sys::cuEventSynchronize(self.event) }
+            .result()
+            .is_ok();
+        let _ = unsafe { result::event::destroy(self.event) };
+        if done {
+            self.buffers.give_back(self.buffer);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! CUDA graphs captured and replayed while recording. A capture under way
+//! on this thread makes the launches it sees captured ones: written once,
+//! with a graph id and their place in the graph, their device hashes
+//! enqueued into the graph (on the capturing stream) and written to the
+//! graph's table at every replay. Each replay then writes one `replay`
+//! record whose hashes the writer thread reads back from the table.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
+use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};
+
+/// The capture under way on this thread.
+#[derive(Clone)]
+pub struct Capturing {
+    /// The graph's id in the trace.
+    pub graph: u64,
+    /// Where its hashes go, when the device can hash.
+    #[cfg(feature = "cuda")]
+    pub table: Option<Arc<crate::gpu::GraphTable>>,
+    device: i32,
+    stream: u64,
+    launches: u32,
+}
+
+thread_local! {
+    static CAPTURING: RefCell<Option<Capturing>> = const { RefCell::new(None) };
+}
+
+/// The capture under way on this thread, if any.
+pub fn capturing() -> Option<Capturing> {
+    CAPTURING.with_borrow(Clone::clone)
+}
+
+/// The place of the next launch of this thread's capture (which counts it).
+pub fn next_place() -> Option<Captured> {
+    CAPTURING.with_borrow_mut(|capturing| {
+        let capturing = capturing.as_mut()?;
+        let place = Captured {
+            graph: capturing.graph,
+            index: capturing.launches,
+        };
+        capturing.launches += 1;
+        Some(place)
+    })
+}
+
+/// What a trace keeps of the graphs captured into it.
+#[derive(Default)]
+pub struct CudaGraphs {
+    /// Ids given so far.
+    last_id: u64,
+    graphs: HashMap<u64, Graph>,
+}
+
+/// One captured graph, as its replays need it.
+struct Graph {
+    #[cfg(feature = "cuda")]
+    table: Option<Arc<crate::gpu::GraphTable>>,
+    launches: u32,
+    replays: u64,
+}
+
+/// A replay's record and, when its hashes come back from the device, what
+/// the writer thread waits for.
+pub struct Replay {
+    pub record: ReplayRecord,
+    pub pending: Option<crate::background::Pending>,
+    /// Why the replay's hashes will not come back, when they will not.
+    pub error: Option<String>,
+}
+
+impl CudaGraphs {
+    /// A capture begins on this thread on `device` and `stream`, before
+    /// the driver's capture does: the graph's table is allocated now (when
+    /// `device_hashing`). Returns the graph's id and, when the table could
+    /// not be made, why.
+    pub fn begin(
+        &mut self,
+        device: i32,
+        stream: u64,
+        device_hashing: bool,
+    ) -> (u64, Option<String>) {
+        self.last_id += 1;
+        let graph = self.last_id;
+        #[cfg(feature = "cuda")]
+        let (table, error) = match device_hashing.then(|| crate::gpu::GraphTable::new(device)) {
+            Some(Ok(table)) => (Some(Arc::new(table)), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, None),
+        };
+        #[cfg(not(feature = "cuda"))]
+        let error = device_hashing.then(|| "built without CUDA support".to_owned());
+        CAPTURING.set(Some(Capturing {
+            graph,
+            #[cfg(feature = "cuda")]
+            table,
+            device,
+            stream,
+            launches: 0,
+        }));
+        (graph, error)
+    }
+
+    /// This thread's capture ended: the graph's record (None when no
+    /// capture was under way). `missing` says why its hashes are missing
+    /// when the table could not be made.
+    pub fn end(&mut self, ts: u64, missing: Option<String>) -> Option<CudaGraphRecord> {
+        let capturing = CAPTURING.take()?;
+        #[cfg(feature = "cuda")]
+        let (slots, overflowed) = match &capturing.table {
+            Some(table) => (table.freeze(), table.overflowed()),
+            None => (0, false),
+        };
+        #[cfg(not(feature = "cuda"))]
+        let (slots, overflowed) = (0, false);
+        let missing = match missing {
+            Some(why) => why,
+            None if overflowed => format!("the graph holds more than {} hashes", slots),
+            None => String::new(),
+        };
+        self.graphs.insert(
+            capturing.graph,
+            Graph {
+                #[cfg(feature = "cuda")]
+                table: capturing.table,
+                launches: capturing.launches,
+                replays: 0,
+            },
+        );
+        Some(CudaGraphRecord {
+            graph: capturing.graph,
+            launches: capturing.launches,
+            slots: slots as u32,
+            device: capturing.device,
+            stream: capturing.stream,
+            missing,
+            ts,
+        })
+    }
+
+    /// The launches of `graph`, for the replay about to be recorded; None
+    /// for a graph this trace did not see captured.
+    pub fn launches(&self, graph: u64) -> Option<u32> {
+        self.graphs.get(&graph).map(|g| g.launches)
+    }
+
+    /// `graph` was replayed on `stream`: its launches take the sequence
+    /// numbers from `first`. Enqueues the read-back of its table behind
+    /// the replay.
+    pub fn replayed(
+        &mut self,
+        graph: u64,
+        stream: u64,
+        first: u64,
+        thread: u64,
+        ts: u64,
+    ) -> Option<Replay> {
+        let entry = self.graphs.get_mut(&graph)?;
+        let n = entry.replays;
+        entry.replays += 1;
+        let record = ReplayRecord {
+            graph,
+            n,
+            first,
+            stream,
+            thread,
+            hashes: Vec::new(),
+            ts,
+        };
+        #[cfg(feature = "cuda")]
+        if let Some(table) = &entry.table {
+            return Some(match table.read_back(stream) {
+                Ok(read_back) => Replay {
+                    record,
+                    pending: Some(Box::new(move || {
+                        read_back
+                            .wait()
+                            .map(|hashes| {
+                                hashes
+                                    .into_iter()
+                                    .map(crate::background::Delivered::Hash)
+                                    .collect()
+                            })
+                            .map_err(|e| e.to_string())
+                    })),
+                    error: None,
+                },
+                Err(e) => Replay {
+                    record,
+                    pending: None,
+                    error: Some(e.to_string()),
+                },
+            });
+        }
+        Some(Replay {
+            record,
+            pending: None,
+            error: None,
+        })
+    }
+}

@@ -13,9 +13,18 @@
    per-round ratios to the unrecorded step measured beside it), with the
    time added per recorded launch and per hash, and under DebugMode with
    and without tensor hashes.
-3. What capturing values (``record(capture=...)``) adds per captured MB.
+3. The same transformer compiled with ``mode="reduce-overhead"`` (CUDA
+   graph trees), in bf16 then fp32: step time unrecorded and recorded with
+   the defaults, metadata only and exact hashes (graphs stay on: each
+   capture's hashes run inside the graph, each replay is one record and
+   one copy), modes taking turns, every turn capturing its graphs afresh;
+   with the launches and replays per step, the bytes the exact hashes
+   read per step and the ratio that traffic alone implies at the device's
+   measured read bandwidth.
+4. What capturing values (``record(capture=...)``) adds per captured MB.
 
-    python scripts/bench_gpu.py          # ROUNDS=30 by default
+    python scripts/bench_gpu.py [SECTION ...]   # ROUNDS=30 by default
+    (sections: hash, transformer, graphed, capture; all by default)
 """
 
 from __future__ import annotations
@@ -249,11 +258,103 @@ def transformer(dtype: torch.dtype) -> None:
     )
 
 
+def read_bandwidth() -> float:
+    """Bytes per second the device reads (a sum over 1 GB)."""
+    t = torch.randn(256 << 20, device="cuda")
+    return t.nbytes / cuda_time(lambda: t.sum(), 20)
+
+
+# The recorded modes of the graphed step, defaults first.
+GRAPHED_MODES = {
+    "defaults, metadata only (hash='none')": {"hash": "none"},
+    "defaults (exact hashes in+out)": {},
+}
+# Steps each turn runs before it is timed: warm-up, capture, first replay.
+GRAPHED_WARM_UP = 3
+
+
+def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
+    from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(dtype)
+    x = torch.randn(8, 512, 1024, device="cuda", dtype=dtype)
+    compiled = torch.compile(model, mode="reduce-overhead")
+
+    def step() -> None:
+        torch.compiler.cudagraph_mark_step_begin()
+        compiled(x).float().pow(2).mean().backward()
+
+    def turn() -> float:
+        # Graphs captured in another turn (another recording, or none)
+        # are captured again in this one.
+        reset_cudagraph_trees()
+        for _ in range(GRAPHED_WARM_UP):
+            step()
+        return cuda_time(step, 10)
+
+    turn()  # compiles
+    times = take_turns({"unrecorded": None, **GRAPHED_MODES}, turn, ROUNDS)
+    counts: dict[str, tuple[int, int, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.msgpack")
+        for label, options in GRAPHED_MODES.items():
+            with recording(path, options):
+                reset_cudagraph_trees()
+                for _ in range(GRAPHED_WARM_UP):
+                    step()
+                tritontui.mark("timed")
+                step()
+                torch.cuda.synchronize()
+            records = dumped(path)
+            after = next(r["after"] for r in records if r["type"] == "marker")
+            stepped = [
+                r
+                for r in records
+                if r["type"] == "launch" and r["replay"] is not None and r["seq"] > after
+            ]
+            replays = {(r["replay"]["graph"], r["replay"]["n"]) for r in stepped}
+            counts[label] = (len(replays), len(stepped), hash_counts(stepped)[1])
+    plain = statistics.median(times["unrecorded"])
+    print(
+        f"\ntransformer step compiled with mode='reduce-overhead' ({dtype}, fwd+bwd),"
+        f" unrecorded {plain * 1e3:.2f} ms; device read bandwidth {bandwidth / 1e12:.2f} TB/s"
+    )
+    print(
+        f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'replays':>8} {'launches':>9}"
+        f" {'us/replay':>10} {'GB':>6} {'traffic alone':>14}"
+    )
+    ratios = paired_ratios(times, "unrecorded")
+    for label in GRAPHED_MODES:
+        replays, launched, hashed = counts[label]
+        median = statistics.median(times[label])
+        per_replay = (median - plain) / max(replays, 1) * 1e6
+        implied = 1 + hashed / bandwidth / plain
+        print(
+            f"  {label:40} {median * 1e3:8.2f} {summary(ratios[label])} {replays:8d}"
+            f" {launched:9d} {per_replay:10.2f} {hashed / 1e9:6.2f} {implied:13.2f}x"
+        )
+    print(
+        f"  (median of {ROUNDS} per-round ratios, graphs captured afresh every turn; replays,"
+        " launches: per step, the launches those replays ran; GB: bytes the exact hashes"
+        " read per step; traffic alone: the ratio reading those bytes once at the measured"
+        " bandwidth would give)"
+    )
+
+
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(0), torch.__version__)
     t0 = time.time()
-    hash_throughput()
-    for dtype in (torch.bfloat16, torch.float32):
+    # Sections to run (default: all): hash, transformer, graphed, capture.
+    sections = set(sys.argv[1:]) or {"hash", "transformer", "graphed", "capture"}
+    if "hash" in sections:
+        hash_throughput()
+    for dtype in (torch.bfloat16, torch.float32) if "transformer" in sections else ():
         transformer(dtype)
-    capture_cost(1 << 22, 20, "cuda")
+    if "graphed" in sections:
+        bandwidth = read_bandwidth()
+        for dtype in (torch.bfloat16, torch.float32):
+            graphed_transformer(dtype, bandwidth)
+    if "capture" in sections:
+        capture_cost(1 << 22, 20, "cuda")
     print(f"({time.time() - t0:.0f} s)")

@@ -38,6 +38,9 @@ pub struct Report {
     pub compile_differences: Vec<crate::compile_events::CompileDifference>,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
+    /// CUDA graph replays each run recorded (their launches are among the
+    /// launches, compared as any other).
+    pub cuda_graph_replays: Sides<usize>,
     /// `minimal`, or `approximate` if the alignment ran out of time.
     pub alignment: &'static str,
     /// Whether each run recorded its results (else every last write counts).
@@ -60,6 +63,24 @@ pub struct Report {
     pub divergences: Vec<DivergenceReport>,
     /// True when `divergences` was cut at the limit.
     pub divergences_truncated: bool,
+}
+
+/// One value for each run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Sides<T> {
+    /// Run A's.
+    pub a: T,
+    /// Run B's.
+    pub b: T,
+}
+
+/// The CUDA graph replay a launch ran in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct InReplay {
+    /// The graph's id in its trace.
+    pub graph: u64,
+    /// Which replay of it, from 0.
+    pub replay: u64,
 }
 
 /// Each run's gaps.
@@ -226,6 +247,9 @@ pub struct DivergenceReport {
     pub producer: Option<Producer>,
     /// For `divergent-input`: where the first differing input came from, in words.
     pub origin: Option<String>,
+    /// The CUDA graph replay each run's launch ran in (null for a launch
+    /// that ran on its own, or a side without the launch).
+    pub in_replay: Sides<Option<InReplay>>,
     /// For `structural`: launches only in A and only in B in this run.
     pub only_in_a: usize,
     /// See `only_in_a`.
@@ -323,6 +347,10 @@ impl Report {
                 b: analysis.launches.1,
                 matched: analysis.alignment.matched,
             },
+            cuda_graph_replays: Sides {
+                a: a.replays.len(),
+                b: b.replays.len(),
+            },
             alignment: if analysis.alignment.minimal {
                 "minimal"
             } else {
@@ -389,6 +417,7 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         args: vec![report.tensor.clone()],
         producer: None,
         origin: None,
+        in_replay: Sides { a: None, b: None },
         only_in_a: 0,
         only_in_b: 0,
         reached_from: None,
@@ -487,6 +516,10 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         args: d.args.iter().map(|&a| runs.arg_name(d, a)).collect(),
         producer,
         origin: first_origin.map(|o| origin_words(runs, d, o, analysis)),
+        in_replay: Sides {
+            a: d.a.and_then(|x| in_replay(runs.a, x)),
+            b: d.b.and_then(|y| in_replay(runs.b, y)),
+        },
         only_in_a: d.only.0,
         only_in_b: d.only.1,
         reached_from: d
@@ -498,6 +531,42 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         values,
         values_error,
     }
+}
+
+/// The replay launch `index` of `trace` ran in, if any.
+fn in_replay(trace: &tritontui_trace::Trace, index: u32) -> Option<InReplay> {
+    let launch = trace.launches.get(index as usize)?;
+    trace.replay_of(launch).map(|r| InReplay {
+        graph: r.graph,
+        replay: r.n,
+    })
+}
+
+/// Where a divergence's launches ran when one ran in a CUDA graph replay:
+/// `A: replay 3 of CUDA graph 2, B: ran on its own`.
+pub fn replay_words(in_replay: &Sides<Option<InReplay>>) -> Option<String> {
+    if in_replay.a.is_none() && in_replay.b.is_none() {
+        return None;
+    }
+    let side = |run: &str, r: Option<InReplay>| match r {
+        Some(r) => format!("{run}: replay {} of CUDA graph {}", r.replay, r.graph),
+        None => format!("{run}: not in a CUDA graph"),
+    };
+    Some(format!(
+        "{}, {}",
+        side("A", in_replay.a),
+        side("B", in_replay.b)
+    ))
+}
+
+/// What differs in the runs' use of CUDA graphs, in words, if anything.
+fn graph_use_words(replays: &Sides<usize>) -> Option<String> {
+    (replays.a != replays.b).then(|| {
+        format!(
+            "CUDA graph replays differ: A {}, B {} (what runs in a graph differs; launches are compared kernel by kernel as usual)",
+            replays.a, replays.b
+        )
+    })
 }
 
 /// `A#i B#j`, with `-` for a side that lacks the launch.
@@ -536,6 +605,9 @@ pub fn summary(report: &Report) -> String {
         for line in crate::compile_events::lines(&report.compile_differences) {
             let _ = writeln!(out, "  {line}");
         }
+    }
+    if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
+        let _ = writeln!(out, "{words}");
     }
     let unseen = crate::explain::unseen_work(&report.gaps.a, &report.gaps.b);
     if !unseen.is_empty() {
@@ -630,6 +702,9 @@ pub fn summary(report: &Report) -> String {
         first.kind.as_str()
     );
     let _ = writeln!(out, "  {}", first.detail);
+    if let Some(words) = replay_words(&first.in_replay) {
+        let _ = writeln!(out, "  {words}");
+    }
     let _ = writeln!(out, "  {}", first.impact_detail);
     for line in crate::values::differing_lines(first.values.as_deref().unwrap_or_default()) {
         let _ = writeln!(out, "  values: {line}");

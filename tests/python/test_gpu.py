@@ -329,9 +329,12 @@ def test_attach_hands_a_paused_gpu_launch_to_cuda_gdb(tmp_path: Path, inductor_c
         paused.kill()
 
 
-def test_a_reduce_overhead_compile_is_recorded_launch_by_launch(tmp_path: Path) -> None:
-    """CUDA graph replays would hide every launch after the first calls:
-    while recording, the compile is made without them."""
+def test_a_reduce_overhead_compile_keeps_its_graphs_and_each_replay_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """The first call warms up (its launch recorded as it runs), the
+    second captures and replays, the others replay: every launch is
+    there, hashed, the replayed ones with their graph and replay."""
     torch._dynamo.reset()
     f = torch.compile(lambda x: (x * 2).sin() + 1, mode="reduce-overhead")
     x = torch.randn(4096, device="cuda")
@@ -342,10 +345,14 @@ def test_a_reduce_overhead_compile_is_recorded_launch_by_launch(tmp_path: Path) 
             results = [f(x).clone() for _ in range(4)]
     torch._dynamo.reset()
     assert all(torch.allclose(r, (x * 2).sin() + 1) for r in results)
-    assert any("asked for CUDA graphs" in str(w.message) for w in caught)
+    assert not any("CUDA graphs" in str(w.message) for w in caught)
     triton = [r for r in launches(path) if r["backend"] == "triton"]
     assert len(triton) == 4, [r["kernel"] for r in triton]
+    assert [r["replay"] and r["replay"]["n"] for r in triton] == [None, 0, 1, 2]
     assert all(a["post"] is not None for r in triton for a in r["args"] if "dtype" in a)
+    # The output of the last replay is what the program read.
+    out = [a for a in triton[-1]["args"] if "dtype" in a][-1]
+    assert out["post"] == f"0x{tritontui.hash_tensor(results[-1]):016x}"
 
 
 def test_hashes_taken_from_the_data_flow_are_the_device_hashes_themselves(

@@ -1,61 +1,38 @@
-"""A residual MLP compiled with ``mode="reduce-overhead"`` (CUDA graph
-trees) and trained with Adam for a few steps; ``--atomic`` puts an atomic
-index_add (65,536 rows into 16 bins) in its forward graph. Prints the
-number of CUDA graph replays torch made (counted by wrapping
-``CUDAGraph.replay`` before anything else does) and the losses' hash."""
+"""The corpus's CUDA graph tree training (``tests/corpus/programs/_graphed``)
+recorded into a trace: ``--atomic`` pools by an atomic index_add,
+``--ungraphed`` compiles it without CUDA graphs. Prints the number of
+CUDA graph replays torch made (counted by wrapping ``CUDAGraph.replay``
+before recording starts) and the hash of the losses."""
 
 import argparse
+import sys
+from pathlib import Path
 
 import torch
 import tritontui
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus" / "programs"))
+from _graphed import graphed_training
+
 parser = argparse.ArgumentParser()
 parser.add_argument("trace")
 parser.add_argument("--atomic", action="store_true")
-parser.add_argument("--steps", type=int, default=5)
-parser.add_argument("--mode", default="reduce-overhead")
+parser.add_argument("--ungraphed", action="store_true")
 args = parser.parse_args()
 
 replays = 0
 replay = torch.cuda.CUDAGraph.replay
 
 
-def counted(self):
+def counted(self: torch.cuda.CUDAGraph) -> None:
     global replays
     replays += 1
-    return replay(self)
+    replay(self)
 
 
 torch.cuda.CUDAGraph.replay = counted
-
-torch.manual_seed(0)
-n, bins, width = 1 << 16, 16, 64
-index = torch.randint(0, bins, (n,), device="cuda")
-src = torch.randn(n, width, device="cuda")
-model = torch.nn.Sequential(
-    torch.nn.Linear(width, width), torch.nn.ReLU(), torch.nn.Linear(width, width)
-).cuda()
-optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-
-def forward(src: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    if args.atomic:
-        pooled = torch.zeros(bins, width, device=src.device).index_add(0, index, src)
-    else:
-        pooled = src.view(bins, -1, width).sum(1)
-    hidden = pooled + model(pooled)
-    return hidden.square().mean()
-
-
-f = torch.compile(forward, mode=None if args.mode == "none" else args.mode)
-losses = []
+main = graphed_training(args.atomic, mode=None if args.ungraphed else "reduce-overhead")
 with tritontui.record(args.trace):
-    for _ in range(args.steps):
-        torch.compiler.cudagraph_mark_step_begin()
-        loss = f(src, index)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach().clone())
+    results = main()
 print(f"replays {replays}")
-print(f"losses {tritontui.hash_tensor(torch.stack(losses)):016x}")
+print(f"losses {tritontui.hash_tensor(results['loss']):016x}")

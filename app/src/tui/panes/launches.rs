@@ -35,8 +35,28 @@ pub fn glyph(app: &App, comparison: &Comparison, row: usize) -> (&'static str, S
 
 struct Columns {
     index: usize,
+    /// The CUDA graph replay a launch ran in (0 wide when no run has one).
+    replay: usize,
     name: usize,
     grid: usize,
+}
+
+/// Where a launch ran when it ran in a CUDA graph replay: `g2 r13`.
+fn replay_cell(trace: &Trace, launch: &tritontui_trace::Launch) -> String {
+    trace
+        .replay_of(launch)
+        .map_or_else(String::new, |r| format!("g{} r{}", r.graph, r.n))
+}
+
+/// The widest replay cell of a trace (its last replays have the largest
+/// numbers; graph ids grow too).
+fn replay_width(trace: &Trace) -> usize {
+    trace
+        .replays
+        .iter()
+        .map(|r| format!("g{} r{}", r.graph, r.n).len())
+        .max()
+        .unwrap_or(0)
 }
 
 fn columns(side: usize, comparison: &Comparison) -> Columns {
@@ -49,10 +69,15 @@ fn columns(side: usize, comparison: &Comparison) -> Columns {
     );
     let index = max_seq.to_string().len() + 1;
     let grid = if side >= 40 { 11 } else { 7 };
+    let replays =
+        replay_width(&comparison.a).max(comparison.b.as_ref().map_or(0, |b| replay_width(b)));
+    // Its header is `replay`; with its space before it.
+    let replay = if replays > 0 { replays.max(6) + 1 } else { 0 };
     Columns {
         index,
+        replay,
         grid,
-        name: side.saturating_sub(index + grid + 2),
+        name: side.saturating_sub(index + replay + grid + 2),
     }
 }
 
@@ -65,12 +90,13 @@ fn side_spans(
 ) -> Vec<Span<'static>> {
     match launch {
         None => vec![Span::raw(
-            " ".repeat(cols.index + cols.name + cols.grid + 2),
+            " ".repeat(cols.index + cols.replay + cols.name + cols.grid + 2),
         )],
         Some(i) => {
             let l = &trace.launches[i as usize];
             vec![
                 Span::styled(fit_right(&format!("#{}", l.seq), cols.index), theme_dim),
+                Span::styled(fit_right(&replay_cell(trace, l), cols.replay), theme_dim),
                 Span::raw(" "),
                 Span::styled(fit(&trace.kernel_of(l).name, cols.name), style),
                 Span::raw(" "),
@@ -104,8 +130,9 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     let cols = columns(side, comparison);
     let head_side = |run: &str| {
         format!(
-            "{} {} {}",
+            "{}{} {} {}",
             fit_right(run, cols.index),
+            fit_right(if cols.replay > 0 { "replay" } else { "" }, cols.replay),
             fit("kernel", cols.name),
             fit_right("grid", cols.grid)
         )

@@ -1,0 +1,128 @@
+"""CUDA graphs recorded as they run: captures written once, every replay
+hashed and expanded into its launches. Skipped without CUDA."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import diff, dump
+
+pytestmark = pytest.mark.gpu
+
+
+def replayed_launches(records: list[dict]) -> list[dict]:
+    return [r for r in records if r["type"] == "launch" and r["replay"] is not None]
+
+
+def tensors(launch: dict) -> list[dict]:
+    return [a for a in launch["args"] if "dtype" in a]
+
+
+def test_a_hand_written_capture_is_recorded_once_and_hashed_at_every_replay(
+    run_program, tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.msgpack"
+    out = run_program("cuda_graph_capture.py", str(trace)).stdout
+    # What the program read after each replay, hashed by tritontui.
+    read = {int(n): h for n, h in re.findall(r"replay (\d) ([0-9a-f]{16})", out)}
+    assert sorted(read) == [0, 1, 2], out
+    records = dump(trace)
+    graphs = [r for r in records if r["type"] == "cuda_graph"]
+    assert [(g["launches"], g["missing"]) for g in graphs] == [(2, "")], graphs
+    replays = [r for r in records if r["type"] == "replay"]
+    assert [(r["n"], r["launches"], r["hashed"]) for r in replays] == [
+        (n, 2, True) for n in range(3)
+    ]
+    launched = replayed_launches(records)
+    kernels = [(r["kernel"], r["replay"]["n"]) for r in launched]
+    assert kernels == [(k, n) for n in range(3) for k in ("triton_poi_fused_mul_sin_0", "aten::mm")]
+    for launch in launched:
+        assert all(a["post"] is not None for a in tensors(launch)), launch
+        if launch["kernel"] == "aten::mm":
+            # The matmul's output after replay n is what the program read.
+            result = tensors(launch)[-1]
+            assert result["post"] == f"0x{read[launch['replay']['n']]}", (launch, read)
+    # Each replay's Triton kernel read the input the program copied in.
+    copies = [r for r in records if r["type"] == "launch" and r["kernel"] == "aten::copy_"]
+    sins = [r for r in launched if r["kernel"].startswith("triton_")]
+    assert [tensors(c)[0]["post"] for c in copies[-3:]] == [tensors(s)[0]["pre"] for s in sins]
+
+
+def run_trees(run_program, tmp_path: Path, name: str, *args: str) -> tuple[Path, int]:
+    """Records the graph tree training; returns its trace and the replays
+    torch made."""
+    trace = tmp_path / f"{name}.msgpack"
+    out = run_program("cuda_graph_trees.py", str(trace), *args).stdout
+    replays = int(re.search(r"replays (\d+)", out).group(1))
+    return trace, replays
+
+
+def check_every_replay_recorded(trace: Path, replays: int) -> list[dict]:
+    records = dump(trace)
+    assert records[0]["options"]["cuda_graphs_disabled"] is False
+    recorded = [r for r in records if r["type"] == "replay"]
+    assert replays > 0 and len(recorded) == replays, (replays, recorded)
+    assert all(r["hashed"] for r in recorded), recorded
+    assert not [r for r in records if r["type"] == "gap"]
+    for launch in replayed_launches(records):
+        assert all(a["post"] is not None for a in tensors(launch) if not a["allocated"]), launch
+    return records
+
+
+def test_graph_trees_keep_their_graphs_and_every_replay_is_recorded(
+    run_program, tmp_path: Path
+) -> None:
+    # The first run compiles; the two compared find the compiled code
+    # in the cache alike.
+    run_trees(run_program, tmp_path, "cold")
+    a, replays_a = run_trees(run_program, tmp_path, "a")
+    b, replays_b = run_trees(run_program, tmp_path, "b")
+    check_every_replay_recorded(a, replays_a)
+    check_every_replay_recorded(b, replays_b)
+    _, report = diff(a, b)
+    assert report["verdict"] == "identical", report["root_causes"]
+    assert report["cuda_graph_replays"] == {"a": replays_a, "b": replays_b}
+
+
+def test_an_atomic_in_a_graph_is_found_in_its_replays_with_the_graph_s_other_launches_equal(
+    run_program, tmp_path: Path
+) -> None:
+    run_trees(run_program, tmp_path, "cold", "--atomic")
+    a, replays_a = run_trees(run_program, tmp_path, "a", "--atomic")
+    b, replays_b = run_trees(run_program, tmp_path, "b", "--atomic")
+    check_every_replay_recorded(b, replays_b)
+    check_every_replay_recorded(a, replays_a)
+    _, report = diff(a, b)
+    assert report["verdict"] == "divergent"
+    assert "index_add" in report["first_divergence"]["kernel"], report["first_divergence"]
+    in_replays = [
+        d
+        for d in report["root_causes"]
+        if "index_add" in d["kernel"] and d["in_replay"]["a"] and d["in_replay"]["b"]
+    ]
+    assert in_replays, report["root_causes"]
+    for root in in_replays:
+        assert root["kind"] == "nondeterministic-kernel", root
+        same = root["in_replay"]["a"]
+        # Nothing of the same replay diverged before the index_add.
+        before = [
+            d
+            for d in report["divergences"]
+            if d["in_replay"]["a"] == same and d["a_index"] < root["a_index"]
+        ]
+        assert not before, before
+
+
+def test_a_graphed_run_compares_with_an_ungraphed_one(run_program, tmp_path: Path) -> None:
+    run_trees(run_program, tmp_path, "cold")
+    run_trees(run_program, tmp_path, "cold_ungraphed", "--ungraphed")
+    graphed, replays = run_trees(run_program, tmp_path, "graphed")
+    ungraphed, none = run_trees(run_program, tmp_path, "ungraphed", "--ungraphed")
+    assert none == 0
+    _, report = diff(graphed, ungraphed)
+    assert report["cuda_graph_replays"] == {"a": replays, "b": 0}
+    # The same program's results, bit for bit: no difference reaches them.
+    assert report["results"]["differ"] == 0, report["result_differences"]
+    assert report["verdict"] in ("identical", "benign"), report["root_causes"]

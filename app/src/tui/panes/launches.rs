@@ -69,8 +69,7 @@ fn columns(side: usize, comparison: &Comparison) -> Columns {
     );
     let index = max_seq.to_string().len() + 1;
     let grid = if side >= 40 { 11 } else { 7 };
-    let replays =
-        replay_width(&comparison.a).max(comparison.b.as_ref().map_or(0, |b| replay_width(b)));
+    let replays = replay_width(&comparison.a).max(comparison.b.as_ref().map_or(0, replay_width));
     // Its header is `replay`; with its space before it.
     let replay = if replays > 0 { replays.max(6) + 1 } else { 0 };
     Columns {

@@ -121,6 +121,10 @@ pub enum Impact {
     /// Launches one run has at its end that the other run's trace lacks
     /// because it ended early: what that run did there was not seen.
     Unseen,
+    /// Launches one run alone has whose writes survive only in results
+    /// that run alone has (no counterpart to compare with, such as the
+    /// static buffers a CUDA graph keeps): nothing says they differ.
+    Uncompared,
 }
 
 impl Impact {
@@ -263,12 +267,6 @@ impl Analysis {
         let flows = (!divergences.is_empty() || !by_view.differences.is_empty())
             .then(|| explain_inputs(a, b, &rows, &statuses, &mut divergences));
         find_roots(&mut divergences);
-        assess_impact(a, &alignment, &flows, &mut divergences);
-        for d in &mut divergences {
-            if cut_short(a, b, &alignment, d).is_some() {
-                d.impact = Impact::Unseen;
-            }
-        }
         let results = match &flows {
             Some((flow_a, flow_b)) => {
                 let writers = (&flow_a.result_writers[..], &flow_b.result_writers[..]);
@@ -278,6 +276,16 @@ impl Analysis {
             }
             None => by_view,
         };
+        let open = (
+            OpenResults::of(a, &results.settled.0, &results.paired.0),
+            OpenResults::of(b, &results.settled.1, &results.paired.1),
+        );
+        assess_impact((a, b), &alignment, &flows, &open, &mut divergences);
+        for d in &mut divergences {
+            if cut_short(a, b, &alignment, d).is_some() {
+                d.impact = Impact::Unseen;
+            }
+        }
         let gaps = (crate::gaps::of(a), crate::gaps::of(b));
         let verdict =
             if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
@@ -695,19 +703,26 @@ fn first_reader_of(
 /// a divergence reaches them when it wrote differing bytes that are part
 /// of them at the end, or when a divergence it explains does.
 fn assess_impact(
-    a: &Trace,
+    (a, b): (&Trace, &Trace),
     alignment: &Alignment,
     flows: &Option<(Flow, Flow)>,
+    open: &(OpenResults, OpenResults),
     divergences: &mut [Divergence],
 ) {
     let Some((flow_a, flow_b)) = flows else {
         return;
     };
-    let (flow_a, flow_b) = (&flow_a.survivors, &flow_b.survivors);
-    let direct: Vec<bool> = divergences
+    let flows = (&flow_a.survivors, &flow_b.survivors);
+    let (direct, uncompared): (Vec<bool>, Vec<bool>) = divergences
         .iter()
-        .map(|d| reaches_directly(a, alignment, flow_a, flow_b, d))
-        .collect();
+        .map(
+            |d| match reaches_directly((a, b), alignment, flows, open, d) {
+                Survival::Differs => (true, false),
+                Survival::Uncompared => (false, true),
+                Survival::Nowhere => (false, false),
+            },
+        )
+        .unzip();
     // Every upstream divergence explains a later one, so one backward pass
     // sees each divergence's downstream complete.
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); divergences.len()];
@@ -741,6 +756,8 @@ fn assess_impact(
     for (index, d) in divergences.iter_mut().enumerate() {
         d.impact = if reaches[index] {
             Impact::Reaches
+        } else if uncompared[index] {
+            Impact::Uncompared
         } else {
             Impact::Absorbed(std::mem::take(&mut absorbers[index]))
         };
@@ -775,30 +792,125 @@ fn reads_to_host(a: &Trace, row: Row) -> bool {
 /// either run): wrote differing bytes that are part of them at the end, or
 /// handed a differing input to the host.
 fn reaches_directly(
-    a: &Trace,
+    (a, b): (&Trace, &Trace),
     alignment: &Alignment,
-    flow_a: &crate::producer::Survivors,
-    flow_b: &crate::producer::Survivors,
+    (flow_a, flow_b): (&crate::producer::Survivors, &crate::producer::Survivors),
+    (open_a, open_b): &(OpenResults, OpenResults),
     d: &Divergence,
-) -> bool {
+) -> Survival {
     if d.absorbed {
-        return false;
+        return Survival::Nowhere;
     }
     if d.kind == Kind::DivergentInput && reads_to_host(a, alignment.rows[d.row]) {
-        return true;
+        return Survival::Differs;
     }
     match (&d.diff, d.a, d.b) {
         (Some(diff), Some(x), Some(y)) => {
             let differing = |arg: &ArgIndex| flow_a.survives(x, *arg) || flow_b.survives(y, *arg);
             // Outputs not hashed may differ: any surviving write counts.
-            diff.outputs.iter().any(differing)
-                || (diff.outputs_unhashed && (flow_a.any_survives(x) || flow_b.any_survives(y)))
+            let reaches = diff.outputs.iter().any(differing)
+                || (diff.outputs_unhashed && (flow_a.any_survives(x) || flow_b.any_survives(y)));
+            if reaches {
+                Survival::Differs
+            } else {
+                Survival::Nowhere
+            }
         }
-        // Launches in one run only: whatever of theirs survives differs.
-        _ => alignment.rows[d.row..d.row + d.rows].iter().any(|row| {
-            row.a().is_some_and(|x| flow_a.any_survives(x))
-                || row.b().is_some_and(|y| flow_b.any_survives(y))
-        }),
+        // Launches in one run only: whatever of theirs survives differs,
+        // except in results that hold the same bits as their counterparts
+        // and in results without one.
+        _ => alignment.rows[d.row..d.row + d.rows]
+            .iter()
+            .flat_map(|row| {
+                let in_a = row.a().map(|x| open_a.survival(a, flow_a, x));
+                let in_b = row.b().map(|y| open_b.survival(b, flow_b, y));
+                in_a.into_iter().chain(in_b)
+            })
+            .max()
+            .unwrap_or(Survival::Nowhere),
+    }
+}
+
+/// Where a launch's writes survive among the results, most telling last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Survival {
+    /// In no result whose bits differ or lack a counterpart.
+    Nowhere,
+    /// Only in results the run alone has.
+    Uncompared,
+    /// In the results, where they (may) differ.
+    Differs,
+}
+
+/// The byte ranges of a run's results that are not settled (paired with a
+/// counterpart holding the same bits), each with whether it has a
+/// counterpart: where a write of a launch the other run lacks still makes
+/// the results differ, or reaches a result nothing compares. None when
+/// the trace does not record its results (every surviving write counts).
+struct OpenResults(Option<Vec<OpenResult>>);
+
+/// One result that is not settled: device, byte range, paired.
+struct OpenResult {
+    device: i32,
+    start: u64,
+    end: u64,
+    paired: bool,
+}
+
+impl OpenResults {
+    fn of(trace: &Trace, settled: &[bool], paired: &[bool]) -> OpenResults {
+        let flag = |flags: &[bool], i: usize| flags.get(i).copied().unwrap_or(false);
+        OpenResults(trace.results.as_ref().map(|results| {
+            results
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !flag(settled, *i))
+                .map(|(i, t)| OpenResult {
+                    device: t.device,
+                    start: t.ptr,
+                    end: t.ptr.saturating_add(trace.layouts[t.layout as usize].span),
+                    paired: flag(paired, i),
+                })
+                .collect()
+        }))
+    }
+
+    /// Where the writes of launch `launch` survive among the results.
+    fn survival(
+        &self,
+        trace: &Trace,
+        survivors: &crate::producer::Survivors,
+        launch: u32,
+    ) -> Survival {
+        let Some(open) = &self.0 else {
+            return if survivors.any_survives(launch) {
+                Survival::Differs
+            } else {
+                Survival::Nowhere
+            };
+        };
+        let l = &trace.launches[launch as usize];
+        let mut survival = Survival::Nowhere;
+        for (i, arg) in trace.args_of(l).enumerate() {
+            let tritontui_trace::ArgRef::Tensor(t) = arg else {
+                continue;
+            };
+            if !survivors.survives(launch, i as ArgIndex) {
+                continue;
+            }
+            let (start, end) = t.byte_range();
+            for r in open {
+                if r.device == l.device && r.start < end && start < r.end {
+                    let here = if r.paired {
+                        Survival::Differs
+                    } else {
+                        Survival::Uncompared
+                    };
+                    survival = survival.max(here);
+                }
+            }
+        }
+        survival
     }
 }
 

@@ -439,9 +439,13 @@ pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> S
             "unseen: the other run's trace ended before these launches, so whether they differ is not known"
                 .to_owned()
         }
+        Impact::Uncompared => {
+            "uncompared: what it wrote survives only in results the other run does not have (such as a CUDA graph's static buffers)"
+                .to_owned()
+        }
         Impact::Absorbed(_) if d.absorbed => "absorbed here: every output agrees".to_owned(),
         Impact::Absorbed(by) if by.is_empty() => {
-            "absorbed: its differing bytes were overwritten or freed before they reached the results"
+            "absorbed: its differing bytes were overwritten or freed before they reached the results, or hold what the other run's results hold"
                 .to_owned()
         }
         Impact::Absorbed(by) => {

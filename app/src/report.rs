@@ -163,6 +163,9 @@ pub enum Reach {
     Absorbed,
     /// Launches the other run's trace did not see: it ended early.
     Unseen,
+    /// Launches one run alone has, whose writes survive only in results
+    /// without a counterpart in the other run.
+    Uncompared,
 }
 
 impl Reach {
@@ -172,6 +175,7 @@ impl Reach {
             Reach::ReachesResults => "reaches-results",
             Reach::Absorbed => "absorbed",
             Reach::Unseen => "unseen",
+            Reach::Uncompared => "uncompared",
         }
     }
 }
@@ -501,6 +505,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
             Impact::Reaches => Reach::ReachesResults,
             Impact::Absorbed(_) => Reach::Absorbed,
             Impact::Unseen => Reach::Unseen,
+            Impact::Uncompared => Reach::Uncompared,
         },
         absorbed_by: match &d.impact {
             Impact::Absorbed(by) => by
@@ -508,7 +513,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
                 .filter(|&&i| i != index)
                 .map(|&i| launch_ref(runs, &analysis.divergences[i]))
                 .collect(),
-            Impact::Reaches | Impact::Unseen => Vec::new(),
+            Impact::Reaches | Impact::Unseen | Impact::Uncompared => Vec::new(),
         },
         a_index: d.a.map(|x| runs.seq_a(x)),
         b_index: d.b.map(|y| runs.seq_b(y)),
@@ -623,6 +628,13 @@ pub fn summary(report: &Report) -> String {
             report.results.differ, report.results.compared
         );
     }
+    if report.results.unpaired_a + report.results.unpaired_b > 0 {
+        let _ = writeln!(
+            out,
+            "results without a counterpart (not compared): {} in A, {} in B",
+            report.results.unpaired_a, report.results.unpaired_b
+        );
+    }
     let Some(first) = &report.first_divergence else {
         let _ = if report.verdict == Verdict::Inconclusive {
             writeln!(
@@ -645,9 +657,19 @@ pub fn summary(report: &Report) -> String {
         .iter()
         .filter(|r| r.impact == Reach::ReachesResults)
         .count();
+    let uncompared = report
+        .divergences
+        .iter()
+        .filter(|d| d.impact == Reach::Uncompared)
+        .count();
     let headline = match report.verdict {
         Verdict::Inconclusive => format!(
             "inconclusive: {} divergence{}, none seen to reach the results, but the traces did not see everything (above)",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        Verdict::Benign if uncompared > 0 => format!(
+            "benign: {} divergence{}, none reaching a result both runs have, and those agree bit for bit ({uncompared} wrote only into results the other run lacks)",
             report.divergence_count,
             plural(report.divergence_count),
         ),

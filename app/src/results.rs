@@ -34,6 +34,12 @@ pub struct ResultComparison {
     pub unpaired: (usize, usize),
     /// The pairs whose bits differ, in run A's order.
     pub differences: Vec<ResultDifference>,
+    /// For each result of A, then of B: whether it was paired with a
+    /// counterpart holding the same bits (nothing that reached only it
+    /// changed the results).
+    pub settled: (Vec<bool>, Vec<bool>),
+    /// For each result of A, then of B: whether it has a counterpart.
+    pub paired: (Vec<bool>, Vec<bool>),
 }
 
 /// The view of a result that its counterpart must share.
@@ -119,14 +125,19 @@ pub fn compare(
             paired_a.iter().filter(|p| !**p).count(),
             paired_b.iter().filter(|p| !**p).count(),
         ),
+        settled: (vec![false; ra.len()], vec![false; rb.len()]),
         ..ResultComparison::default()
     };
+    comparison.paired = (paired_a, paired_b);
     for (i, j) in pairs {
         let (Some(x), Some(y)) = (ra[i].hash, rb[j].hash) else {
             continue;
         };
         comparison.compared += 1;
-        if x != y {
+        if x == y {
+            comparison.settled.0[i] = true;
+            comparison.settled.1[j] = true;
+        } else {
             comparison.differences.push(ResultDifference {
                 a: i,
                 b: j,

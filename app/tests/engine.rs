@@ -997,3 +997,57 @@ fn a_result_holding_an_outside_value_is_explained_by_its_first_reader() {
     assert_eq!(report.root_causes.len(), 1, "{:?}", report.root_causes);
     assert_eq!(report.root_causes[0].kind, Kind::DivergentInput);
 }
+
+/// Run A has a launch run B lacks, writing memory that is a result of A:
+/// with `b_has_it`, B has a result there too (no launch wrote it; both
+/// hold the same bits), else the result is A's alone.
+fn extra_writer_pair(b_has_it: bool) -> (Trace, Trace) {
+    use tritontui_trace::Access::Out;
+    let a = hand_trace_with_results(
+        &[
+            ("producer", vec![("out_ptr0", Out, 4096, 0, 5)]),
+            ("extra", vec![("out_ptr0", Out, 8192, 0, 9)]),
+        ],
+        Some(&[4096, 8192]),
+    );
+    let b_results: &[u64] = if b_has_it { &[4096, 8192] } else { &[4096] };
+    let b = hand_trace_with_results(
+        &[("producer", vec![("out_ptr0", Out, 4096, 0, 5)])],
+        Some(b_results),
+    );
+    (a, b)
+}
+
+#[test]
+fn a_launch_one_run_lacks_reaches_only_results_that_differ() {
+    // What it wrote is in a result equal to the other run's: absorbed.
+    let (a, b) = extra_writer_pair(true);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(
+        analysis.verdict,
+        Verdict::Benign,
+        "{:?}",
+        analysis.divergences
+    );
+    assert!(matches!(
+        analysis.divergences[0].impact,
+        Impact::Absorbed(_)
+    ));
+    // In a result the other run lacks: nothing compares it.
+    let (a, b) = extra_writer_pair(false);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(
+        analysis.verdict,
+        Verdict::Benign,
+        "{:?}",
+        analysis.divergences
+    );
+    assert_eq!(analysis.divergences[0].impact, Impact::Uncompared);
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    assert_eq!(report.root_causes[0].impact, Reach::Uncompared);
+    let text = tritontui::report::summary(&report);
+    assert!(
+        text.contains("results without a counterpart (not compared): 1 in A, 0 in B"),
+        "{text}"
+    );
+}

@@ -38,6 +38,7 @@ VARIANTS = {
     "dropout_seed",
     "gpu_tf32_switch",
     "gpu_attention_seed",
+    "gpu_graphed_against_ungraphed",
 }
 
 

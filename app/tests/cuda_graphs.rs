@@ -85,7 +85,7 @@ fn kernels(w: &mut TraceWriter<Vec<u8>>) -> (u64, u64) {
 }
 
 fn launch(seq: u64, kernel: u64, captured: Option<Captured>, args: Vec<ArgValue>) -> Record {
-    Record::Launch(LaunchRecord {
+    let record = LaunchRecord {
         seq,
         kernel,
         grid: vec![1],
@@ -96,7 +96,12 @@ fn launch(seq: u64, kernel: u64, captured: Option<Captured>, args: Vec<ArgValue>
         autotune: false,
         captured,
         args,
-    })
+    };
+    if record.captured.is_some() {
+        Record::Captured(record)
+    } else {
+        Record::Launch(record)
+    }
 }
 
 /// A tensor argument: read (`written` false) or written, hashed (or, in

@@ -76,7 +76,7 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
         return Ok(());
     }
     let args: &mut [ArgValue] = match record {
-        Record::Launch(launch) => &mut launch.args,
+        Record::Launch(launch) | Record::Captured(launch) => &mut launch.args,
         Record::Call(call) => &mut call.args,
         Record::Results(results) => &mut results.args,
         _ => &mut [],
@@ -107,13 +107,10 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
 
 /// Sets the written flag of every tensor argument whose hash changed during
 /// the launch: the one place the recorder decides it, for host and device
-/// hashes alike (a launch captured into a CUDA graph holds slots, not
-/// hashes: the reader decides it for each replay).
+/// hashes alike (a `captured` record holds slots, not hashes: the reader
+/// decides it for each replay).
 fn mark_changed(launch: &mut LaunchRecord) {
     use tritontui_trace::format::{ArgValue, TensorArg};
-    if launch.captured.is_some() {
-        return;
-    }
     for arg in &mut launch.args {
         if let ArgValue::Tensor(t) = arg
             && matches!((t.pre, t.post), (Some(a), Some(b)) if a != b)

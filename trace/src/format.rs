@@ -32,6 +32,9 @@ pub enum Record {
     Layout(LayoutDef),
     /// One kernel launch or aten op call.
     Launch(LaunchRecord),
+    /// A launch captured into a CUDA graph (1.12): it runs at the graph's
+    /// replays; its `captured` place is set.
+    Captured(LaunchRecord),
     /// A process that took part in the recorded program.
     Process(ProcessRecord),
     /// A user marker (`tritontui.mark("label")`).
@@ -85,6 +88,7 @@ impl Record {
             Record::Kernel(_) => "kernel",
             Record::Layout(_) => "layout",
             Record::Launch(_) => "launch",
+            Record::Captured(_) => "captured",
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
             Record::ProcessGroup(_) => "process_group",
@@ -138,6 +142,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "kernel" => Record::Kernel(KernelDef::deserialize(rest)?),
             "layout" => Record::Layout(LayoutDef::deserialize(rest)?),
             "launch" => Record::Launch(LaunchRecord::deserialize(rest)?),
+            "captured" => Record::Captured(LaunchRecord::deserialize(rest)?),
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
@@ -464,10 +469,11 @@ pub struct LaunchRecord {
     /// Arguments in the kernel's declared order.
     #[serde(rename = "a", default)]
     pub args: Vec<ArgValue>,
-    /// (1.12) The CUDA graph this launch was captured into: it did not run
-    /// when it was written but runs at each of the graph's replays, and
-    /// its tensor arguments' `pre` and `post` are slots of the graph's
-    /// table, not hashes (a `replay` record holds the hashes).
+    /// (1.12) In a `captured` record, the CUDA graph the launch was
+    /// captured into: it did not run when it was written but runs at each
+    /// of the graph's replays, and its tensor arguments' `pre` and `post`
+    /// are slots of the graph's table, not hashes (a `replay` record holds
+    /// the hashes).
     #[serde(rename = "cg", default, skip_serializing_if = "Option::is_none")]
     pub captured: Option<Captured>,
 }

@@ -421,7 +421,7 @@ impl Trace {
 
     fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
         match record {
-            Record::Launch(launch) if launch.captured.is_some() => ids.capture(launch),
+            Record::Captured(launch) => ids.capture(launch)?,
             Record::Launch(launch) => self.add_launch(launch, ids)?,
             Record::CudaGraph(graph) => self.cuda_graphs.push(graph),
             Record::Replay(replay) => self.add_replay(replay, ids)?,
@@ -849,13 +849,17 @@ struct Ids {
 
 impl Ids {
     /// Keeps a captured launch for its graph's replays.
-    fn capture(&mut self, launch: LaunchRecord) {
+    fn capture(&mut self, launch: LaunchRecord) -> Result<(), String> {
         let Some(place) = launch.captured else {
-            return;
+            return Err(format!(
+                "captured launch {} does not say which CUDA graph holds it (no `cg`)",
+                launch.seq
+            ));
         };
         let launches = self.captured.entry(place.graph).or_default();
         let at = launches.partition_point(|l| l.captured.is_some_and(|c| c.index <= place.index));
         launches.insert(at, launch);
+        Ok(())
     }
 }
 

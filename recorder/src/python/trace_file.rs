@@ -400,11 +400,17 @@ impl TraceFile {
                 captured,
                 args: std::mem::take(&mut described.args),
             };
+            // A captured launch has a record kind of its own, which a
+            // reader that knows no CUDA graph skips.
+            let record = if launch.captured.is_some() {
+                Record::Captured(launch)
+            } else {
+                Record::Launch(launch)
+            };
             #[cfg(not(feature = "cuda"))]
-            let record = Some(Record::Launch(launch));
+            let record = Some(record);
             #[cfg(feature = "cuda")]
             let record = {
-                let record = Record::Launch(launch);
                 let deferring = state.deferring();
                 match state.writer.as_ref() {
                     Some(writer) => state

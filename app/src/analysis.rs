@@ -277,8 +277,18 @@ impl Analysis {
             None => by_view,
         };
         let open = (
-            OpenResults::of(a, &results.settled.0, &results.paired.0),
-            OpenResults::of(b, &results.settled.1, &results.paired.1),
+            OpenResults::of(
+                a,
+                &results.settled.0,
+                &results.paired.0,
+                results.unpaired.1 > 0,
+            ),
+            OpenResults::of(
+                b,
+                &results.settled.1,
+                &results.paired.1,
+                results.unpaired.0 > 0,
+            ),
         );
         assess_impact((a, b), &alignment, &flows, &open, &mut divergences);
         for d in &mut divergences {
@@ -843,22 +853,29 @@ enum Survival {
 }
 
 /// The byte ranges of a run's results that are not settled (paired with a
-/// counterpart holding the same bits), each with whether it has a
-/// counterpart: where a write of a launch the other run lacks still makes
-/// the results differ, or reaches a result nothing compares. None when
-/// the trace does not record its results (every surviving write counts).
+/// counterpart holding the same bits), each with whether a write into it
+/// makes the results differ: where a write of a launch the other run
+/// lacks still reaches the results, or reaches a result nothing compares.
+/// None when the trace does not record its results (every surviving
+/// write counts).
 struct OpenResults(Option<Vec<OpenResult>>);
 
-/// One result that is not settled: device, byte range, paired.
+/// One result that is not settled: device, byte range, and whether it
+/// differs from the other run's results when written (it is paired, or
+/// the other run too has results without a counterpart: a result that
+/// changed shape, say). A result only one run has, beside results that
+/// all match the other run's (a CUDA graph's static buffers), does not.
 struct OpenResult {
     device: i32,
     start: u64,
     end: u64,
-    paired: bool,
+    compared: bool,
 }
 
 impl OpenResults {
-    fn of(trace: &Trace, settled: &[bool], paired: &[bool]) -> OpenResults {
+    /// `other_unpaired`: whether the other run has results without a
+    /// counterpart.
+    fn of(trace: &Trace, settled: &[bool], paired: &[bool], other_unpaired: bool) -> OpenResults {
         let flag = |flags: &[bool], i: usize| flags.get(i).copied().unwrap_or(false);
         OpenResults(trace.results.as_ref().map(|results| {
             results
@@ -869,7 +886,7 @@ impl OpenResults {
                     device: t.device,
                     start: t.ptr,
                     end: t.ptr.saturating_add(trace.layouts[t.layout as usize].span),
-                    paired: flag(paired, i),
+                    compared: other_unpaired || flag(paired, i),
                 })
                 .collect()
         }))
@@ -901,7 +918,7 @@ impl OpenResults {
             let (start, end) = t.byte_range();
             for r in open {
                 if r.device == l.device && r.start < end && start < r.end {
-                    let here = if r.paired {
+                    let here = if r.compared {
                         Survival::Differs
                     } else {
                         Survival::Uncompared

@@ -467,3 +467,23 @@ def test_diff_says_first_what_differs_between_the_runs_settings(
             assert "inductor.fallback_random: (unset) | True" in screen, screen
             tmux.send("q")
             tmux.wait_for("EXIT=")
+
+
+def test_a_capture_a_stopped_recording_left_under_way_is_not_the_next_one_s(
+    tmp_path: Path,
+) -> None:
+    # A recording stopped while this thread captured a CUDA graph (as
+    # CUDAGraph.capture_begin begins one) must not make the next
+    # recording's launches captured ones, nor stop them inheriting hashes.
+    with tritontui.record(tmp_path / "first.msgpack"):
+        tritontui._active.active().file.cuda_graph_begin(0, 0, False)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.mm(x, x).relu().sum())
+    path = tmp_path / "second.msgpack"
+    with tritontui.record(path):
+        f(torch.randn(16, 16))
+    torch._dynamo.reset()
+    records = dump(path)
+    assert not [r for r in records if r["type"] == "cuda_graph"]
+    inherited = [a for r in launches(path) for a in r["args"] if a.get("inherited")]
+    assert inherited, [r["kernel"] for r in launches(path)]

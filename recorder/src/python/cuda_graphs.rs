@@ -9,11 +9,15 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};
 
 /// The capture under way on this thread.
 #[derive(Clone)]
 pub struct Capturing {
+    /// The trace it is recorded into ([`CudaGraphs::trace`]): a capture a
+    /// stopped recording left under way is not another trace's.
+    trace: u64,
     /// The graph's id in the trace.
     pub graph: u64,
     /// Where its hashes go, when the device can hash.
@@ -28,30 +32,24 @@ thread_local! {
     static CAPTURING: RefCell<Option<Capturing>> = const { RefCell::new(None) };
 }
 
-/// The capture under way on this thread, if any.
-pub fn capturing() -> Option<Capturing> {
-    CAPTURING.with_borrow(Clone::clone)
-}
-
-/// The place of the next launch of this thread's capture (which counts it).
-pub fn next_place() -> Option<Captured> {
-    CAPTURING.with_borrow_mut(|capturing| {
-        let capturing = capturing.as_mut()?;
-        let place = Captured {
-            graph: capturing.graph,
-            index: capturing.launches,
-        };
-        capturing.launches += 1;
-        Some(place)
-    })
-}
-
 /// What a trace keeps of the graphs captured into it.
-#[derive(Default)]
 pub struct CudaGraphs {
+    /// Which trace this is, among those of the process.
+    trace: u64,
     /// Ids given so far.
     last_id: u64,
     graphs: HashMap<u64, Graph>,
+}
+
+impl Default for CudaGraphs {
+    fn default() -> CudaGraphs {
+        static TRACES: AtomicU64 = AtomicU64::new(0);
+        CudaGraphs {
+            trace: TRACES.fetch_add(1, Ordering::Relaxed),
+            last_id: 0,
+            graphs: HashMap::new(),
+        }
+    }
 }
 
 /// One captured graph, as its replays need it.
@@ -72,6 +70,27 @@ pub struct Replay {
 }
 
 impl CudaGraphs {
+    /// The capture of this trace under way on this thread, if any.
+    pub fn capturing(&self) -> Option<Capturing> {
+        CAPTURING
+            .with_borrow(Clone::clone)
+            .filter(|capturing| capturing.trace == self.trace)
+    }
+
+    /// The place of the next launch of this thread's capture (which
+    /// counts it).
+    pub fn next_place(&self) -> Option<Captured> {
+        CAPTURING.with_borrow_mut(|capturing| {
+            let capturing = capturing.as_mut().filter(|c| c.trace == self.trace)?;
+            let place = Captured {
+                graph: capturing.graph,
+                index: capturing.launches,
+            };
+            capturing.launches += 1;
+            Some(place)
+        })
+    }
+
     /// A capture begins on this thread on `device` and `stream`, before
     /// the driver's capture does: the graph's table is allocated now (when
     /// `device_hashing`). Returns the graph's id and, when the table could
@@ -93,6 +112,7 @@ impl CudaGraphs {
         #[cfg(not(feature = "cuda"))]
         let error = device_hashing.then(|| "built without CUDA support".to_owned());
         CAPTURING.set(Some(Capturing {
+            trace: self.trace,
             graph,
             #[cfg(feature = "cuda")]
             table,
@@ -107,6 +127,7 @@ impl CudaGraphs {
     /// capture was under way). `missing` says why its hashes are missing
     /// when the table could not be made.
     pub fn end(&mut self, ts: u64, missing: Option<String>) -> Option<CudaGraphRecord> {
+        self.capturing()?;
         let capturing = CAPTURING.take()?;
         #[cfg(feature = "cuda")]
         let (slots, overflowed) = match &capturing.table {

@@ -9,7 +9,7 @@
 //! from another thread waits for the holder with the GIL released.
 
 use super::call_scope::CallScope;
-use super::cuda_graphs::{self, CudaGraphs};
+use super::cuda_graphs::CudaGraphs;
 use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
 use super::thread_state::thread_id;
@@ -202,7 +202,7 @@ impl TraceState {
     fn deferring(&self) -> bool {
         self.defer_hashes
             && self.scope.inheritable(thread_id()).is_some()
-            && cuda_graphs::capturing().is_none()
+            && self.cuda_graphs.capturing().is_none()
     }
 
     /// The writer and the dtype table, borrowed together (with the views
@@ -316,7 +316,7 @@ impl TraceFile {
         launch: bool,
     ) -> PyResult<Described> {
         self.with_state(py, |state| {
-            let capture = cuda_graphs::capturing();
+            let capture = state.cuda_graphs.capturing();
             let tables = state.tables(inherit && capture.is_none())?;
             let capture = capture.filter(|_| launch);
             let mut described = Described::new(
@@ -378,7 +378,7 @@ impl TraceFile {
             let ts = self.elapsed();
             described.complete(py, hash_post, stats)?;
             let captured = if described.captured(py)? {
-                cuda_graphs::next_place()
+                state.cuda_graphs.next_place()
             } else {
                 None
             };

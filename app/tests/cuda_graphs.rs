@@ -226,6 +226,13 @@ fn ungraphed(steps: &[Step]) -> Trace {
     finish(w, layout, seq, steps.last().map_or(0, |s| s.z))
 }
 
+/// Compares the runs, which must get `verdict`.
+fn compared(a: &Trace, b: &Trace, verdict: Verdict) -> Analysis {
+    let analysis = Analysis::run(a, b, Options::default());
+    assert_eq!(analysis.verdict, verdict, "{:?}", analysis.divergences);
+    analysis
+}
+
 fn steps(noise: &[u64]) -> Vec<Step> {
     noise
         .iter()
@@ -262,13 +269,7 @@ fn each_replay_expands_into_the_graph_s_launches_with_the_hashes_of_its_table() 
 #[test]
 fn equal_graphed_runs_are_identical() {
     let (a, b) = (graphed(&steps(&[0, 0, 0])), graphed(&steps(&[0, 0, 0])));
-    let analysis = Analysis::run(&a, &b, Options::default());
-    assert_eq!(
-        analysis.verdict,
-        Verdict::Identical,
-        "{:?}",
-        analysis.divergences
-    );
+    compared(&a, &b, Verdict::Identical);
 }
 
 #[test]
@@ -276,8 +277,7 @@ fn a_divergence_in_a_replay_is_named_by_its_graph_and_replay() {
     // The sum of replay 2 came out otherwise; replays 0 and 1, and the
     // scale of replay 2, agree.
     let (a, b) = (graphed(&steps(&[0, 0, 0])), graphed(&steps(&[0, 0, 5])));
-    let analysis = Analysis::run(&a, &b, Options::default());
-    assert_eq!(analysis.verdict, Verdict::Divergent);
+    let analysis = compared(&a, &b, Verdict::Divergent);
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     let first = report.first_divergence.as_ref().expect("a divergence");
     assert_eq!(first.kernel, "triton_red_sum_1");
@@ -304,13 +304,7 @@ fn a_divergence_in_a_replay_is_named_by_its_graph_and_replay() {
 #[test]
 fn a_graphed_run_aligns_with_an_ungraphed_one_launch_by_launch_and_says_what_differs() {
     let (a, b) = (graphed(&steps(&[0, 0, 0])), ungraphed(&steps(&[0, 0, 0])));
-    let analysis = Analysis::run(&a, &b, Options::default());
-    assert_eq!(
-        analysis.verdict,
-        Verdict::Identical,
-        "{:?}",
-        analysis.divergences
-    );
+    let analysis = compared(&a, &b, Verdict::Identical);
     assert_eq!(analysis.alignment.matched, 6);
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     assert_eq!(report.cuda_graph_replays, Sides { a: 3, b: 0 });

@@ -1020,28 +1020,25 @@ fn extra_writer_pair(b_has_it: bool) -> (Trace, Trace) {
 
 #[test]
 fn a_launch_one_run_lacks_reaches_only_results_that_differ() {
+    let benign = |b_has_it: bool| {
+        let (a, b) = extra_writer_pair(b_has_it);
+        let analysis = Analysis::run(&a, &b, Options::default());
+        assert_eq!(
+            analysis.verdict,
+            Verdict::Benign,
+            "{:?}",
+            analysis.divergences
+        );
+        (a, b, analysis)
+    };
     // What it wrote is in a result equal to the other run's: absorbed.
-    let (a, b) = extra_writer_pair(true);
-    let analysis = Analysis::run(&a, &b, Options::default());
-    assert_eq!(
-        analysis.verdict,
-        Verdict::Benign,
-        "{:?}",
-        analysis.divergences
-    );
+    let (_, _, analysis) = benign(true);
     assert!(matches!(
         analysis.divergences[0].impact,
         Impact::Absorbed(_)
     ));
     // In a result the other run lacks: nothing compares it.
-    let (a, b) = extra_writer_pair(false);
-    let analysis = Analysis::run(&a, &b, Options::default());
-    assert_eq!(
-        analysis.verdict,
-        Verdict::Benign,
-        "{:?}",
-        analysis.divergences
-    );
+    let (a, b, analysis) = benign(false);
     assert_eq!(analysis.divergences[0].impact, Impact::Uncompared);
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     assert_eq!(report.root_causes[0].impact, Reach::Uncompared);

@@ -474,6 +474,13 @@ impl Described {
         Ok(self.work.capture.is_some() && self.device() >= 0 && self.capturing(py)?)
     }
 
+    /// Whether this launch's stream was seen capturing a CUDA graph whose
+    /// capture this recording did not see begin (as far as its hashes
+    /// asked the stream: not asked when nothing was hashed on the device).
+    pub fn in_unseen_capture(&self) -> bool {
+        self.work.capture.is_none() && self.work.capturing == Some(true)
+    }
+
     /// Whether device hashes go into a captured graph's table.
     fn hashes_into_graph(&self) -> bool {
         #[cfg(feature = "cuda")]

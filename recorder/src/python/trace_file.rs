@@ -377,6 +377,19 @@ impl TraceFile {
             let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
             let ts = self.elapsed();
             described.complete(py, hash_post, stats)?;
+            if described.in_unseen_capture() {
+                // It runs at replays the recorder cannot expand: a gap.
+                let gap = GapRecord {
+                    what: "launch".into(),
+                    detail: "a launch captured into a CUDA graph whose capture began before \
+                             recording (it runs only at the graph's replays, unrecorded)"
+                        .into(),
+                    before: seq,
+                    ts,
+                };
+                state.writer()?.record(Record::Gap(gap)).map_err(io_error)?;
+                return Ok(seq);
+            }
             let captured = if described.captured(py)? {
                 state.cuda_graphs.next_place()
             } else {

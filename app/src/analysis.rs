@@ -69,6 +69,23 @@ pub struct InputOrigin {
     /// The input is an outside value (graph input, unrecorded write) that an
     /// earlier divergence already read.
     pub same_outside_value: bool,
+    /// Both runs read the input from a recorded launch whose outputs agree
+    /// with its counterpart's, but the two launches are not counterparts:
+    /// one run read a later write (an output of a CUDA graph read after the
+    /// next replay overwrote it).
+    pub overwrite: Option<Overwrite>,
+}
+
+/// An input one run read from a later write than the other run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overwrite {
+    /// Whether run A read the later write (else run B).
+    pub in_a: bool,
+    /// In that run, the launch whose write it read.
+    pub by: u32,
+    /// In that run, the counterpart of the launch whose write the other run
+    /// read, when it wrote the bytes read: the write `by` replaced.
+    pub replaced: Option<u32>,
 }
 
 /// One divergence: a launch pair, or a run of launches present in one run
@@ -265,7 +282,7 @@ impl Analysis {
         // something differs.
         let by_view = crate::results::compare(a, b, None, b_of_a);
         let flows = (!divergences.is_empty() || !by_view.differences.is_empty())
-            .then(|| explain_inputs(a, b, &rows, &statuses, &mut divergences));
+            .then(|| explain_inputs((a, b), &alignment, &rows, &statuses, &mut divergences));
         find_roots(&mut divergences);
         let results = match &flows {
             Some((flow_a, flow_b)) => {
@@ -545,8 +562,8 @@ fn find_roots(divergences: &mut [Divergence]) {
 /// explained by a divergent producer as reached from it; returns both
 /// traces' data flow (`None` when nothing diverges).
 fn explain_inputs(
-    a: &Trace,
-    b: &Trace,
+    (a, b): (&Trace, &Trace),
+    alignment: &Alignment,
     rows: &(Vec<u32>, Vec<u32>),
     statuses: &[RowStatus],
     divergences: &mut [Divergence],
@@ -582,6 +599,7 @@ fn explain_inputs(
             continue;
         };
         let args = divergences[index].args.clone();
+        let readers = (launch, divergences[index].b.unwrap_or_default());
         let mut origins = Vec::with_capacity(args.len());
         for arg in args {
             let Some((oa, ob)) = answers.next() else {
@@ -604,12 +622,17 @@ fn explain_inputs(
                     }
                 }
             });
+            let overwrite = by_producer
+                .is_none()
+                .then(|| overwrite_of((a, b), alignment, rows, readers, arg, (oa, ob)))
+                .flatten();
             origins.push(InputOrigin {
                 arg,
                 a: oa,
                 b: ob,
                 explained_by: by_producer.or(by_first_reader.flatten()),
                 same_outside_value: by_first_reader.flatten().is_some(),
+                overwrite,
             });
         }
         // Old bytes of an in/out argument that no recorded launch produced
@@ -637,6 +660,56 @@ fn explain_inputs(
         d.origins = origins;
     }
     (flow_a, flow_b)
+}
+
+/// Which run read input `arg` of its reader (`readers`: the launch in A,
+/// in B) from a later write, when the runs read it from launches (`origins`)
+/// that are not counterparts; `None` when they read it from counterparts or
+/// not both from recorded launches.
+fn overwrite_of(
+    runs: (&Trace, &Trace),
+    alignment: &Alignment,
+    rows: &(Vec<u32>, Vec<u32>),
+    readers: (u32, u32),
+    arg: ArgIndex,
+    origins: (Origin, Origin),
+) -> Option<Overwrite> {
+    let (Origin::Launch(pa, _), Origin::Launch(pb, _)) = origins else {
+        return None;
+    };
+    let row_a = *rows.0.get(pa as usize)?;
+    let row_b = *rows.1.get(pb as usize)?;
+    if row_a == row_b || row_a == u32::MAX || row_b == u32::MAX {
+        return None;
+    }
+    let in_a = row_a > row_b;
+    let (trace, reader, by, counterpart) = if in_a {
+        (runs.0, readers.0, pa, alignment.rows[row_b as usize].a())
+    } else {
+        (runs.1, readers.1, pb, alignment.rows[row_a as usize].b())
+    };
+    let replaced = counterpart.filter(|&c| wrote_what_is_read(trace, c, reader, arg));
+    Some(Overwrite { in_a, by, replaced })
+}
+
+/// Whether launch `writer` of `trace` wrote any byte argument `arg` of
+/// launch `reader` reads.
+fn wrote_what_is_read(trace: &Trace, writer: u32, reader: u32, arg: ArgIndex) -> bool {
+    use tritontui_trace::ArgRef;
+    let read = &trace.launches[reader as usize];
+    let Some(ArgRef::Tensor(t)) = trace.args_of(read).nth(usize::from(arg)) else {
+        return false;
+    };
+    let (start, end) = t.byte_range();
+    let launch = &trace.launches[writer as usize];
+    let kernel = trace.kernel_of(launch);
+    trace.args_of(launch).enumerate().any(|(i, w)| match w {
+        ArgRef::Tensor(written) if crate::compare::was_written(kernel, i, &w) => {
+            let (from, to) = written.byte_range();
+            from < end && start < to
+        }
+        _ => false,
+    })
 }
 
 /// For each launch of a run (`side` picks the run's launch in a row), the

@@ -1,6 +1,6 @@
 //! Puts a divergence into words: what differs, and why the engine thinks so.
 
-use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind};
+use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
 use crate::compare::ArgIndex;
 use crate::producer::{Origin, is_allocation};
 use tritontui_trace::{ArgRef, Kernel, Scalar, Trace};
@@ -94,16 +94,7 @@ pub fn origin_words(
 ) -> String {
     let from = |trace: &Trace, o: Origin| -> String {
         match o {
-            Origin::Launch(l, arg) => {
-                let launch = &trace.launches[l as usize];
-                let kernel = trace.kernel_of(launch);
-                format!(
-                    "launch #{} {} ({})",
-                    launch.seq,
-                    kernel.name,
-                    kernel.arg_name(usize::from(arg))
-                )
-            }
+            Origin::Launch(l, arg) => launch_words(trace, l, Some(arg)),
             Origin::GraphInput(i) => format!("graph input {}", trace.inputs[i as usize].name),
             Origin::Allocated(l, _) => {
                 let launch = &trace.launches[l as usize];
@@ -129,6 +120,9 @@ pub fn origin_words(
             from(trace, o),
             producer.kind.as_str()
         );
+    }
+    if let Some(overwrite) = origin.overwrite {
+        return overwrite_words(runs, origin, overwrite);
     }
     let mut words = match (origin.a, origin.b) {
         (Origin::Launch(..), _) => format!(
@@ -166,6 +160,65 @@ pub fn origin_words(
                 runs.kernel(d).name
             ));
         }
+    }
+    words
+}
+
+/// Where a launch ran, in words: `launch #12 triton_poi_0 (out_ptr0,
+/// replay 2 of CUDA graph 1)`.
+fn launch_words(trace: &Trace, index: u32, arg: Option<ArgIndex>) -> String {
+    let launch = &trace.launches[index as usize];
+    let kernel = trace.kernel_of(launch);
+    let mut notes: Vec<String> = arg
+        .map(|arg| kernel.arg_name(usize::from(arg)))
+        .into_iter()
+        .collect();
+    if let Some(r) = trace.replay_of(launch) {
+        notes.push(format!("replay {} of CUDA graph {}", r.n, r.graph));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join(", "))
+    };
+    format!("launch #{} {}{notes}", launch.seq, kernel.name)
+}
+
+/// An input one run read from a later write than the other run did.
+fn overwrite_words(runs: TracePair<'_>, origin: &InputOrigin, overwrite: Overwrite) -> String {
+    let (late, early, late_origin, early_origin) = if overwrite.in_a {
+        (("A", runs.a), ("B", runs.b), origin.a, origin.b)
+    } else {
+        (("B", runs.b), ("A", runs.a), origin.b, origin.a)
+    };
+    let producer = |trace: &Trace, o: Origin| match o {
+        Origin::Launch(l, arg) => launch_words(trace, l, Some(arg)),
+        _ => "no recorded launch".to_owned(),
+    };
+    let by = producer(late.1, late_origin);
+    let mut words = match overwrite.replaced {
+        Some(replaced) => format!(
+            "run {} read it after {by} had overwritten what {} wrote there; run {} read what \
+             {} wrote, its counterpart: an output read after a later write replaced it",
+            late.0,
+            launch_words(late.1, replaced, None),
+            early.0,
+            producer(early.1, early_origin),
+        ),
+        None => format!(
+            "run {} read what {by} wrote, run {} what {} wrote, an earlier launch that is not \
+             its counterpart: each wrote what its counterpart wrote, and run {} read a later write",
+            late.0,
+            early.0,
+            producer(early.1, early_origin),
+            late.0,
+        ),
+    };
+    if late.1.launches[overwrite.by as usize].replay.is_some() {
+        words.push_str(
+            "; every replay of a CUDA graph writes the same buffers: clone an output that is \
+             read after the next replay",
+        );
     }
     words
 }

@@ -224,6 +224,23 @@ pub struct Producer {
     pub arg: String,
 }
 
+/// An input one run read from a later write than the other run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverwriteReport {
+    /// The run that read the later write: `a` or `b`.
+    pub run: &'static str,
+    /// Sequence number, in that run, of the launch whose write it read.
+    pub by: u64,
+    /// The CUDA graph replay that launch ran in, if any.
+    pub by_replay: Option<InReplay>,
+    /// Sequence number, in that run, of the write it replaced: the
+    /// counterpart of the launch whose write the other run read; null when
+    /// that counterpart wrote elsewhere.
+    pub replaced: Option<u64>,
+    /// The CUDA graph replay the replaced write ran in, if any.
+    pub replaced_replay: Option<InReplay>,
+}
+
 /// One divergence.
 #[derive(Debug, Clone, Serialize)]
 pub struct DivergenceReport {
@@ -251,6 +268,10 @@ pub struct DivergenceReport {
     pub producer: Option<Producer>,
     /// For `divergent-input`: where the first differing input came from, in words.
     pub origin: Option<String>,
+    /// For `divergent-input`: the first differing input, when one run read
+    /// it from a later write than the other run did (an output of a CUDA
+    /// graph read after the next replay overwrote it); null otherwise.
+    pub overwritten: Option<OverwriteReport>,
     /// The CUDA graph replay each run's launch ran in (null for a launch
     /// that ran on its own, or a side without the launch).
     pub in_replay: Sides<Option<InReplay>>,
@@ -421,6 +442,7 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         args: vec![report.tensor.clone()],
         producer: None,
         origin: None,
+        overwritten: None,
         in_replay: Sides { a: None, b: None },
         only_in_a: 0,
         only_in_b: 0,
@@ -521,6 +543,9 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         args: d.args.iter().map(|&a| runs.arg_name(d, a)).collect(),
         producer,
         origin: first_origin.map(|o| origin_words(runs, d, o, analysis)),
+        overwritten: first_origin
+            .and_then(|o| o.overwrite)
+            .map(|o| overwrite_report(runs, o)),
         in_replay: Sides {
             a: d.a.and_then(|x| in_replay(runs.a, x)),
             b: d.b.and_then(|y| in_replay(runs.b, y)),
@@ -535,6 +560,17 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         impact_detail: impact_words(runs, analysis, index),
         values,
         values_error,
+    }
+}
+
+fn overwrite_report(runs: TracePair<'_>, o: crate::analysis::Overwrite) -> OverwriteReport {
+    let (run, trace) = if o.in_a { ("a", runs.a) } else { ("b", runs.b) };
+    OverwriteReport {
+        run,
+        by: trace.launches[o.by as usize].seq,
+        by_replay: in_replay(trace, o.by),
+        replaced: o.replaced.map(|r| trace.launches[r as usize].seq),
+        replaced_replay: o.replaced.and_then(|r| in_replay(trace, r)),
     }
 }
 

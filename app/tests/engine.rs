@@ -1048,3 +1048,126 @@ fn a_launch_one_run_lacks_reaches_only_results_that_differ() {
         "{text}"
     );
 }
+
+/// Two steps of `f` (input x_i, output y), then `cat` of both outputs.
+/// Run A writes both steps' outputs into one buffer (a CUDA graph's
+/// static output) and so reads the second step's twice; run B gives each
+/// step its own buffer.
+fn overwritten_output_pair() -> (Trace, Trace) {
+    use tritontui_trace::Access::{In, Out};
+    let a = hand_trace_with_results(
+        &[
+            (
+                "f",
+                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
+            ),
+            (
+                "f",
+                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 4096, 11, 12)],
+            ),
+            (
+                "cat",
+                vec![
+                    ("in_ptr0", In, 4096, 12, 12),
+                    ("in_ptr1", In, 4096, 12, 12),
+                    ("out_ptr0", Out, 16384, 0, 99),
+                ],
+            ),
+        ],
+        Some(&[16384]),
+    );
+    let b = hand_trace_with_results(
+        &[
+            (
+                "f",
+                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
+            ),
+            (
+                "f",
+                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 8192, 0, 12)],
+            ),
+            (
+                "cat",
+                vec![
+                    ("in_ptr0", In, 4096, 11, 11),
+                    ("in_ptr1", In, 8192, 12, 12),
+                    ("out_ptr0", Out, 16384, 0, 98),
+                ],
+            ),
+        ],
+        Some(&[16384]),
+    );
+    (a, b)
+}
+
+#[test]
+fn an_input_read_after_a_later_write_replaced_it_is_said() {
+    let (a, b) = overwritten_output_pair();
+    let analysis = Analysis::run(&a, &b, Options::default());
+    assert_eq!(analysis.verdict, Verdict::Divergent);
+    let roots = root_causes(&analysis);
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    let root = roots[0];
+    assert_eq!(
+        (root.kind, root.a, root.b),
+        (Kind::DivergentInput, Some(2), Some(2))
+    );
+    let overwrite = root.origins[0].overwrite.expect("the later write is found");
+    assert_eq!(
+        (overwrite.in_a, overwrite.by, overwrite.replaced),
+        (true, 1, Some(0))
+    );
+    let report = Report::new(&a, &b, &analysis, usize::MAX);
+    let first = report.first_divergence.expect("divergent");
+    let json = serde_json::to_value(&first.overwritten).expect("json");
+    assert_eq!(
+        json,
+        serde_json::json!({"run": "a", "by": 1, "by_replay": null, "replaced": 0, "replaced_replay": null})
+    );
+    assert!(
+        first.detail.contains(
+            "run A read it after launch #1 f (out_ptr0) had overwritten what launch #0 f wrote there; run B read what launch #0 f (out_ptr0) wrote, its counterpart"
+        ),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn an_input_read_from_the_same_write_in_both_runs_is_no_overwrite() {
+    // Both runs read the second step's output twice, which differs: the
+    // reads come from counterparts, and the second `f` is the root cause.
+    use tritontui_trace::Access::{In, Out};
+    let (a, _) = overwritten_output_pair();
+    let b = hand_trace_with_results(
+        &[
+            (
+                "f",
+                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
+            ),
+            (
+                "f",
+                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 4096, 11, 13)],
+            ),
+            (
+                "cat",
+                vec![
+                    ("in_ptr0", In, 4096, 13, 13),
+                    ("in_ptr1", In, 4096, 13, 13),
+                    ("out_ptr0", Out, 16384, 0, 98),
+                ],
+            ),
+        ],
+        Some(&[16384]),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots = root_causes(&analysis);
+    assert_eq!(roots[0].kind, Kind::NondeterministicKernel, "{roots:?}");
+    assert!(
+        analysis
+            .divergences
+            .iter()
+            .flat_map(|d| &d.origins)
+            .all(|o| o.overwrite.is_none())
+    );
+}

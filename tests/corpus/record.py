@@ -39,6 +39,7 @@ VARIANTS = {
     "gpu_tf32_switch",
     "gpu_attention_seed",
     "gpu_graphed_against_ungraphed",
+    "gpu_graph_output_kept",
 }
 
 

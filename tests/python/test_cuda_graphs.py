@@ -126,3 +126,40 @@ def test_a_graphed_run_compares_with_an_ungraphed_one(run_program, tmp_path: Pat
     # The same program's results, bit for bit: no difference reaches them.
     assert report["results"]["differ"] == 0, report["result_differences"]
     assert report["verdict"] in ("identical", "benign"), report["root_causes"]
+
+
+def run_kept(run_program, tmp_path: Path, mode: str) -> tuple[Path, str]:
+    """Records the kept-output program in ``mode``; returns its trace and
+    the hash of what it stacked."""
+    trace = tmp_path / f"{mode}.msgpack"
+    out = run_program("cuda_graph_kept_output.py", str(trace), mode).stdout
+    return trace, re.search(r"stacked ([0-9a-f]{16})", out).group(1)
+
+
+def test_an_output_read_after_the_next_replay_overwrote_it_is_said(
+    run_program, tmp_path: Path
+) -> None:
+    graphed, kept = run_kept(run_program, tmp_path, "graphed")
+    cloned, fixed = run_kept(run_program, tmp_path, "cloned")
+    ungraphed, fresh = run_kept(run_program, tmp_path, "ungraphed")
+    # The truth, from the program's own results: the kept output is wrong.
+    assert kept != fresh and fixed == fresh
+    _, report = diff(graphed, ungraphed)
+    assert report["verdict"] == "divergent"
+    first = report["first_divergence"]
+    assert (first["kernel"], first["kind"]) == ("aten::stack", "divergent-input"), first
+    # The graph's allocations and input copies run B lacks reach nothing.
+    reaching = [r["kernel"] for r in report["root_causes"] if r["impact"] == "reaches-results"]
+    assert reaching == ["aten::stack"], report["root_causes"]
+    overwritten = first["overwritten"]
+    assert overwritten["run"] == "a", first
+    assert (overwritten["by_replay"]["replay"], overwritten["replaced_replay"]["replay"]) == (
+        2,
+        0,
+    ), first
+    assert "had overwritten what launch" in first["detail"], first["detail"]
+    assert "clone an output that is read after the next replay" in first["detail"], first["detail"]
+    # Cloned, the program's results agree with the ungraphed run's.
+    _, report = diff(cloned, ungraphed)
+    assert report["results"]["differ"] == 0, report["result_differences"]
+    assert report["verdict"] in ("identical", "benign"), report["root_causes"]

@@ -115,6 +115,68 @@ pub fn align(
     }
 }
 
+/// One run's side of an alignment: the key of each launch, the launch
+/// index it belongs to, and whether it is weak (an allocation: a CUDA
+/// graph makes its allocations once at capture, a run without one at
+/// every step, so they anchor nothing).
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'k> {
+    /// Alignment keys, in execution order.
+    pub keys: &'k [u32],
+    /// The launch index of each key.
+    pub launches: &'k [u32],
+    /// Whether each key is weak.
+    pub weak: &'k [bool],
+}
+
+/// Aligns two runs as [`align`] does, in two passes: the launches that are
+/// not weak first (as many matched as can be), then, between each pair of
+/// consecutive matched launches, the launches of both runs that lie
+/// between them. Weak launches never pull strong ones out of place.
+pub fn align_anchored(a: Side<'_>, b: Side<'_>, deadline: Duration) -> Alignment {
+    let stop = Instant::now() + deadline;
+    let strong = |side: Side<'_>| -> (Vec<u32>, Vec<u32>) {
+        (0..side.keys.len())
+            .filter(|&i| !side.weak[i])
+            .map(|i| (side.keys[i], i as u32))
+            .unzip()
+    };
+    let ((a_keys, a_at), (b_keys, b_at)) = (strong(a), strong(b));
+    let anchors = align(&a_keys, &a_at, &b_keys, &b_at, deadline);
+    let mut rows = Vec::with_capacity(a.keys.len().max(b.keys.len()));
+    let mut minimal = anchors.minimal;
+    let mut matched = 0;
+    let (mut from_a, mut from_b) = (0, 0);
+    let ends = anchors.rows.iter().filter_map(|row| match *row {
+        Row::Both(i, j) => Some((i as usize, j as usize)),
+        _ => None,
+    });
+    for end in ends.map(Some).chain([None]) {
+        let (to_a, to_b) = end.unwrap_or((a.keys.len(), b.keys.len()));
+        let left = stop.saturating_duration_since(Instant::now());
+        let between = align(
+            &a.keys[from_a..to_a],
+            &a.launches[from_a..to_a],
+            &b.keys[from_b..to_b],
+            &b.launches[from_b..to_b],
+            left,
+        );
+        minimal &= between.minimal;
+        matched += between.matched;
+        rows.extend(between.rows);
+        if end.is_some() {
+            rows.push(Row::Both(a.launches[to_a], b.launches[to_b]));
+            matched += 1;
+            (from_a, from_b) = (to_a + 1, to_b + 1);
+        }
+    }
+    Alignment {
+        rows,
+        matched,
+        minimal,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +196,35 @@ mod tests {
             prev = cur;
         }
         prev[b.len()]
+    }
+
+    #[test]
+    fn allocations_a_graph_made_at_capture_do_not_pull_its_kernels_out_of_place() {
+        // A: allocations at capture (9, 9), then the replayed kernels
+        // 1, 2, 3; B: each kernel after an allocation of its own.
+        let a = [9, 9, 1, 2, 3];
+        let b = [9, 1, 9, 2, 3];
+        let weak = |keys: &[u32]| keys.iter().map(|&k| k == 9).collect::<Vec<_>>();
+        let (wa, wb) = (weak(&a), weak(&b));
+        let launches: Vec<u32> = (0..5).collect();
+        let side = |keys, weak| Side {
+            keys,
+            launches: &launches,
+            weak,
+        };
+        let al = align_anchored(side(&a, &wa), side(&b, &wb), DEFAULT_DEADLINE);
+        let pairs: Vec<(u32, u32)> = al
+            .rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Both(x, y) => Some((*x, *y)),
+                _ => None,
+            })
+            .collect();
+        // Every kernel pairs with its counterpart; one allocation pairs.
+        let kernels: Vec<_> = pairs.iter().filter(|(x, _)| a[*x as usize] != 9).collect();
+        assert_eq!(kernels, [&(2, 1), &(3, 3), &(4, 4)], "{:?}", al.rows);
+        assert_eq!(pairs.len(), 4, "{:?}", al.rows);
     }
 
     proptest! {
@@ -158,6 +249,39 @@ mod tests {
             }
             prop_assert!(al.minimal);
             prop_assert_eq!(al.matched, lcs_len(&a, &b));
+        }
+
+        #[test]
+        fn anchored_alignment_matches_strong_launches_first_and_keeps_order(
+            keys_a in prop::collection::vec(0u32..6, 0..60),
+            keys_b in prop::collection::vec(0u32..6, 0..60),
+        ) {
+            // Keys 4 and 5 are weak (allocations).
+            let weak = |keys: &[u32]| keys.iter().map(|&k| k >= 4).collect::<Vec<_>>();
+            let (weak_a, weak_b) = (weak(&keys_a), weak(&keys_b));
+            let ia: Vec<u32> = (0..keys_a.len() as u32).collect();
+            let ib: Vec<u32> = (0..keys_b.len() as u32).collect();
+            let side = |keys, launches, weak| Side { keys, launches, weak };
+            let al = align_anchored(
+                side(&keys_a, &ia, &weak_a),
+                side(&keys_b, &ib, &weak_b),
+                DEFAULT_DEADLINE,
+            );
+            let seen_a: Vec<u32> = al.rows.iter().filter_map(|r| r.a()).collect();
+            let seen_b: Vec<u32> = al.rows.iter().filter_map(|r| r.b()).collect();
+            prop_assert_eq!(seen_a, ia);
+            prop_assert_eq!(seen_b, ib);
+            let mut strong = 0;
+            for row in &al.rows {
+                if let Row::Both(x, y) = row {
+                    prop_assert_eq!(keys_a[*x as usize], keys_b[*y as usize]);
+                    strong += usize::from(keys_a[*x as usize] < 4);
+                }
+            }
+            let strong_of = |keys: &[u32]| keys.iter().copied().filter(|&k| k < 4).collect::<Vec<_>>();
+            prop_assert_eq!(strong, lcs_len(&strong_of(&keys_a), &strong_of(&keys_b)));
+            prop_assert_eq!(al.matched, al.rows.iter().filter(|r| matches!(r, Row::Both(..))).count());
+            prop_assert!(al.minimal);
         }
 
         #[test]

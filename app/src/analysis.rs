@@ -2,7 +2,7 @@
 //! traces divergent inputs to their producers, and separates independent
 //! root causes from divergences they explain.
 
-use crate::align::{Alignment, DEFAULT_DEADLINE, Row, align};
+use crate::align::{Alignment, DEFAULT_DEADLINE, Row, Side, align_anchored};
 use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
 use crate::gaps::Gap;
 use crate::producer::{Flow, Origin, is_allocation, is_collective, is_host_read, trace_flow};
@@ -256,11 +256,22 @@ pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
     let a_launches = program_launches(a);
     let b_launches = program_launches(b);
     let (a_keys, b_keys) = alignment_keys(a, &a_launches, b, &b_launches);
-    align(
-        &a_keys,
-        &a_launches,
-        &b_keys,
-        &b_launches,
+    // Allocations anchor nothing: a CUDA graph makes them once, at capture.
+    let weak = |trace: &Trace, launches: &[u32]| -> Vec<bool> {
+        launches
+            .iter()
+            .map(|&i| is_allocation(trace.kernel_of(&trace.launches[i as usize])))
+            .collect()
+    };
+    let (a_weak, b_weak) = (weak(a, &a_launches), weak(b, &b_launches));
+    let side = |keys, launches, weak| Side {
+        keys,
+        launches,
+        weak,
+    };
+    align_anchored(
+        side(&a_keys, &a_launches, &a_weak),
+        side(&b_keys, &b_launches, &b_weak),
         options.align_deadline,
     )
 }
@@ -748,8 +759,30 @@ fn explain_results(
     for r in &mut results.differences {
         r.explained_by = written_by(r.writer_a, &rows.0)
             .or_else(|| written_by(r.writer_b, &rows.1))
-            .or_else(|| first_reader_of(a, &live[r.a], r.writer_a, divergences));
+            .or_else(|| first_reader_of(a, &live[r.a], r.writer_a, divergences))
+            .or_else(|| overwritten_reader(r.writer_a, r.writer_b, divergences));
     }
+}
+
+/// The first divergence that read what a result holds where the runs read
+/// different writes (an overwrite): the same two launches wrote the
+/// result's bytes last in each run (`writers`).
+fn overwritten_reader(
+    writer_a: Option<crate::producer::ResultWriter>,
+    writer_b: Option<crate::producer::ResultWriter>,
+    divergences: &[Divergence],
+) -> Option<usize> {
+    let launch = |o: Origin| match o {
+        Origin::Launch(l, _) => Some(l),
+        _ => None,
+    };
+    let a = launch(writer_a?.origin)?;
+    let b = launch(writer_b?.origin)?;
+    divergences.iter().position(|d| {
+        d.origins
+            .iter()
+            .any(|o| o.overwrite.is_some() && launch(o.a) == Some(a) && launch(o.b) == Some(b))
+    })
 }
 
 /// The first divergence that read the outside value result `t` of run A

@@ -96,7 +96,8 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
     for g in &trace.cuda_graphs {
         line(json!({
             "type": "cuda_graph", "graph": g.graph, "launches": g.launches, "slots": g.slots,
-            "device": g.device, "stream": hex(g.stream), "missing": g.missing, "ts": g.ts,
+            "device": g.device, "stream": hex(g.stream), "missing": g.missing, "pool": g.pool,
+            "ts": g.ts,
         }))?;
     }
     for r in &trace.replays {

@@ -214,11 +214,31 @@ fn overwrite_words(runs: TracePair<'_>, origin: &InputOrigin, overwrite: Overwri
             late.0,
         ),
     };
-    if late.1.launches[overwrite.by as usize].replay.is_some() {
-        words.push_str(
+    let by_launch = &late.1.launches[overwrite.by as usize];
+    let replaced = overwrite.replaced.map(|r| &late.1.launches[r as usize]);
+    let in_replays = (
+        late.1.replay_of(by_launch),
+        replaced.and_then(|r| late.1.replay_of(r)),
+    );
+    match in_replays {
+        (Some(by), Some(of)) if by.graph != of.graph => {
+            let (by, of) = (by.graph, of.graph);
+            if replaced.is_some_and(|r| late.1.share_a_pool(by_launch, r)) {
+                words.push_str(&format!(
+                    "; CUDA graphs {of} and {by} were captured from one memory pool: a replay \
+                     of graph {by} writes where graph {of}'s outputs live"
+                ));
+            } else {
+                words.push_str(&format!(
+                    "; a replay of CUDA graph {by} wrote where graph {of}'s output was"
+                ));
+            }
+        }
+        (Some(_), _) => words.push_str(
             "; every replay of a CUDA graph writes the same buffers: clone an output that is \
              read after the next replay",
-        );
+        ),
+        _ => {}
     }
     words
 }

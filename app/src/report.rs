@@ -239,6 +239,9 @@ pub struct OverwriteReport {
     pub replaced: Option<u64>,
     /// The CUDA graph replay the replaced write ran in, if any.
     pub replaced_replay: Option<InReplay>,
+    /// Both writes ran in replays of two CUDA graphs captured from one
+    /// memory pool.
+    pub shared_pool: bool,
 }
 
 /// One divergence.
@@ -571,6 +574,9 @@ fn overwrite_report(runs: TracePair<'_>, o: crate::analysis::Overwrite) -> Overw
         by_replay: in_replay(trace, o.by),
         replaced: o.replaced.map(|r| trace.launches[r as usize].seq),
         replaced_replay: o.replaced.and_then(|r| in_replay(trace, r)),
+        shared_pool: o.replaced.is_some_and(|r| {
+            trace.share_a_pool(&trace.launches[o.by as usize], &trace.launches[r as usize])
+        }),
     }
 }
 

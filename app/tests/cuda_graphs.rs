@@ -172,6 +172,7 @@ fn graphed(steps: &[Step]) -> Trace {
         device: 0,
         stream: 7,
         missing: String::new(),
+        pool: None,
         ts: 2,
     }))
     .expect("graph");
@@ -329,4 +330,102 @@ fn a_graphed_run_aligns_with_an_ungraphed_one_launch_by_launch_and_says_what_dif
             b: None
         }
     );
+}
+
+/// Run A captures `scale` twice, into graphs 1 and 2 (captured from the
+/// memory pools `pools`), each writing the same output buffer; it replays
+/// graph 1 on x, then graph 2 on x2, then sums the output of graph 1 it
+/// kept, which graph 2's replay overwrote. Run B runs both scales on
+/// their own, into two buffers, and sums the first.
+fn kept_across_graphs(pools: [Option<[u64; 2]>; 2]) -> (Trace, Trace) {
+    const X2: u64 = 0x5000;
+    const Y2: u64 = 0x6000;
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let layout = w.layout("float32", 4, &[64], &[1], 0).expect("layout");
+    let (scale, sum) = kernels(&mut w);
+    for (index, (x, pool)) in [(X, pools[0]), (X2, pools[1])].into_iter().enumerate() {
+        let graph = index as u64 + 1;
+        let args = vec![
+            tensor(layout, x, false, 0, 2),
+            tensor(layout, Y, true, 1, 3),
+        ];
+        let place = Captured { graph, index: 0 };
+        w.write(&launch(index as u64, scale, Some(place), args))
+            .expect("captured");
+        w.write(&Record::CudaGraph(CudaGraphRecord {
+            graph,
+            launches: 1,
+            slots: 4,
+            device: 0,
+            stream: 7,
+            missing: String::new(),
+            pool,
+            ts: 2,
+        }))
+        .expect("graph");
+    }
+    for (graph, hashes) in [(1, vec![100, 0, 100, 200]), (2, vec![101, 200, 101, 201])] {
+        w.write(&Record::Replay(ReplayRecord {
+            graph,
+            n: 0,
+            first: graph + 1,
+            stream: 7,
+            thread: 1,
+            hashes,
+            ts: graph + 1,
+        }))
+        .expect("replay");
+    }
+    let summed = vec![
+        tensor(layout, Y, false, 201, 201),
+        tensor(layout, W, false, WEIGHT, WEIGHT),
+        tensor(layout, Z, true, 0, 999),
+    ];
+    w.write(&launch(4, sum, None, summed)).expect("launch");
+    let a = finish(w, layout, 5, 999);
+
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let layout = w.layout("float32", 4, &[64], &[1], 0).expect("layout");
+    let (scale, sum) = kernels(&mut w);
+    for (seq, (x, y, hx, hy)) in [(X, Y, 100, 200), (X2, Y2, 101, 201)]
+        .into_iter()
+        .enumerate()
+    {
+        let args = vec![
+            tensor(layout, x, false, hx, hx),
+            tensor(layout, y, true, 0, hy),
+        ];
+        w.write(&launch(seq as u64, scale, None, args))
+            .expect("launch");
+    }
+    let summed = vec![
+        tensor(layout, Y, false, 200, 200),
+        tensor(layout, W, false, WEIGHT, WEIGHT),
+        tensor(layout, Z, true, 0, 998),
+    ];
+    w.write(&launch(2, sum, None, summed)).expect("launch");
+    (a, finish(w, layout, 3, 998))
+}
+
+#[test]
+fn an_output_one_graph_s_replay_overwrote_in_a_shared_pool_is_said() {
+    let shared = |pools| {
+        let (a, b) = kept_across_graphs(pools);
+        let analysis = compared(&a, &b, Verdict::Divergent);
+        let report = Report::new(&a, &b, &analysis, usize::MAX);
+        let first = report.first_divergence.expect("a divergence");
+        assert_eq!(first.kernel, "triton_red_sum_1");
+        let overwritten = first.overwritten.expect("an overwrite");
+        let replays = (overwritten.by_replay, overwritten.replaced_replay);
+        let replay = |graph| Some(InReplay { graph, replay: 0 });
+        assert_eq!((overwritten.run, replays), ("a", (replay(2), replay(1))));
+        let said = first
+            .detail
+            .contains("CUDA graphs 1 and 2 were captured from one memory pool");
+        assert_eq!(said, overwritten.shared_pool, "{}", first.detail);
+        said
+    };
+    assert!(shared([Some([0, 1]), Some([0, 1])]));
+    assert!(!shared([Some([0, 1]), Some([0, 2])]));
+    assert!(!shared([None, None]));
 }

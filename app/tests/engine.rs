@@ -1122,7 +1122,7 @@ fn an_input_read_after_a_later_write_replaced_it_is_said() {
     let json = serde_json::to_value(&first.overwritten).expect("json");
     assert_eq!(
         json,
-        serde_json::json!({"run": "a", "by": 1, "by_replay": null, "replaced": 0, "replaced_replay": null})
+        serde_json::json!({"run": "a", "by": 1, "by_replay": null, "replaced": 0, "replaced_replay": null, "shared_pool": false})
     );
     assert!(
         first.detail.contains(

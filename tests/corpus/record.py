@@ -40,6 +40,7 @@ VARIANTS = {
     "gpu_attention_seed",
     "gpu_graphed_against_ungraphed",
     "gpu_graph_output_kept",
+    "gpu_graph_shared_pool",
 }
 
 

@@ -163,3 +163,29 @@ def test_an_output_read_after_the_next_replay_overwrote_it_is_said(
     _, report = diff(cloned, ungraphed)
     assert report["results"]["differ"] == 0, report["result_differences"]
     assert report["verdict"] in ("identical", "benign"), report["root_causes"]
+
+
+def test_an_output_a_graph_sharing_its_pool_overwrote_is_said(run_program, tmp_path: Path) -> None:
+    runs = {}
+    for mode in ("graphed", "ungraphed"):
+        trace = tmp_path / f"{mode}.msgpack"
+        out = run_program("cuda_graph_shared_pool.py", str(trace), mode).stdout
+        runs[mode] = (trace, out)
+    graphed, out = runs["graphed"]
+    # The allocator gave graph 2's output graph 1's freed intermediate.
+    assert "reused True" in out, out
+    stacked = {m: re.search(r"stacked ([0-9a-f]{16})", o).group(1) for m, (_, o) in runs.items()}
+    assert stacked["graphed"] != stacked["ungraphed"], stacked
+    pools = [r["pool"] for r in dump(graphed) if r["type"] == "cuda_graph"]
+    assert len(pools) == 2 and pools[0] == pools[1] and pools[0] is not None, pools
+    _, report = diff(graphed, runs["ungraphed"][0])
+    first = report["first_divergence"]
+    assert first["kernel"] == "aten::stack", first
+    overwritten = first["overwritten"]
+    assert overwritten["shared_pool"], first
+    assert (overwritten["by_replay"]["graph"], overwritten["replaced_replay"]["graph"]) == (1, 2)
+    assert "were captured from one memory pool" in first["detail"], first["detail"]
+    # The kept output is explained by the same overwrite; the capture's
+    # own allocations and fills reach nothing.
+    reaching = [r["kernel"] for r in report["root_causes"] if r["impact"] == "reaches-results"]
+    assert reaching == ["aten::stack"], report["root_causes"]

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 12;
+pub const SCHEMA_MINOR: u32 = 13;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -997,6 +997,11 @@ pub struct CudaGraphRecord {
     /// (empty when none are).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub missing: String,
+    /// The memory pool its capture allocated from (1.13): torch's id of
+    /// it (`CUDAGraph.pool()`). Graphs with the same pool share memory: a
+    /// replay of one may write where another's outputs live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<[u64; 2]>,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

@@ -764,6 +764,28 @@ impl Trace {
             .map_or(u64::MAX, |g| u64::from(g.slots))
     }
 
+    /// The memory pool CUDA graph `graph` was captured from, as its
+    /// `cuda_graph` record says (1.13).
+    pub fn pool_of(&self, graph: u64) -> Option<[u64; 2]> {
+        self.cuda_graphs
+            .iter()
+            .rev()
+            .find(|g| g.graph == graph)
+            .and_then(|g| g.pool)
+    }
+
+    /// Whether launches `x` and `y` ran in replays of two CUDA graphs
+    /// captured from one memory pool.
+    pub fn share_a_pool(&self, x: &Launch, y: &Launch) -> bool {
+        match (self.replay_of(x), self.replay_of(y)) {
+            (Some(p), Some(q)) if p.graph != q.graph => {
+                let pool = self.pool_of(p.graph);
+                pool.is_some() && pool == self.pool_of(q.graph)
+            }
+            _ => false,
+        }
+    }
+
     /// The replay a launch ran in, if it ran in one.
     pub fn replay_of(&self, launch: &Launch) -> Option<&Replayed> {
         launch.replay.map(|i| &self.replays[i as usize])

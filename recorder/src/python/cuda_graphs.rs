@@ -125,8 +125,14 @@ impl CudaGraphs {
 
     /// This thread's capture ended: the graph's record (None when no
     /// capture was under way). `missing` says why its hashes are missing
-    /// when the table could not be made.
-    pub fn end(&mut self, ts: u64, missing: Option<String>) -> Option<CudaGraphRecord> {
+    /// when the table could not be made; `pool` is the memory pool it
+    /// allocated from, when known.
+    pub fn end(
+        &mut self,
+        ts: u64,
+        missing: Option<String>,
+        pool: Option<[u64; 2]>,
+    ) -> Option<CudaGraphRecord> {
         self.capturing()?;
         let capturing = CAPTURING.take()?;
         #[cfg(feature = "cuda")]
@@ -157,6 +163,7 @@ impl CudaGraphs {
             device: capturing.device,
             stream: capturing.stream,
             missing,
+            pool,
             ts,
         })
     }

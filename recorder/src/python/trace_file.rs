@@ -540,11 +540,17 @@ impl TraceFile {
     }
 
     /// This thread's capture ended (or failed): the graph's record is
-    /// written, `missing` saying why its hashes are missing if they are.
-    #[pyo3(signature = (missing=None))]
-    fn cuda_graph_end(&self, py: Python<'_>, missing: Option<String>) -> PyResult<()> {
+    /// written, `missing` saying why its hashes are missing if they are,
+    /// `pool` the id of the memory pool it allocated from, when known.
+    #[pyo3(signature = (missing=None, pool=None))]
+    fn cuda_graph_end(
+        &self,
+        py: Python<'_>,
+        missing: Option<String>,
+        pool: Option<[u64; 2]>,
+    ) -> PyResult<()> {
         self.with_state(py, |state| {
-            let Some(record) = state.cuda_graphs.end(self.elapsed(), missing) else {
+            let Some(record) = state.cuda_graphs.end(self.elapsed(), missing, pool) else {
                 return Ok(());
             };
             state

@@ -150,9 +150,19 @@ def _end(session: Any, graph: Any, failed: str | None) -> None:
     missing = failed or known[3]
     try:
         with _active.dynamo_off():
-            session.file.cuda_graph_end(missing)
+            session.file.cuda_graph_end(missing, None if failed else _pool(graph))
     except Exception as e:
         session.fail(e)
+
+
+def _pool(graph: Any) -> tuple[int, int] | None:
+    """The id of the memory pool ``graph``'s capture allocated from (graphs
+    captured with ``pool=`` another's share it), when torch says."""
+    try:
+        pool = tuple(int(part) for part in graph.pool())
+    except Exception:
+        return None
+    return pool if len(pool) == 2 and all(0 <= part < 1 << 64 for part in pool) else None
 
 
 def _unseen_capture(session: Any, graph: Any) -> None:

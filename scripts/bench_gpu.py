@@ -323,7 +323,11 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
                 if r["type"] == "launch" and r["replay"] is not None and r["seq"] > after
             ]
             replays = {(r["replay"]["graph"], r["replay"]["n"]) for r in stepped}
-            counts[label] = (len(replays), len(stepped), hash_counts(stepped)[1])
+            # What the hash kernels inside the graphs read: each replay
+            # reads its graph's table's bytes once (a hash before a launch
+            # that shares the slot of an earlier hash after reads nothing).
+            read = {r["graph"]: r["bytes"] for r in records if r["type"] == "cuda_graph"}
+            counts[label] = (len(replays), len(stepped), sum(read[g] for g, _ in replays))
     plain = statistics.median(times["unrecorded"])
     print(
         f"\ntransformer forward compiled with mode='reduce-overhead' ({dtype}, inference),"

@@ -97,7 +97,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         line(json!({
             "type": "cuda_graph", "graph": g.graph, "launches": g.launches, "slots": g.slots,
             "device": g.device, "stream": hex(g.stream), "missing": g.missing, "pool": g.pool,
-            "ts": g.ts,
+            "bytes": g.bytes, "ts": g.ts,
         }))?;
     }
     for r in &trace.replays {

@@ -173,6 +173,7 @@ fn graphed(steps: &[Step]) -> Trace {
         stream: 7,
         missing: String::new(),
         pool: None,
+        bytes: 0,
         ts: 2,
     }))
     .expect("graph");
@@ -360,6 +361,7 @@ fn kept_across_graphs(pools: [Option<[u64; 2]>; 2]) -> (Trace, Trace) {
             stream: 7,
             missing: String::new(),
             pool,
+            bytes: 0,
             ts: 2,
         }))
         .expect("graph");

@@ -546,6 +546,17 @@ impl Batch {
         Ok(Some(self.entries.len() - 1))
     }
 
+    /// The graph table slot the hash `ticket` (an index [`Batch::hash`]
+    /// returned) writes at every replay; None for a batch that is not
+    /// captured.
+    pub fn captured_slot(&self, ticket: usize) -> Option<u64> {
+        self.graph.as_ref()?;
+        match self.entries.get(ticket)? {
+            Entry::Hash { slot, .. } => Some(*slot as u64),
+            Entry::Stats { .. } => None,
+        }
+    }
+
     /// Enqueues the hashes added since the last dispatch as one kernel
     /// launch on the batch's stream.
     pub fn dispatch(&mut self) -> Result<()> {

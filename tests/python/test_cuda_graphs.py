@@ -50,11 +50,13 @@ def test_a_hand_written_capture_is_recorded_once_and_hashed_at_every_replay(
     assert [tensors(c)[0]["post"] for c in copies[-3:]] == [tensors(s)[0]["pre"] for s in sins]
 
 
-def run_trees(run_program, tmp_path: Path, name: str, *args: str) -> tuple[Path, int]:
+def run_trees(
+    run_program, tmp_path: Path, name: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[Path, int]:
     """Records the graph tree training; returns its trace and the replays
     torch made."""
     trace = tmp_path / f"{name}.msgpack"
-    out = run_program("cuda_graph_trees.py", str(trace), *args).stdout
+    out = run_program("cuda_graph_trees.py", str(trace), *args, env=env).stdout
     replays = int(re.search(r"replays (\d+)", out).group(1))
     return trace, replays
 
@@ -189,3 +191,51 @@ def test_an_output_a_graph_sharing_its_pool_overwrote_is_said(run_program, tmp_p
     # own allocations and fills reach nothing.
     reaching = [r["kernel"] for r in report["root_causes"] if r["impact"] == "reaches-results"]
     assert reaching == ["aten::stack"], report["root_causes"]
+
+
+def test_a_captured_hash_shared_from_the_data_flow_equals_the_hash_it_spares(
+    run_program, tmp_path: Path
+) -> None:
+    run_trees(run_program, tmp_path, "cold")
+    shared, replays = run_trees(run_program, tmp_path, "shared")
+    every, _ = run_trees(run_program, tmp_path, "every", env={"TRITONTUI_HASH_EVERY_INPUT": "1"})
+    check_every_replay_recorded(shared, replays)
+    tables = {
+        name: [(g["slots"], g["bytes"]) for g in dump(trace) if g["type"] == "cuda_graph"]
+        for name, trace in (("shared", shared), ("every", every))
+    }
+    # Inside the graph tree's captures, a hash before a launch takes the
+    # table slot of the hash after the launch that wrote the view last:
+    # fewer slots, fewer bytes read at each replay...
+    assert len(tables["shared"]) == len(tables["every"]) > 0, tables
+    slots, read = (sum(column) for column in zip(*tables["shared"], strict=True))
+    every_slots, every_read = (sum(column) for column in zip(*tables["every"], strict=True))
+    assert slots < every_slots and 0 < read < every_read, tables
+    # ...and the same hashes at every replay as hashing each input gives.
+    _, report = diff(shared, every)
+    assert report["verdict"] == "identical", report["root_causes"]
+
+
+def test_random_ops_captured_into_a_graph_are_recorded_with_their_generator(
+    run_program, tmp_path: Path
+) -> None:
+    traces, outputs = [], []
+    for name in ("a", "b"):
+        trace = tmp_path / f"{name}.msgpack"
+        out = run_program("cuda_graph_random.py", str(trace)).stdout
+        traces.append(trace)
+        outputs.append(re.findall(r"replay \d ([0-9a-f]{16})", out))
+    # The same seed draws the same numbers at each replay; replays differ.
+    assert outputs[0] == outputs[1] and len(set(outputs[0])) == 3, outputs
+    records = dump(traces[0])
+    assert not [r for r in records if r["type"] == "gap"], records
+    launched = replayed_launches(records)
+    kernels = {r["kernel"] for r in launched}
+    assert any("efficient_attention" in k for k in kernels), kernels
+    assert any("dropout" in k for k in kernels), kernels
+    generators = [
+        a["value"] for r in launched for a in r["args"] if "generator" in str(a.get("value"))
+    ]
+    assert generators and all("offset=per-replay" in g for g in generators), generators
+    _, report = diff(*traces)
+    assert report["verdict"] == "identical", report["root_causes"]

@@ -1002,6 +1002,9 @@ pub struct CudaGraphRecord {
     /// replay of one may write where another's outputs live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<[u64; 2]>,
+    /// Bytes its hash kernels read at each replay (1.13).
+    #[serde(default)]
+    pub bytes: u64,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

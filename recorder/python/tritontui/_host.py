@@ -54,8 +54,24 @@ def opaque(value: Any) -> str:
     return f"<object {kind.__module__}.{kind.__qualname__}>"
 
 
+# What a CUDA generator says of its state while a CUDA graph captures: a
+# captured random op draws at each replay from an offset the graph advances
+# (torch refuses to read the offset during a capture).
+PER_REPLAY = "offset=per-replay"
+
+
+def _capturing(device: torch.device) -> bool:
+    """Whether a CUDA graph captures on ``device``'s current stream."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
 def generator_value(generator: torch.Generator) -> str:
     """``<torch.Generator device=cpu seed=S state=H>``: what it will draw next."""
+    if _capturing(generator.device):
+        return (
+            f"<torch.Generator device={generator.device} seed={generator.initial_seed()} "
+            f"{PER_REPLAY}>"
+        )
     state = _tensors.host_bytes(generator.get_state())
     return (
         f"<torch.Generator device={generator.device} seed={generator.initial_seed()} "
@@ -65,17 +81,16 @@ def generator_value(generator: torch.Generator) -> str:
 
 def default_generator_value(device: torch.device) -> str:
     """``<default generator cuda:0 seed=S offset=O>`` (a CUDA generator's
-    state is its seed and Philox offset) or ``<default generator cpu
-    seed=S state=H>``: what a random op on ``device`` that is given no
-    generator draws from next."""
+    state is its seed and Philox offset; while a CUDA graph captures,
+    ``offset=per-replay``) or ``<default generator cpu seed=S state=H>``:
+    what a random op on ``device`` that is given no generator draws from
+    next."""
     with _active.inside_launch():
         if device.type == "cuda":
             index = device.index if device.index is not None else torch.cuda.current_device()
             generator = torch.cuda.default_generators[index]
-            return (
-                f"<default generator cuda:{index} seed={generator.initial_seed()} "
-                f"offset={generator.get_offset()}>"
-            )
+            offset = PER_REPLAY if _capturing(device) else f"offset={generator.get_offset()}"
+            return f"<default generator cuda:{index} seed={generator.initial_seed()} {offset}>"
         if device.type == "cpu":
             generator = torch.default_generator
             state = _tensors.host_bytes(generator.get_state())

@@ -130,6 +130,12 @@ impl GraphTable {
         self.frozen.get_or_init(|| lens).len()
     }
 
+    /// Bytes the hash kernels of the capture read at each replay (after
+    /// [`GraphTable::freeze`]).
+    pub fn hashed_bytes(&self) -> u64 {
+        self.frozen.get().map_or(0, |lens| lens.iter().sum())
+    }
+
     /// Whether some hash of the capture found no slot (it is missing from
     /// every replay).
     pub fn overflowed(&self) -> bool {

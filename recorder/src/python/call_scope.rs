@@ -2,7 +2,10 @@
 //! its launches touched (`tritontui_trace::known_views`): inside one call
 //! on one thread, a launch's hash before it is redundant when the same
 //! view was hashed after the launch that last touched it (or on the
-//! call's entry), and the trace marks it *inherited* instead.
+//! call's entry), and the trace marks it *inherited* instead. A launch
+//! captured into a CUDA graph inside such a call takes, for that hash,
+//! the graph table slot the earlier captured launch's hash after it
+//! writes at every replay: no hash kernel joins the graph for it.
 
 use tritontui_trace::known_views::{KnownViews, Touched};
 
@@ -29,6 +32,9 @@ pub struct CallScope {
     calls: Calls,
     /// Views whose hash after their last launch (or on entry) is coming.
     known: KnownViews<bool>,
+    /// Views the launches captured into the current CUDA graph hashed after
+    /// them: the table slot of that hash (None for a view left unhashed).
+    captured: KnownViews<Option<u64>>,
 }
 
 impl CallScope {
@@ -38,6 +44,7 @@ impl CallScope {
             enabled: false,
             calls: Calls::None,
             known: KnownViews::default(),
+            captured: KnownViews::default(),
         }
     }
 
@@ -47,6 +54,7 @@ impl CallScope {
     /// nothing is inherited until it ends.
     pub fn begin(&mut self, thread: u64, all_recorded: bool) {
         self.known.clear();
+        self.captured.clear();
         self.calls = match self.calls {
             Calls::None if all_recorded => Calls::One { thread },
             Calls::None => Calls::Several(1),
@@ -63,6 +71,27 @@ impl CallScope {
         };
         if self.calls == Calls::None {
             self.known.clear();
+        }
+        self.captured.clear();
+    }
+
+    /// A CUDA graph's capture begins or ends: no slot of another graph's
+    /// table is shared.
+    pub fn capture_boundary(&mut self) {
+        self.captured.clear();
+    }
+
+    /// The table slots a launch on `thread` captured into the current
+    /// graph may share, under the conditions of [`CallScope::inheritable`].
+    pub fn captured_slots(&self, thread: u64) -> Option<&KnownViews<Option<u64>>> {
+        (self.enabled && self.calls == Calls::One { thread }).then_some(&self.captured)
+    }
+
+    /// A captured launch's tensor arguments after it, with the slots of
+    /// their hashes (`args` is asked only while they are kept).
+    pub fn after_captured_launch(&mut self, args: impl FnOnce() -> Vec<Touched<Option<u64>>>) {
+        if self.tracking() {
+            self.captured.after_launch(args());
         }
     }
 
@@ -98,5 +127,55 @@ impl CallScope {
         if self.tracking() {
             self.known.after_launch(args());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(ptr: u64, slot: Option<u64>) -> Touched<Option<u64>> {
+        Touched {
+            ptr,
+            span: 64,
+            layout: 1,
+            allocated: false,
+            value: slot,
+        }
+    }
+
+    #[test]
+    fn a_captured_launch_shares_the_slot_of_the_last_captured_hash_of_its_view() {
+        let mut scope = CallScope::new();
+        scope.enabled = true;
+        scope.begin(7, true);
+        scope.after_captured_launch(|| vec![view(0x1000, Some(3)), view(0x2000, None)]);
+        let slots = scope.captured_slots(7).expect("one call on this thread");
+        assert_eq!(slots.get(0x1000, 1), Some(&Some(3)));
+        assert_eq!(slots.get(0x2000, 1), Some(&None));
+        // Another thread, or another view of the bytes, shares nothing.
+        assert!(scope.captured_slots(8).is_none());
+        assert_eq!(slots.get(0x1000, 2), None);
+        // A later write through an overlapping view forgets the slot.
+        scope.after_captured_launch(|| vec![view(0x1020, Some(5))]);
+        let slots = scope.captured_slots(7).expect("one call on this thread");
+        assert_eq!(slots.get(0x1000, 1), None);
+        // A new capture shares no slot of the last graph's table.
+        scope.capture_boundary();
+        let slots = scope.captured_slots(7).expect("one call on this thread");
+        assert_eq!(slots.get(0x1020, 1), None);
+    }
+
+    #[test]
+    fn nothing_is_shared_where_nothing_may_be_inherited() {
+        let mut scope = CallScope::new();
+        scope.begin(7, true);
+        scope.after_captured_launch(|| vec![view(0x1000, Some(3))]);
+        assert!(scope.captured_slots(7).is_none(), "inheriting is off");
+        scope.enabled = true;
+        scope.end();
+        scope.begin(7, false);
+        scope.after_captured_launch(|| vec![view(0x1000, Some(3))]);
+        assert!(scope.captured_slots(7).is_none(), "a call not all recorded");
     }
 }

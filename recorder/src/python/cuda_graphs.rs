@@ -136,12 +136,12 @@ impl CudaGraphs {
         self.capturing()?;
         let capturing = CAPTURING.take()?;
         #[cfg(feature = "cuda")]
-        let (slots, overflowed) = match &capturing.table {
-            Some(table) => (table.freeze(), table.overflowed()),
-            None => (0, false),
+        let (slots, overflowed, bytes) = match &capturing.table {
+            Some(table) => (table.freeze(), table.overflowed(), table.hashed_bytes()),
+            None => (0, false, 0),
         };
         #[cfg(not(feature = "cuda"))]
-        let (slots, overflowed) = (0, false);
+        let (slots, overflowed, bytes) = (0, false, 0);
         let missing = match missing {
             Some(why) => why,
             None if overflowed => format!("the graph holds more than {} hashes", slots),
@@ -164,6 +164,7 @@ impl CudaGraphs {
             stream: capturing.stream,
             missing,
             pool,
+            bytes,
             ts,
         })
     }

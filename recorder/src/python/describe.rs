@@ -112,11 +112,14 @@ impl Dtypes {
 }
 
 /// What describing interns into: the trace's layouts and the dtype table;
-/// and the views whose hash before a launch may be inherited, if any.
+/// the views whose hash before a launch may be inherited, if any; and,
+/// for a launch captured into a CUDA graph, the table slots of earlier
+/// captured launches' hashes after them it may share, if any.
 pub struct Tables<'a> {
     pub writer: &'a mut crate::background::BackgroundWriter,
     pub dtypes: &'a mut Dtypes,
     pub known: Option<&'a KnownViews<bool>>,
+    pub captured: Option<&'a KnownViews<Option<u64>>>,
 }
 
 /// `torch.Tensor`, `torch.nn.Parameter` and `torch.strided`, looked up once.
@@ -305,10 +308,18 @@ impl Described {
             // The same view's bytes known from the data flow: not hashed again.
             let inherited = wants_pre
                 && tables.known.and_then(|known| known.get(view.ptr, layout)) == Some(&true);
-            let pre = if wants_pre && !inherited {
-                self.hash(py, &view)?
-            } else {
-                Value::Missing
+            // Captured: the same view's hash after an earlier captured
+            // launch, from the same table slot at every replay.
+            let shared = match tables.captured {
+                Some(captured) if wants_pre && !inherited => {
+                    self.shared_slot(py, captured, &view, layout)?
+                }
+                _ => None,
+            };
+            let pre = match shared {
+                Some(slot) => Value::Now(slot),
+                None if wants_pre && !inherited => self.hash(py, &view)?,
+                None => Value::Missing,
             };
             view.hashed_before = !matches!(pre, Value::Missing);
             let mut arg = TensorArg {
@@ -333,18 +344,21 @@ impl Described {
     /// What the launch left known of each tensor argument's view, after
     /// [`Described::complete`] asked for hashes after it when `hash_post`.
     pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
-        self.touched(|view| hash_post && view.hashable && view.access != Access::Allocated)
+        self.touched(|_, view| hash_post && view.hashable && view.access != Access::Allocated)
     }
 
     /// What a graph call's entry made known of its inputs' views.
     pub fn touched_inputs(&self) -> Vec<Touched<bool>> {
-        self.touched(|view| view.hashed_before)
+        self.touched(|_, view| view.hashed_before)
     }
 
-    fn touched(&self, hashed: impl Fn(&TensorView) -> bool) -> Vec<Touched<bool>> {
+    /// Each tensor argument's view, with what `value` says of it (given
+    /// its index among the launch's tensors).
+    fn touched<T>(&self, mut value: impl FnMut(usize, &TensorView) -> T) -> Vec<Touched<T>> {
         self.tensors
             .iter()
-            .filter_map(|view| {
+            .enumerate()
+            .filter_map(|(index, view)| {
                 let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
                     return None;
                 };
@@ -353,10 +367,44 @@ impl Described {
                     span: view.span(),
                     layout: arg.layout,
                     allocated: view.access == Access::Allocated,
-                    value: hashed(view),
+                    value: value(index, view),
                 })
             })
             .collect()
+    }
+
+    /// The table slot of the earlier captured hash of `view` (layout
+    /// `layout`) in `captured`, when this launch's hashes go into the same
+    /// graph's table.
+    fn shared_slot(
+        &mut self,
+        py: Python<'_>,
+        captured: &KnownViews<Option<u64>>,
+        view: &TensorView,
+        layout: u64,
+    ) -> PyResult<Option<u64>> {
+        let Some(&Some(slot)) = captured.get(view.ptr, layout) else {
+            return Ok(None);
+        };
+        let into_graph = view.device >= 0 && self.hashes_into_graph() && self.capturing(py)?;
+        Ok(into_graph.then_some(slot))
+    }
+
+    /// After a launch captured into a CUDA graph, its tensor arguments with
+    /// the table slot of each one's hash after it (None for one not hashed
+    /// into the table).
+    pub fn captured_after(&self) -> Vec<Touched<Option<u64>>> {
+        #[cfg(feature = "cuda")]
+        let slot_of = |tensor: usize| {
+            let fill = self
+                .fills
+                .iter()
+                .find(|f| f.arg == tensor && f.slot == Slot::Post)?;
+            self.work.batch.as_ref()?.captured_slot(fill.index)
+        };
+        #[cfg(not(feature = "cuda"))]
+        let slot_of = |_: usize| None;
+        self.touched(|tensor, _| slot_of(tensor))
     }
 
     /// After the launch: hashes (and summarises) what was asked.

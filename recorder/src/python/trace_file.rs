@@ -207,8 +207,9 @@ impl TraceState {
 
     /// The writer and the dtype table, borrowed together (with the views
     /// a launch on this thread may inherit its hashes before from, when
-    /// `inheriting`).
-    fn tables(&mut self, inheriting: bool) -> PyResult<Tables<'_>> {
+    /// `inheriting`, and the table slots a launch this thread captures
+    /// into a CUDA graph may share, when `captured`).
+    fn tables(&mut self, inheriting: bool, captured: bool) -> PyResult<Tables<'_>> {
         let writer = self
             .writer
             .as_mut()
@@ -218,6 +219,11 @@ impl TraceState {
             dtypes: &mut self.dtypes,
             known: if inheriting {
                 self.scope.inheritable(thread_id())
+            } else {
+                None
+            },
+            captured: if captured {
+                self.scope.captured_slots(thread_id())
             } else {
                 None
             },
@@ -316,9 +322,9 @@ impl TraceFile {
         launch: bool,
     ) -> PyResult<Described> {
         self.with_state(py, |state| {
-            let capture = state.cuda_graphs.capturing();
-            let tables = state.tables(inherit && capture.is_none())?;
-            let capture = capture.filter(|_| launch);
+            let capture = state.cuda_graphs.capturing().filter(|_| launch);
+            let capturing = state.cuda_graphs.capturing().is_some();
+            let tables = state.tables(inherit && !capturing, inherit && capture.is_some())?;
             let mut described = Described::new(
                 py,
                 tables,
@@ -354,7 +360,7 @@ impl TraceFile {
         access: &[u8],
     ) -> PyResult<()> {
         self.with_state(py, |state| {
-            described.add(py, state.tables(false)?, values, access, false)
+            described.add(py, state.tables(false, false)?, values, access, false)
         })
     }
 
@@ -395,11 +401,16 @@ impl TraceFile {
             } else {
                 None
             };
-            // A captured launch's bytes are known at replays only.
+            // A captured launch's bytes are known at replays only, where
+            // its table's slots hold them.
             if captured.is_none() {
                 state
                     .scope
                     .after_launch(|| described.touched_after(hash_post));
+            } else {
+                state
+                    .scope
+                    .after_captured_launch(|| described.captured_after());
             }
             let launch = LaunchRecord {
                 seq,
@@ -535,6 +546,7 @@ impl TraceFile {
     ) -> PyResult<(u64, Option<String>)> {
         self.with_state(py, |state| {
             state.release_deferred()?;
+            state.scope.capture_boundary();
             Ok(state.cuda_graphs.begin(device, stream, device_hashing))
         })
     }
@@ -550,6 +562,7 @@ impl TraceFile {
         pool: Option<[u64; 2]>,
     ) -> PyResult<()> {
         self.with_state(py, |state| {
+            state.scope.capture_boundary();
             let Some(record) = state.cuda_graphs.end(self.elapsed(), missing, pool) else {
                 return Ok(());
             };

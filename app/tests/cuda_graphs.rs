@@ -333,6 +333,16 @@ fn a_graphed_run_aligns_with_an_ungraphed_one_launch_by_launch_and_says_what_dif
     );
 }
 
+/// The arguments of `sum` reading y (hash `y`) and the weight, writing z
+/// (hash `z`).
+fn summed(layout: u64, y: u64, z: u64) -> Vec<ArgValue> {
+    vec![
+        tensor(layout, Y, false, y, y),
+        tensor(layout, W, false, WEIGHT, WEIGHT),
+        tensor(layout, Z, true, 0, z),
+    ]
+}
+
 /// Run A captures `scale` twice, into graphs 1 and 2 (captured from the
 /// memory pools `pools`), each writing the same output buffer; it replays
 /// graph 1 on x, then graph 2 on x2, then sums the output of graph 1 it
@@ -378,12 +388,8 @@ fn kept_across_graphs(pools: [Option<[u64; 2]>; 2]) -> (Trace, Trace) {
         }))
         .expect("replay");
     }
-    let summed = vec![
-        tensor(layout, Y, false, 201, 201),
-        tensor(layout, W, false, WEIGHT, WEIGHT),
-        tensor(layout, Z, true, 0, 999),
-    ];
-    w.write(&launch(4, sum, None, summed)).expect("launch");
+    w.write(&launch(4, sum, None, summed(layout, 201, 999)))
+        .expect("launch");
     let a = finish(w, layout, 5, 999);
 
     let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
@@ -400,12 +406,8 @@ fn kept_across_graphs(pools: [Option<[u64; 2]>; 2]) -> (Trace, Trace) {
         w.write(&launch(seq as u64, scale, None, args))
             .expect("launch");
     }
-    let summed = vec![
-        tensor(layout, Y, false, 200, 200),
-        tensor(layout, W, false, WEIGHT, WEIGHT),
-        tensor(layout, Z, true, 0, 998),
-    ];
-    w.write(&launch(2, sum, None, summed)).expect("launch");
+    w.write(&launch(2, sum, None, summed(layout, 200, 998)))
+        .expect("launch");
     (a, finish(w, layout, 3, 998))
 }
 

@@ -1049,54 +1049,52 @@ fn a_launch_one_run_lacks_reaches_only_results_that_differ() {
     );
 }
 
-/// Two steps of `f` (input x_i, output y), then `cat` of both outputs.
-/// Run A writes both steps' outputs into one buffer (a CUDA graph's
-/// static output) and so reads the second step's twice; run B gives each
-/// step its own buffer.
-fn overwritten_output_pair() -> (Trace, Trace) {
+/// Two steps of `f` (inputs at 1024 and 2048) writing their outputs as
+/// `outputs` say (address, hash before, hash after), then `cat` of the
+/// views `reads` (address, hash) into a result whose hash is `result`.
+fn two_steps_then_cat(outputs: [(u64, u64, u64); 2], reads: [(u64, u64); 2], result: u64) -> Trace {
     use tritontui_trace::Access::{In, Out};
-    let a = hand_trace_with_results(
+    let [(p0, pre0, post0), (p1, pre1, post1)] = outputs;
+    let [(r0, h0), (r1, h1)] = reads;
+    hand_trace_with_results(
         &[
             (
                 "f",
-                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
+                vec![
+                    ("in_ptr0", In, 1024, 1, 1),
+                    ("out_ptr0", Out, p0, pre0, post0),
+                ],
             ),
             (
                 "f",
-                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 4096, 11, 12)],
+                vec![
+                    ("in_ptr0", In, 2048, 2, 2),
+                    ("out_ptr0", Out, p1, pre1, post1),
+                ],
             ),
             (
                 "cat",
                 vec![
-                    ("in_ptr0", In, 4096, 12, 12),
-                    ("in_ptr1", In, 4096, 12, 12),
-                    ("out_ptr0", Out, 16384, 0, 99),
+                    ("in_ptr0", In, r0, h0, h0),
+                    ("in_ptr1", In, r1, h1, h1),
+                    ("out_ptr0", Out, 16384, 0, result),
                 ],
             ),
         ],
         Some(&[16384]),
+    )
+}
+
+/// Run A writes both steps' outputs into one buffer (a CUDA graph's
+/// static output) and so `cat`s the second step's twice; run B gives
+/// each step its own buffer.
+fn overwritten_output_pair() -> (Trace, Trace) {
+    let a = two_steps_then_cat(
+        [(4096, 0, 11), (4096, 11, 12)],
+        [(4096, 12), (4096, 12)],
+        99,
     );
-    let b = hand_trace_with_results(
-        &[
-            (
-                "f",
-                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
-            ),
-            (
-                "f",
-                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 8192, 0, 12)],
-            ),
-            (
-                "cat",
-                vec![
-                    ("in_ptr0", In, 4096, 11, 11),
-                    ("in_ptr1", In, 8192, 12, 12),
-                    ("out_ptr0", Out, 16384, 0, 98),
-                ],
-            ),
-        ],
-        Some(&[16384]),
-    );
+    let b = two_steps_then_cat([(4096, 0, 11), (8192, 0, 12)], [(4096, 11), (8192, 12)], 98);
     (a, b)
 }
 
@@ -1137,28 +1135,11 @@ fn an_input_read_after_a_later_write_replaced_it_is_said() {
 fn an_input_read_from_the_same_write_in_both_runs_is_no_overwrite() {
     // Both runs read the second step's output twice, which differs: the
     // reads come from counterparts, and the second `f` is the root cause.
-    use tritontui_trace::Access::{In, Out};
     let (a, _) = overwritten_output_pair();
-    let b = hand_trace_with_results(
-        &[
-            (
-                "f",
-                vec![("in_ptr0", In, 1024, 1, 1), ("out_ptr0", Out, 4096, 0, 11)],
-            ),
-            (
-                "f",
-                vec![("in_ptr0", In, 2048, 2, 2), ("out_ptr0", Out, 4096, 11, 13)],
-            ),
-            (
-                "cat",
-                vec![
-                    ("in_ptr0", In, 4096, 13, 13),
-                    ("in_ptr1", In, 4096, 13, 13),
-                    ("out_ptr0", Out, 16384, 0, 98),
-                ],
-            ),
-        ],
-        Some(&[16384]),
+    let b = two_steps_then_cat(
+        [(4096, 0, 11), (4096, 11, 13)],
+        [(4096, 13), (4096, 13)],
+        98,
     );
     let analysis = Analysis::run(&a, &b, Options::default());
     let roots = root_causes(&analysis);

@@ -368,6 +368,30 @@ impl StatsKind {
     }
 }
 
+/// Hashes a captured batch took and did not enqueue (those after its
+/// launch), carried to the next launch captured on the same stream into
+/// the same graph: its table kernel enqueues them first, so that one graph
+/// node hashes after one launch and before the next.
+pub struct Carried {
+    kernels: Kernels,
+    stream: u64,
+    ring: Results,
+    table: Arc<GraphTable>,
+    items: Vec<Item>,
+}
+
+// SAFETY: see `Batch`: handles, and hashes of memory the graph's pool keeps.
+unsafe impl Send for Carried {}
+
+impl Carried {
+    /// Enqueues the carried hashes on their own (nothing captured on their
+    /// stream may run before them).
+    pub fn enqueue(self) -> Result<()> {
+        // SAFETY: every item was made by `Batch::hash` on this device.
+        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &self.items) }
+    }
+}
+
 /// A batch whose results are on their way to the host.
 pub struct Finished {
     ctx: sys::CUcontext,
@@ -544,6 +568,41 @@ impl Batch {
         }
         self.entries.push(Entry::Hash { slot, len: nbytes });
         Ok(Some(self.entries.len() - 1))
+    }
+
+    /// A captured batch's hashes not yet enqueued, taken to be enqueued
+    /// with the next captured launch's ([`Batch::join`]); None for a batch
+    /// that is not captured, or has none.
+    pub fn carry(&mut self) -> Option<Carried> {
+        let table = Arc::clone(self.graph.as_ref()?);
+        if self.table.is_empty() {
+            return None;
+        }
+        Some(Carried {
+            kernels: self.kernels,
+            stream: self.stream,
+            ring: self.ring,
+            table,
+            items: std::mem::take(&mut self.table).into_vec(),
+        })
+    }
+
+    /// Puts `carried` ahead of this batch's hashes, to be enqueued with
+    /// them, when both are captured on one stream into one graph's table;
+    /// gives them back otherwise.
+    pub fn join(&mut self, carried: Carried) -> std::result::Result<(), Carried> {
+        let same = self
+            .graph
+            .as_ref()
+            .is_some_and(|table| Arc::ptr_eq(table, &carried.table))
+            && self.stream == carried.stream;
+        if !same {
+            return Err(carried);
+        }
+        let mut items = SmallVec::from_vec(carried.items);
+        items.extend(self.table.drain(..));
+        self.table = items;
+        Ok(())
     }
 
     /// The graph table slot the hash `ticket` (an index [`Batch::hash`]

@@ -58,6 +58,11 @@ struct TraceState {
     device_error: Option<String>,
     /// The CUDA graphs captured while recording, for their replays.
     cuda_graphs: CudaGraphs,
+    /// The hashes after the last launch captured inside a graph call,
+    /// waiting to be enqueued with the next captured launch's hashes
+    /// before it (one graph node for both).
+    #[cfg(feature = "cuda")]
+    carried: Option<crate::gpu::Carried>,
 }
 
 /// The state of a [`TraceFile`], held by this thread until dropped.
@@ -186,13 +191,26 @@ impl TraceState {
         Ok(None)
     }
 
-    /// [`TraceState::enqueue_deferred`] outside any launch: a device failure
-    /// is kept for the session (`take_device_error`).
+    /// [`TraceState::enqueue_deferred`] outside any launch, after the
+    /// hashes carried from the last captured launch: a device failure is
+    /// kept for the session (`take_device_error`).
     fn release_deferred(&mut self) -> PyResult<()> {
+        self.release_carried();
         if let Some(error) = self.enqueue_deferred()? {
             self.device_error.get_or_insert(error);
         }
         Ok(())
+    }
+
+    /// Enqueues on their own the hashes carried from the last captured
+    /// launch (something other than the next captured launch comes).
+    fn release_carried(&mut self) {
+        #[cfg(feature = "cuda")]
+        if let Some(carried) = self.carried.take()
+            && let Err(e) = carried.enqueue()
+        {
+            self.device_error.get_or_insert(e.to_string());
+        }
     }
 
     /// Whether a launch on this thread may defer its device hashes now
@@ -269,6 +287,8 @@ impl TraceFile {
                 deferred: Default::default(),
                 device_error: None,
                 cuda_graphs: CudaGraphs::default(),
+                #[cfg(feature = "cuda")]
+                carried: None,
             };
             Ok(TraceFile {
                 state: Mutex::new(state),
@@ -337,6 +357,18 @@ impl TraceFile {
             )?;
             #[cfg(feature = "cuda")]
             {
+                // The hashes after the last captured launch go with this
+                // one's before it, into one table kernel, when both are
+                // captured on one stream into one graph.
+                if let Some(carried) = state.carried.take() {
+                    let left = match described.batch_mut() {
+                        Some(batch) => batch.join(carried).err(),
+                        None => Some(carried),
+                    };
+                    if let Some(Err(e)) = left.map(crate::gpu::Carried::enqueue) {
+                        described.device_failed(e.to_string());
+                    }
+                }
                 let deferring = state.deferring();
                 if let Some(writer) = state.writer.as_ref() {
                     state
@@ -411,6 +443,12 @@ impl TraceFile {
                 state
                     .scope
                     .after_captured_launch(|| described.captured_after());
+                // Nothing but recorded launches runs inside the graph
+                // call: its hashes after it may wait for the next one's.
+                #[cfg(feature = "cuda")]
+                if state.scope.captured_slots(thread_id()).is_some() {
+                    state.carried = described.batch_mut().and_then(crate::gpu::Batch::carry);
+                }
             }
             let launch = LaunchRecord {
                 seq,
@@ -548,6 +586,15 @@ impl TraceFile {
             state.release_deferred()?;
             state.scope.capture_boundary();
             Ok(state.cuda_graphs.begin(device, stream, device_hashing))
+        })
+    }
+
+    /// This thread's capture is about to end: hashes carried from its last
+    /// launch are enqueued now, into the graph.
+    fn before_capture_end(&self, py: Python<'_>) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.release_carried();
+            Ok(())
         })
     }
 

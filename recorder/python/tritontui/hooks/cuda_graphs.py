@@ -91,6 +91,14 @@ def _record_captures(session: Any, graph_class: Any, torch: Any) -> None:
             raise
 
     def capture_end(self: Any) -> Any:
+        known = getattr(self, _ID, None)
+        if known is not None and known[0] is session:
+            try:
+                # Hashes still waiting for the next captured launch join
+                # the graph now.
+                session.file.before_capture_end()
+            except Exception as e:
+                session.fail(e)
         try:
             return end(self)
         finally:

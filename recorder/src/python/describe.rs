@@ -81,6 +81,59 @@ impl TensorView {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
         LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32)
     }
+
+    /// What a captured hash of this view (of layout `layout`) is known
+    /// by, for a later captured launch to share it: any view reading the
+    /// same bytes in memory order shares one key; any other only its own
+    /// layout.
+    fn sharing_key(&self, layout: u64) -> u64 {
+        if in_memory_order(&self.shape, &self.stride) {
+            IN_MEMORY_ORDER | self.span()
+        } else {
+            layout
+        }
+    }
+}
+
+/// Marks [`TensorView::sharing_key`]s of views read in memory order
+/// (layout ids are small).
+const IN_MEMORY_ORDER: u64 = 1 << 63;
+
+/// Whether a view of `shape` and `stride` (in elements) reads its bytes
+/// once each, in memory order (dense and row-major): its hash is then the
+/// hash of those bytes alone, whatever its shape or dtype (tthash64 hashes
+/// logical bytes).
+fn in_memory_order(shape: &[u64], stride: &[u64]) -> bool {
+    let mut dense = 1;
+    for (&size, &stride) in shape.iter().zip(stride).rev() {
+        if size == 1 {
+            continue;
+        }
+        if stride != dense {
+            return false;
+        }
+        dense *= size;
+    }
+    true
+}
+
+#[cfg(test)]
+mod sharing_tests {
+    use super::in_memory_order;
+
+    #[test]
+    fn only_dense_row_major_views_read_their_bytes_in_memory_order() {
+        // The same 4096 x 1024 buffer as [8, 512, 1024] and as [4096, 1024].
+        assert!(in_memory_order(&[8, 512, 1024], &[524288, 1024, 1]));
+        assert!(in_memory_order(&[4096, 1024], &[1024, 1]));
+        // Size-1 dimensions read nothing, whatever their stride.
+        assert!(in_memory_order(&[1, 4096, 1, 1024], &[7, 1024, 3, 1]));
+        assert!(in_memory_order(&[], &[]));
+        // Transposed, sliced or strided: another order, or gaps.
+        assert!(!in_memory_order(&[1024, 4096], &[1, 1024]));
+        assert!(!in_memory_order(&[4096, 512], &[1024, 1]));
+        assert!(!in_memory_order(&[2048], &[2]));
+    }
 }
 
 /// A dtype's trace name and element size, looked up once per dtype object.
@@ -344,17 +397,24 @@ impl Described {
     /// What the launch left known of each tensor argument's view, after
     /// [`Described::complete`] asked for hashes after it when `hash_post`.
     pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
-        self.touched(|_, view| hash_post && view.hashable && view.access != Access::Allocated)
+        let hashed =
+            |_, view: &TensorView| hash_post && view.hashable && view.access != Access::Allocated;
+        self.touched(hashed, |_, layout| layout)
     }
 
     /// What a graph call's entry made known of its inputs' views.
     pub fn touched_inputs(&self) -> Vec<Touched<bool>> {
-        self.touched(|_, view| view.hashed_before)
+        self.touched(|_, view| view.hashed_before, |_, layout| layout)
     }
 
     /// Each tensor argument's view, with what `value` says of it (given
-    /// its index among the launch's tensors).
-    fn touched<T>(&self, mut value: impl FnMut(usize, &TensorView) -> T) -> Vec<Touched<T>> {
+    /// its index among the launch's tensors), known by the layout `key`
+    /// makes of the view and its layout id.
+    fn touched<T>(
+        &self,
+        mut value: impl FnMut(usize, &TensorView) -> T,
+        key: impl Fn(&TensorView, u64) -> u64,
+    ) -> Vec<Touched<T>> {
         self.tensors
             .iter()
             .enumerate()
@@ -365,7 +425,7 @@ impl Described {
                 Some(Touched {
                     ptr: view.ptr,
                     span: view.span(),
-                    layout: arg.layout,
+                    layout: key(view, arg.layout),
                     allocated: view.access == Access::Allocated,
                     value: value(index, view),
                 })
@@ -383,7 +443,7 @@ impl Described {
         view: &TensorView,
         layout: u64,
     ) -> PyResult<Option<u64>> {
-        let Some(&Some(slot)) = captured.get(view.ptr, layout) else {
+        let Some(&Some(slot)) = captured.get(view.ptr, view.sharing_key(layout)) else {
             return Ok(None);
         };
         let into_graph = view.device >= 0 && self.hashes_into_graph() && self.capturing(py)?;
@@ -404,7 +464,7 @@ impl Described {
         };
         #[cfg(not(feature = "cuda"))]
         let slot_of = |_: usize| None;
-        self.touched(|tensor, _| slot_of(tensor))
+        self.touched(|tensor, _| slot_of(tensor), TensorView::sharing_key)
     }
 
     /// After the launch: hashes (and summarises) what was asked.

@@ -555,19 +555,18 @@ impl Described {
         if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
             return Ok(Value::Missing);
         }
-        if view.device >= 0 {
-            if self.capturing(py)? {
-                return Ok(Value::Missing);
-            }
-            #[cfg(feature = "cuda")]
-            if let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
-                && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
-                    // SAFETY: as for hashes.
-                    batch.stats(v.ptr, kind, &v.shape, &v.stride)
-                })?
-            {
-                return Ok(result);
-            }
+        if view.device >= 0 && self.capturing(py)? {
+            return Ok(Value::Missing);
+        }
+        #[cfg(feature = "cuda")]
+        if view.device >= 0
+            && let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
+            && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
+                // SAFETY: as for hashes.
+                batch.stats(v.ptr, kind, &v.shape, &v.stride)
+            })?
+        {
+            return Ok(result);
         }
         let dtype = view.dtype;
         on_host(py, view, |memory, host| {

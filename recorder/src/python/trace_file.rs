@@ -342,9 +342,10 @@ impl TraceFile {
         launch: bool,
     ) -> PyResult<Described> {
         self.with_state(py, |state| {
-            let capture = state.cuda_graphs.capturing().filter(|_| launch);
-            let capturing = state.cuda_graphs.capturing().is_some();
-            let tables = state.tables(inherit && !capturing, inherit && capture.is_some())?;
+            let capturing = state.cuda_graphs.capturing();
+            let inheriting = inherit && capturing.is_none();
+            let capture = capturing.filter(|_| launch);
+            let tables = state.tables(inheriting, inherit && capture.is_some())?;
             let mut described = Described::new(
                 py,
                 tables,

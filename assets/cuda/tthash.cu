@@ -66,35 +66,49 @@ __device__ __forceinline__ void add_sum(uint64_t sum, const Results &r, uint32_t
     }
 }
 
-// Contiguous bytes whose address is 16-byte aligned, 16 bytes per load;
-// this thread's share as thread `threadIdx.x` of block `block` of `blocks`.
+// Loads each thread has in flight before it mixes any: one load at a time
+// per thread leaves the memory system idle; eight read no faster than four
+// (H200, with four blocks of 256 threads on a multiprocessor).
+#define LOADS 4
+
+// The units (16-byte chunks, runs of words) block `block` of `blocks`
+// hashes: an equal share of `units`, cut on multiples of 8 (a warp's
+// 16-byte loads then start on a 128-byte line). The host gives a table's items as many
+// blocks as the device holds at once, shared by bytes: one wave, every
+// block streaming its share to the end.
+struct Share {
+    uint64_t first, end;
+};
+
+__device__ __forceinline__ Share share_of(uint64_t units, uint64_t block, uint64_t blocks) {
+    uint64_t first = (block * units / blocks) & ~7ull;
+    uint64_t end = block + 1 == blocks ? units : ((block + 1) * units / blocks) & ~7ull;
+    return {first, end};
+}
+
+// Contiguous bytes whose address is 16-byte aligned, 16 bytes per load,
+// each thread LOADS loads at once, a warp's loads side by side in memory.
 __device__ __forceinline__ uint64_t hash_contiguous(const uint8_t *data, uint64_t nbytes,
                                                     uint64_t block, uint64_t blocks) {
     const ulonglong2 *chunks = reinterpret_cast<const ulonglong2 *>(data);
     uint64_t nchunks = nbytes / 16;
-    uint64_t stride = blocks * blockDim.x;
+    Share share = share_of(nchunks, block, blocks);
+    const uint64_t step = (uint64_t)LOADS * blockDim.x;
     uint64_t sum = 0;
-    uint64_t j = block * blockDim.x + threadIdx.x;
-    // Chunk j's first word has key SEED + (2j + 1) * STEP; keys advance by
-    // additions (mod 2^64, the same values) rather than a multiply each.
-    uint64_t key = SEED + (2 * j + 1) * STEP;
-    const uint64_t key_stride = 2 * stride * STEP;
-    // Four loads in flight per thread keep the memory system busy.
-    for (; j + 3 * stride < nchunks; j += 4 * stride) {
-        ulonglong2 c[4];
+    for (uint64_t base = share.first + threadIdx.x; base < share.end; base += step) {
+        ulonglong2 c[LOADS];
 #pragma unroll
-        for (int u = 0; u < 4; u++) c[u] = __ldg(&chunks[j + u * stride]);
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            uint64_t k = key + u * key_stride;
-            sum += mix_word(c[u].x, k) + mix_word(c[u].y, k + STEP);
+        for (int u = 0; u < LOADS; u++) {
+            uint64_t j = base + u * blockDim.x;
+            c[u] = j < share.end ? __ldg(&chunks[j]) : make_ulonglong2(0, 0);
         }
-        key += 4 * key_stride;
-    }
-    for (; j < nchunks; j += stride) {
-        ulonglong2 c = __ldg(&chunks[j]);
-        uint64_t k = SEED + (2 * j + 1) * STEP;
-        sum += mix_word(c.x, k) + mix_word(c.y, k + STEP);
+#pragma unroll
+        for (int u = 0; u < LOADS; u++) {
+            uint64_t j = base + u * blockDim.x;
+            // Chunk j's words have keys SEED + (2j + 1) * STEP and the next.
+            uint64_t k = SEED + (2 * j + 1) * STEP;
+            if (j < share.end) sum += mix_word(c[u].x, k) + mix_word(c[u].y, k + STEP);
+        }
     }
     // The last 0..15 bytes: at most two words, zero-padded.
     uint64_t first = block * blockDim.x + threadIdx.x;
@@ -115,7 +129,17 @@ struct Dims {
     uint64_t shape[MAX_DIMS];
     uint64_t stride[MAX_DIMS];  // in elements (hash_words: in bytes)
     uint64_t weight[MAX_DIMS];  // hash_words only: logical words per step
+    // hash_words only: the divisor of each dimension's digit (the
+    // innermost's: its runs) as a multiplier m and shift k (m | k << 56),
+    // n / d == (n * m) >> k for every n below 2^31.
+    uint64_t divisor[MAX_DIMS];
 };
+
+// n / d for n below 2^31, d given by its Dims::divisor.
+__device__ __forceinline__ uint32_t divide(uint32_t n, uint64_t divisor) {
+    uint64_t m = divisor & ((1ull << 56) - 1);
+    return (uint32_t)(((uint64_t)n * m) >> (divisor >> 56));
+}
 
 // Byte offset of logical element e. `narrow` says every index fits in 32
 // bits (fewer than 2^32 elements), where division is several times cheaper.
@@ -139,10 +163,6 @@ __device__ __forceinline__ uint64_t element_offset(uint64_t e, const Dims &d, in
     return offset * itemsize;
 }
 
-// Words each thread of hash_words loads before mixing any: one load at a
-// time per thread leaves the memory system idle.
-#define WORDS_IN_FLIGHT 4
-
 // Loads one element of ITEMSIZE bytes (1, 2, 4 or 8) as the low bytes of a
 // word.
 template <int ITEMSIZE>
@@ -153,6 +173,76 @@ __device__ __forceinline__ uint64_t load_element(const uint8_t *p) {
     return __ldg(reinterpret_cast<const unsigned long long *>(p));
 }
 
+// How hash_words loads a run of RUN words along the innermost dimension.
+// READ_WORDS: each word one aligned 8-byte load. READ_PAIRS: two words per
+// aligned 16-byte load (words side by side in memory). READ_ELEMENTS: each
+// word gathered element by element, `element_stride` bytes apart.
+// READ_COLUMNS: the innermost dimension's words are adjacent elements in
+// memory (a transposed matrix read down its columns): RUN = 8 / ITEMSIZE
+// words from RUN aligned 8-byte loads `element_stride` apart, load k
+// holding element k of each word.
+#define READ_WORDS 0
+#define READ_PAIRS 1
+#define READ_ELEMENTS 2
+#define READ_COLUMNS 3
+
+// Runs each thread of hash_words loads at once: about LOADS loads (a pair
+// counting as two), at least one run.
+template <int ITEMSIZE, int READ, int RUN>
+__device__ constexpr int runs_in_flight() {
+    constexpr int per_run = READ == READ_WORDS      ? RUN
+                            : READ == READ_PAIRS    ? RUN
+                            : READ == READ_ELEMENTS ? RUN * (8 / ITEMSIZE)
+                                                    : 8 / ITEMSIZE;
+    return LOADS / per_run > 0 ? LOADS / per_run : 1;
+}
+
+template <int ITEMSIZE, int READ, int RUN>
+__device__ __forceinline__ void load_run(const uint8_t *p, uint64_t inner_stride,
+                                         uint64_t element_stride, uint64_t (&words)[RUN]) {
+    constexpr int PER_WORD = 8 / ITEMSIZE;
+    if (READ == READ_WORDS) {
+#pragma unroll
+        for (int r = 0; r < RUN; r++) {
+            words[r] = __ldg(reinterpret_cast<const unsigned long long *>(p + r * inner_stride));
+        }
+    } else if (READ == READ_PAIRS) {
+#pragma unroll
+        for (int r = 0; r < RUN; r += 2) {
+            ulonglong2 c = __ldg(reinterpret_cast<const ulonglong2 *>(p + r * 8));
+            words[r] = c.x;
+            words[r + 1] = c.y;
+        }
+    } else if (READ == READ_ELEMENTS) {
+#pragma unroll
+        for (int r = 0; r < RUN; r++) {
+            uint64_t word = 0;
+#pragma unroll
+            for (int k = 0; k < PER_WORD; k++) {
+                word |= load_element<ITEMSIZE>(p + r * inner_stride + k * element_stride)
+                        << (8 * ITEMSIZE * k);
+            }
+            words[r] = word;
+        }
+    } else {
+        constexpr uint64_t MASK = ITEMSIZE == 8 ? ~0ull : (1ull << (8 * ITEMSIZE)) - 1;
+        uint64_t loads[PER_WORD];
+#pragma unroll
+        for (int k = 0; k < PER_WORD; k++) {
+            loads[k] = __ldg(reinterpret_cast<const unsigned long long *>(p + k * element_stride));
+        }
+#pragma unroll
+        for (int r = 0; r < RUN; r++) {
+            uint64_t word = 0;
+#pragma unroll
+            for (int k = 0; k < PER_WORD; k++) {
+                word |= ((loads[k] >> (8 * ITEMSIZE * r)) & MASK) << (8 * ITEMSIZE * k);
+            }
+            words[r] = word;
+        }
+    }
+}
+
 // A view whose rows (its last dimension) are whole words, read in the order
 // of memory rather than the logical one: permuted tensors (attention's q, k,
 // v), slices of them, transposed matrices (an mm's `weight.t()`). Read in
@@ -161,45 +251,46 @@ __device__ __forceinline__ uint64_t load_element(const uint8_t *p) {
 // The view is seen as words: its last dimension split into words of
 // 8 / ITEMSIZE elements. `dims` holds the words' dimensions ordered by
 // memory stride, smallest last (the host sorts them): consecutive threads
-// take words next to each other in memory. Each dimension's `weight` turns
-// a word's position back into its logical index, which keys its mix.
-// Strides are in bytes. ONE_LOAD: a word is 8 aligned bytes of memory;
-// otherwise its elements are `element_stride` bytes apart.
-template <int ITEMSIZE, bool ONE_LOAD, int RUN>
+// take runs of RUN words next to each other in memory. Each dimension's
+// `weight` turns a word's position back into its logical index, which keys
+// its mix. Strides are in bytes.
+template <int ITEMSIZE, int READ, int RUN>
 __device__ __forceinline__ uint64_t hash_words(const uint8_t *data, uint64_t nwords, int ndim,
                                                const Dims &dims, uint64_t element_stride,
                                                uint64_t block, uint64_t blocks) {
-    constexpr int PER_WORD = 8 / ITEMSIZE;
-    constexpr int RUNS_IN_FLIGHT = WORDS_IN_FLIGHT / RUN;
-    bool narrow = nwords <= 0xffffffffull;
+    constexpr int IN_FLIGHT = runs_in_flight<ITEMSIZE, READ, RUN>();
+    bool narrow = nwords < 0x80000000ull;
     uint64_t nruns = nwords / RUN;
-    // The innermost dimension in runs of RUN words, each run one index
-    // computation: the divisions, not the loads, bound this loop.
     uint64_t inner_runs = dims.shape[ndim - 1] / RUN;
     uint64_t inner_stride = dims.stride[ndim - 1], inner_weight = dims.weight[ndim - 1];
-    uint64_t stride = blocks * blockDim.x;
+    Share share = share_of(nruns, block, blocks);
+    const uint64_t step = (uint64_t)IN_FLIGHT * blockDim.x;
     uint64_t sum = 0;
-    for (uint64_t first = block * blockDim.x + threadIdx.x; first < nruns;
-         first += RUNS_IN_FLIGHT * stride) {
-        uint64_t words[RUNS_IN_FLIGHT][RUN];
-        uint64_t index[RUNS_IN_FLIGHT];
+    for (uint64_t base = share.first + threadIdx.x; base < share.end; base += step) {
+        uint64_t words[IN_FLIGHT][RUN];
+        uint64_t index[IN_FLIGHT];
 #pragma unroll
-        for (int u = 0; u < RUNS_IN_FLIGHT; u++) {
-            uint64_t t = first + u * stride;
-            if (t >= nruns) break;
+        for (int u = 0; u < IN_FLIGHT; u++) {
+            uint64_t t = base + u * blockDim.x;
+            if (t >= share.end) break;
             uint64_t offset, w;
             if (narrow) {
                 uint32_t t32 = (uint32_t)t;
-                uint32_t digit = (t32 % (uint32_t)inner_runs) * RUN;
-                t32 /= (uint32_t)inner_runs;
+                uint32_t q = divide(t32, dims.divisor[ndim - 1]);
+                uint32_t digit = (t32 - q * (uint32_t)inner_runs) * RUN;
+                t32 = q;
                 offset = digit * inner_stride;
                 w = digit * inner_weight;
-                for (int i = ndim - 2; i >= 0; i--) {
-                    uint32_t n = (uint32_t)dims.shape[i];
-                    digit = t32 % n;
-                    t32 /= n;
+                for (int i = ndim - 2; i > 0; i--) {
+                    q = divide(t32, dims.divisor[i]);
+                    digit = t32 - q * (uint32_t)dims.shape[i];
+                    t32 = q;
                     offset += digit * dims.stride[i];
                     w += digit * dims.weight[i];
+                }
+                if (ndim > 1) {
+                    offset += (uint64_t)t32 * dims.stride[0];
+                    w += (uint64_t)t32 * dims.weight[0];
                 }
             } else {
                 uint64_t digit = (t % inner_runs) * RUN;
@@ -214,25 +305,11 @@ __device__ __forceinline__ uint64_t hash_words(const uint8_t *data, uint64_t nwo
                 }
             }
             index[u] = w;
-#pragma unroll
-            for (int r = 0; r < RUN; r++) {
-                const uint8_t *p = data + offset + r * inner_stride;
-                uint64_t word = 0;
-                if (ONE_LOAD) {
-                    word = __ldg(reinterpret_cast<const unsigned long long *>(p));
-                } else {
-#pragma unroll
-                    for (int k = 0; k < PER_WORD; k++) {
-                        word |= load_element<ITEMSIZE>(p + k * element_stride)
-                                << (8 * ITEMSIZE * k);
-                    }
-                }
-                words[u][r] = word;
-            }
+            load_run<ITEMSIZE, READ, RUN>(data + offset, inner_stride, element_stride, words[u]);
         }
 #pragma unroll
-        for (int u = 0; u < RUNS_IN_FLIGHT; u++) {
-            if (first + u * stride >= nruns) break;
+        for (int u = 0; u < IN_FLIGHT; u++) {
+            if (base + u * blockDim.x >= share.end) break;
 #pragma unroll
             for (int r = 0; r < RUN; r++) {
                 sum += mix_word(words[u][r], SEED + (index[u] + r * inner_weight + 1) * STEP);
@@ -283,43 +360,53 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
 }
 
 // How an item is read: LAYOUT_CONTIGUOUS needs 16-byte alignment and no
-// dims; LAYOUT_WORDS and LAYOUT_WORD_ELEMENTS are hash_words, with one load
-// per word or one per element; LAYOUT_STRIDED is hash_strided.
+// dims; LAYOUT_WORDS is hash_words, `read` saying how (READ_*) and `run`
+// how many words per index computation; LAYOUT_STRIDED is hash_strided.
 #define LAYOUT_CONTIGUOUS 0
 #define LAYOUT_WORDS 1
-#define LAYOUT_WORD_ELEMENTS 2
 #define LAYOUT_STRIDED 3
 
 // One tensor of a hash table.
 struct Item {
     const uint8_t *data;
     uint64_t numel;
-    uint64_t itemsize;
-    uint64_t element_stride;  // LAYOUT_WORD_ELEMENTS: bytes between a word's elements
+    uint64_t element_stride;  // READ_ELEMENTS, READ_COLUMNS: bytes between a word's elements
+    uint32_t itemsize;
     uint32_t layout;
+    uint32_t read;  // LAYOUT_WORDS: READ_*
     uint32_t ndim;
     uint32_t slot;
     uint32_t first_block;
     uint32_t blocks;
-    uint32_t run;  // hash_words: words per index computation (1 or 4)
+    uint32_t run;  // LAYOUT_WORDS: words per index computation (1, 2, 4 or 8)
     Dims dims;
 };
 
-// hash_words gathering elements of the item's size.
-template <int RUN>
-__device__ __forceinline__ uint64_t word_elements(const Item &item, uint64_t nwords,
-                                                  uint64_t block) {
-    switch (item.itemsize) {
-        case 1:
-            return hash_words<1, false, RUN>(item.data, nwords, item.ndim, item.dims,
-                                             item.element_stride, block, item.blocks);
-        case 2:
-            return hash_words<2, false, RUN>(item.data, nwords, item.ndim, item.dims,
-                                             item.element_stride, block, item.blocks);
+// hash_words for the item's element size, way of reading and run.
+__device__ __forceinline__ uint64_t words_of(const Item &item, uint64_t block) {
+    uint64_t nwords = item.numel * item.itemsize / 8;
+#define WORDS(ITEMSIZE, READ, RUN)                                                          \
+    hash_words<ITEMSIZE, READ, RUN>(item.data, nwords, item.ndim, item.dims,                \
+                                    item.element_stride, block, item.blocks)
+    switch (item.read) {
+        case READ_WORDS:
+            return item.run == 4 ? WORDS(8, READ_WORDS, 4) : WORDS(8, READ_WORDS, 1);
+        case READ_PAIRS:
+            return WORDS(8, READ_PAIRS, 2);
+        case READ_ELEMENTS:
+            switch (item.itemsize) {
+                case 1: return item.run == 4 ? WORDS(1, READ_ELEMENTS, 4) : WORDS(1, READ_ELEMENTS, 1);
+                case 2: return item.run == 4 ? WORDS(2, READ_ELEMENTS, 4) : WORDS(2, READ_ELEMENTS, 1);
+                default: return item.run == 4 ? WORDS(4, READ_ELEMENTS, 4) : WORDS(4, READ_ELEMENTS, 1);
+            }
         default:
-            return hash_words<4, false, RUN>(item.data, nwords, item.ndim, item.dims,
-                                             item.element_stride, block, item.blocks);
+            switch (item.itemsize) {
+                case 1: return WORDS(1, READ_COLUMNS, 8);
+                case 2: return WORDS(2, READ_COLUMNS, 4);
+                default: return WORDS(4, READ_COLUMNS, 2);
+            }
     }
+#undef WORDS
 }
 
 #define TABLE_ITEMS 16
@@ -332,26 +419,24 @@ struct Table {
     Item items[TABLE_ITEMS];
 };
 
-extern "C" __global__ void tthash_table(const __grid_constant__ Table table) {
+// At most 64 registers a thread, so that four blocks of 256 threads fit on
+// a multiprocessor: with fewer, loads in flight are too few to read at the
+// device's rate; with five, the blocks' loads contend (H200: a 256 MB hash
+// 4.3 TB/s with four, 3.7 with five, 2.3 with the two that 65 or more
+// registers leave).
+extern "C" __global__ void __launch_bounds__(256, 4)
+    tthash_table(const __grid_constant__ Table table) {
     uint32_t i = 0;
     while (i + 1 < table.count && table.items[i + 1].first_block <= blockIdx.x) i++;
     const Item &item = table.items[i];
     uint64_t block = blockIdx.x - item.first_block;
-    uint64_t nwords = item.numel * item.itemsize / 8;
     uint64_t sum;
     switch (item.layout) {
         case LAYOUT_CONTIGUOUS:
             sum = hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks);
             break;
         case LAYOUT_WORDS:
-            sum = item.run == 4 ? hash_words<8, true, 4>(item.data, nwords, item.ndim, item.dims,
-                                                         0, block, item.blocks)
-                                : hash_words<8, true, 1>(item.data, nwords, item.ndim, item.dims,
-                                                         0, block, item.blocks);
-            break;
-        case LAYOUT_WORD_ELEMENTS:
-            sum = item.run == 4 ? word_elements<4>(item, nwords, block)
-                                : word_elements<1>(item, nwords, block);
+            sum = words_of(item, block);
             break;
         default:
             sum = hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,

@@ -28,7 +28,7 @@ pub use graph_table::{GRAPH_SLOTS, GraphTable, ReadBack};
 use crate::background::Delivered;
 use cudarc::driver::result;
 use cudarc::driver::sys;
-use layout::{Dims, Layout, coalesce, dims, reading};
+use layout::{Dims, Layout, Read, coalesce, dims, reading};
 use smallvec::SmallVec;
 use std::ffi::{CString, c_void};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -162,6 +162,9 @@ struct Kernels {
     table: sys::CUfunction,
     stats: sys::CUfunction,
     max_blocks: u32,
+    /// Blocks of `tthash_table` the device runs at once: what a table
+    /// launch shares among its hashes.
+    resident: u32,
 }
 
 /// Per-device state: the primary context, the kernels and the result ring.
@@ -273,12 +276,18 @@ impl Device {
             sys::cuMemHostGetDevicePointer_v2(&mut host_on_device, host as *mut c_void, 0)
                 .result()?
         };
+        let table = function("tthash_table")?;
+        // SAFETY: the function was just loaded.
+        let per_sm = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(table, THREADS as i32, 0)?
+        };
         Ok(Device {
             kernels: Kernels {
                 ctx,
-                table: function("tthash_table")?,
+                table,
                 stats: function("ttstats")?,
                 max_blocks: (sms.max(1) as u32) * 16,
+                resident: (sms.max(1) * per_sm.max(1)) as u32,
             },
             acc,
             arrived,
@@ -411,17 +420,27 @@ unsafe impl Send for Finished {}
 struct Item {
     data: u64,
     numel: u64,
-    itemsize: u64,
-    /// [`Layout::WordElements`]: bytes between a word's elements.
+    /// [`Read::Elements`], [`Read::Columns`]: bytes between a word's
+    /// elements.
     element_stride: u64,
+    itemsize: u32,
     layout: Layout,
+    read: Read,
     ndim: u32,
     slot: u32,
     first_block: u32,
+    /// Until the table is enqueued: the most blocks the hash can use (a
+    /// [`Layout::Strided`] hash: the blocks it gets).
     blocks: u32,
-    /// `hash_words`: words per index computation.
+    /// [`Layout::Words`]: words per index computation.
     run: u32,
     dims: Dims,
+}
+
+impl Item {
+    fn nbytes(&self) -> u64 {
+        self.numel * u64::from(self.itemsize)
+    }
 }
 
 /// `Table` in the PTX source, passed by value.
@@ -542,24 +561,26 @@ impl Batch {
         let (shape, stride) = coalesce(shape, stride);
         let reading = reading(ptr, itemsize, &shape, &stride)?;
         // Every hash gets at least one block: it writes the result, 0 for
-        // no bytes.
-        let work = match reading.layout {
-            Layout::Contiguous => (nbytes / 16).div_ceil(u64::from(THREADS) * 4),
-            Layout::Words | Layout::WordElements => nbytes
-                .div_ceil(8)
-                .div_ceil(u64::from(THREADS) * WORDS_IN_FLIGHT),
-            Layout::Strided => nbytes.div_ceil(8).div_ceil(u64::from(THREADS)),
+        // no bytes. Contiguous and word hashes get their share of the
+        // table's blocks when it is enqueued (`share_blocks`), at most a
+        // block per 16-byte chunk or run of words of every thread.
+        let units = match reading.layout {
+            Layout::Contiguous => nbytes / 16,
+            Layout::Words => nbytes / 8 / u64::from(reading.run),
+            Layout::Strided => nbytes.div_ceil(8),
         };
+        let blocks = units.div_ceil(u64::from(THREADS));
         self.table.push(Item {
             data: ptr,
             numel,
-            itemsize,
             element_stride: reading.element_stride,
+            itemsize: itemsize as u32,
             layout: reading.layout,
+            read: reading.read,
             ndim: reading.ndim,
             slot: self.ring_slot(slot),
             first_block: 0,
-            blocks: self.blocks(work),
+            blocks: self.blocks(blocks),
             run: reading.run,
             dims: reading.dims,
         });
@@ -765,19 +786,37 @@ unsafe fn enqueue_table(
             count: chunk.len() as u32,
             items: [chunk[0]; TABLE_ITEMS],
         };
+        let shared = chunk.iter().filter(|item| item.layout != Layout::Strided);
+        let shared_bytes: u64 = shared.map(Item::nbytes).sum();
         let mut first = 0u32;
         for (i, item) in chunk.iter().enumerate() {
+            let blocks = share_blocks(item, kernels.resident, shared_bytes);
             table.items[i] = Item {
                 first_block: first,
+                blocks,
                 ..*item
             };
-            first += item.blocks;
+            first += blocks;
         }
         let params = [&mut table as *mut Table as *mut c_void];
         // SAFETY: the table lives until the driver has copied it.
         unsafe { launch_kernel(kernels.table, stream, first, params)? };
     }
     Ok(())
+}
+
+/// The blocks `item` gets in a table launch whose contiguous and word
+/// hashes read `shared_bytes` in all: its share by bytes of the `resident`
+/// blocks the device runs at once, so that the launch is one wave in which
+/// every block reads about as much (each hash's blocks split its bytes
+/// evenly: `share_of` in the PTX source). At least one; at most what the
+/// hash can use. A strided hash keeps its own.
+fn share_blocks(item: &Item, resident: u32, shared_bytes: u64) -> u32 {
+    if item.layout == Layout::Strided || shared_bytes == 0 {
+        return item.blocks;
+    }
+    let share = (u64::from(resident) * item.nbytes()).div_ceil(shared_bytes);
+    share.clamp(1, u64::from(item.blocks)) as u32
 }
 
 /// Launches `function` on `stream` with `THREADS` threads per block.
@@ -854,10 +893,6 @@ impl Gathered {
 
 /// Threads per block of every kernel.
 const THREADS: u32 = 256;
-
-/// Words each thread of `hash_words` loads at once (`WORDS_IN_FLIGHT` in
-/// the PTX source).
-const WORDS_IN_FLIGHT: u64 = 4;
 
 impl Finished {
     /// Waits for the device (on the caller's thread) and returns the

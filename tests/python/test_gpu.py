@@ -3,7 +3,9 @@ compiled programs recorded on the GPU. Skipped without CUDA."""
 
 from __future__ import annotations
 
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -103,6 +105,59 @@ def test_transposed_views_hash_as_on_the_host(dtype: torch.dtype) -> None:
     for v in views:
         gpu, cpu = both(v)
         assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
+
+
+def random_view(rng: random.Random, dtype: torch.dtype) -> torch.Tensor:
+    """A permuted and sometimes narrowed view of a dense tensor that starts
+    0 to 8 elements into its storage: rows of whole words or not, starting
+    on 16 bytes or off them, read down columns or along rows."""
+    shape = [rng.choice([1, 2, 3, 4, 5, 8, 12, 16, 24, 64]) for _ in range(rng.randint(2, 4))]
+    offset = rng.choice([0, 0, 1, 2, 4, 8])
+    numel = math.prod(shape)
+    base = torch.randn(offset + numel, device="cuda") * 3
+    flat = base > 0 if dtype == torch.bool else base.to(dtype)
+    t = flat[offset:].view(shape)
+    order = list(range(len(shape)))
+    rng.shuffle(order)
+    t = t.permute(order)
+    if rng.random() < 0.5:
+        d = rng.randrange(t.dim())
+        start = rng.randrange(t.shape[d])
+        t = t.narrow(d, start, rng.randint(1, t.shape[d] - start))
+    return t
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_random_views_hash_as_on_the_host(dtype: torch.dtype) -> None:
+    # Every way the table kernel reads a view (words, pairs of words,
+    # elements, columns, element by element) on shapes nobody chose.
+    rng = random.Random(str(dtype))
+    for _ in range(80):
+        v = random_view(rng, dtype)
+        gpu, cpu = both(v)
+        assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())
+
+
+def test_one_table_of_very_different_sizes() -> None:
+    """A table launch shares the device's blocks among its hashes by bytes:
+    a byte, a word, megabytes read contiguously, down columns and through a
+    permutation, hashed together."""
+    from tritontui import _native
+
+    big = torch.randn(4096, 3072, device="cuda").to(torch.bfloat16)
+    tensors = [
+        torch.ones(1, dtype=torch.uint8, device="cuda"),
+        torch.ones(1, dtype=torch.float64, device="cuda"),
+        big,
+        big[:, 1024:2048].view(8, 512, 16, 64).permute(0, 2, 1, 3),
+        big.t(),
+        big.float()[:1000],
+        big[::2].t(),
+    ]
+    batch = _native.GpuBatch(0, torch.cuda.current_stream().cuda_stream)
+    for t in tensors:
+        batch.hash(t.data_ptr(), t.element_size(), list(t.shape), list(t.stride()))
+    assert batch.wait() == [tritontui.hash_tensor(t.cpu()) for t in tensors]
 
 
 def test_empty_zero_dim_and_odd_lengths() -> None:

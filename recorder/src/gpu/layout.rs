@@ -1,7 +1,8 @@
 //! How the table kernel reads one view (`Item` and `Dims` in the PTX
 //! source): contiguous bytes sixteen at a time; views whose rows are whole
-//! words, word by word in the order of memory (`hash_words`); anything
-//! else element by element in logical order (`hash_strided`).
+//! words, in runs of words in the order of memory (`hash_words`), loaded
+//! as words, pairs of words, elements or columns of a transposed matrix;
+//! anything else element by element in logical order (`hash_strided`).
 //!
 //! The hash sums each word's mix keyed by the word's logical index, so the
 //! order the device reads words in changes nothing but speed. Read in
@@ -23,6 +24,9 @@ pub struct Dims {
     pub stride: [u64; MAX_DIMS],
     /// `hash_words` only: logical words per step along the dimension.
     pub weight: [u64; MAX_DIMS],
+    /// `hash_words` only: the divisor of the dimension's digit (the
+    /// innermost's: its runs), as [`divisor`] gives it.
+    pub divisor: [u64; MAX_DIMS],
 }
 
 /// `LAYOUT_*` in the PTX source.
@@ -31,25 +35,43 @@ pub struct Dims {
 pub enum Layout {
     /// Contiguous and 16-byte aligned; no dimensions.
     Contiguous = 0,
-    /// Whole words, each one aligned 8-byte load.
+    /// Rows of whole words, in runs of words in the order of memory, each
+    /// run loaded as its [`Read`] says.
     Words = 1,
-    /// Whole words, each gathered from elements `element_stride` bytes
-    /// apart.
-    WordElements = 2,
     /// Anything else: element by element, in logical order.
     Strided = 3,
+}
+
+/// How [`Layout::Words`] loads a run of words (`READ_*` in the PTX
+/// source).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Read {
+    /// Each word one aligned 8-byte load.
+    Words = 0,
+    /// Two words side by side, one aligned 16-byte load.
+    Pairs = 1,
+    /// Each word gathered from elements `element_stride` bytes apart.
+    Elements = 2,
+    /// The words of a run are adjacent elements in memory (a transposed
+    /// matrix read down its columns): `8 / itemsize` aligned 8-byte loads,
+    /// `element_stride` apart, the k-th holding every word's k-th element.
+    Columns = 3,
 }
 
 /// How one view is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reading {
     pub layout: Layout,
+    /// [`Layout::Words`]: how a run is loaded.
+    pub read: Read,
     pub ndim: u32,
     pub dims: Dims,
-    /// [`Layout::WordElements`]: bytes between a word's elements.
+    /// [`Read::Elements`] and [`Read::Columns`]: bytes between a word's
+    /// elements.
     pub element_stride: u64,
-    /// `hash_words`: words a thread reads per index computation, along
-    /// the innermost dimension (4 where its size allows, else 1).
+    /// [`Layout::Words`]: words a thread reads per index computation,
+    /// along the innermost dimension.
     pub run: u32,
 }
 
@@ -83,6 +105,7 @@ pub fn dims(shape: &[u64], stride: &[u64]) -> Result<(i32, Dims)> {
         shape: [1; MAX_DIMS],
         stride: [0; MAX_DIMS],
         weight: [0; MAX_DIMS],
+        divisor: [0; MAX_DIMS],
     };
     dims.shape[..shape.len()].copy_from_slice(shape);
     dims.stride[..stride.len()].copy_from_slice(stride);
@@ -97,6 +120,7 @@ pub fn reading(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Result
     if contiguous {
         return Ok(Reading {
             layout: Layout::Contiguous,
+            read: Read::Words,
             ndim: 0,
             dims: dims(&[], &[])?.1,
             element_stride: 0,
@@ -109,6 +133,7 @@ pub fn reading(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Result
     let (ndim, dims) = dims(shape, stride)?;
     Ok(Reading {
         layout: Layout::Strided,
+        read: Read::Words,
         ndim: ndim as u32,
         dims,
         element_stride: 0,
@@ -154,28 +179,69 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
     }
     // Stable: equal strides (broadcast dimensions) keep their order.
     word_dims.sort_by_key(|d| std::cmp::Reverse(d.1));
-    let innermost = word_dims[word_dims.len() - 1].0;
+    let (innermost, inner_stride, _) = word_dims[word_dims.len() - 1];
+    let outer_strides = || word_dims[..word_dims.len() - 1].iter().map(|d| d.1);
+    let element_stride = stride[n - 1] * itemsize;
+    let (read, run) = if one_load {
+        let pairs = inner_stride == 8
+            && innermost.is_multiple_of(2)
+            && ptr.is_multiple_of(16)
+            && outer_strides().all(|s| s % 16 == 0);
+        if pairs {
+            (Read::Pairs, 2)
+        } else {
+            (Read::Words, if innermost.is_multiple_of(4) { 4 } else { 1 })
+        }
+    } else {
+        let columns = inner_stride == itemsize
+            && innermost.is_multiple_of(per_word)
+            && element_stride.is_multiple_of(8)
+            && ptr.is_multiple_of(8)
+            && outer_strides().all(|s| s % 8 == 0);
+        if columns {
+            (Read::Columns, per_word)
+        } else {
+            (
+                Read::Elements,
+                if innermost.is_multiple_of(4) { 4 } else { 1 },
+            )
+        }
+    };
     let mut dims = Dims {
         shape: [1; MAX_DIMS],
         stride: [0; MAX_DIMS],
         weight: [0; MAX_DIMS],
+        divisor: [0; MAX_DIMS],
     };
+    let last = word_dims.len() - 1;
     for (i, &(size, step, weight)) in word_dims.iter().enumerate() {
         dims.shape[i] = size;
         dims.stride[i] = step;
         dims.weight[i] = weight;
+        dims.divisor[i] = divisor(if i == last { size / run } else { size });
     }
     Some(Reading {
-        layout: if one_load {
-            Layout::Words
-        } else {
-            Layout::WordElements
-        },
+        layout: Layout::Words,
+        read,
         ndim: word_dims.len() as u32,
         dims,
-        element_stride: stride[n - 1] * itemsize,
-        run: if innermost.is_multiple_of(4) { 4 } else { 1 },
+        element_stride,
+        run: run as u32,
     })
+}
+
+/// `d` as the kernel divides by it: a multiplier `m` and a shift `k`,
+/// packed as `m | k << 56`, with `n / d == (n * m) >> k` for every `n`
+/// below 2^31 (`m` is 2^(32 + s) / d rounded up, 2^s the least power of
+/// two not below `d`; the rounding adds less than 1/d to n/d). 0 (a
+/// quotient of 0) for 0 and for `d` above 2^31.
+pub fn divisor(d: u64) -> u64 {
+    if d == 0 || d > 1 << 31 {
+        return 0;
+    }
+    let s = u64::BITS - (d - 1).leading_zeros();
+    let m = (1u128 << (32 + s)).div_ceil(u128::from(d)) as u64;
+    m | u64::from(32 + s) << 56
 }
 
 #[cfg(test)]
@@ -203,7 +269,7 @@ mod tests {
         assert_eq!((r.layout, r.ndim), (Layout::Contiguous, 0));
         // Misaligned by 8: whole words still, one load each.
         let r = reading(0x1008, 4, &[100], &[1]).unwrap();
-        assert_eq!(r.layout, Layout::Words);
+        assert_eq!((r.layout, r.read), (Layout::Words, Read::Words));
         assert_eq!(word_dims(&r), vec![(50, 8, 1)]);
     }
 
@@ -213,7 +279,7 @@ mod tests {
         // strides (1572864, 64, 3072, 1): logically the 512 positions come
         // before the 64-element rows, in memory the 16 heads do.
         let r = reading(0x1000, 2, &[8, 16, 512, 64], &[1572864, 64, 3072, 1]).unwrap();
-        assert_eq!(r.layout, Layout::Words);
+        assert_eq!((r.layout, r.read), (Layout::Words, Read::Pairs));
         assert_eq!(
             word_dims(&r),
             vec![
@@ -223,7 +289,10 @@ mod tests {
                 (16, 8, 1)
             ]
         );
-        assert_eq!(r.run, 4);
+        assert_eq!(r.run, 2);
+        // Rows starting 8 bytes past a 16-byte boundary: a word per load.
+        let r = reading(0x1008, 2, &[8, 16, 512, 64], &[1572864, 64, 3072, 1]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Words, 4));
     }
 
     #[test]
@@ -231,10 +300,19 @@ mod tests {
         // weight.t() of a (3072, 1024) bfloat16 weight: words of 4 elements
         // 2048 bytes apart, consecutive threads on consecutive rows.
         let r = reading(0x1000, 2, &[1024, 3072], &[1, 1024]).unwrap();
-        assert_eq!(r.layout, Layout::WordElements);
+        assert_eq!((r.layout, r.read), (Layout::Words, Read::Columns));
         assert_eq!(r.element_stride, 2048);
         assert_eq!(word_dims(&r), vec![(768, 8192, 1), (1024, 2, 768)]);
         assert_eq!(r.run, 4);
+        // float32: two columns a load, runs of two words.
+        let r = reading(0x1000, 4, &[1024, 4096], &[1, 1024]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Columns, 2));
+        // A column count that is not a whole number of runs, or a start
+        // off 8 bytes: element by element.
+        let r = reading(0x1000, 2, &[1022, 3072], &[1, 1022]).unwrap();
+        assert_eq!(r.read, Read::Elements);
+        let r = reading(0x1002, 2, &[1024, 3072], &[1, 1024]).unwrap();
+        assert_eq!(r.read, Read::Elements);
     }
 
     #[test]
@@ -251,7 +329,7 @@ mod tests {
         // Rows of whole words whose starts are not 8-byte aligned gather
         // their elements.
         let r = reading(0x1000, 2, &[4, 4], &[6, 1]).unwrap();
-        assert_eq!(r.layout, Layout::WordElements);
+        assert_eq!((r.layout, r.read), (Layout::Words, Read::Elements));
         assert_eq!(word_dims(&r), vec![(4, 12, 1)]);
         // A single word keeps one dimension, of size 1; runs of 4 words
         // only where the innermost dimension divides by 4.
@@ -259,6 +337,32 @@ mod tests {
         assert_eq!((word_dims(&r), r.run), (vec![(1, 0, 0)], 1));
         let r = reading(0x1000, 2, &[6, 12], &[1, 6]).unwrap();
         assert_eq!((word_dims(&r), r.run), (vec![(3, 48, 1), (6, 2, 3)], 1));
+    }
+
+    #[test]
+    fn divisors_divide_every_index_below_2_to_the_31() {
+        let divide = |n: u64, packed: u64| (n * (packed & ((1 << 56) - 1))) >> (packed >> 56);
+        let mut divisors: Vec<u64> = (1..=600).collect();
+        divisors.extend([768, 1023, 1025, 3072, 65535, 65537, 1 << 20, 999_983]);
+        divisors.extend([
+            (1 << 31) - 1,
+            1 << 31,
+            (1 << 31) + 1,
+            u64::from(u32::MAX),
+            1 << 40,
+        ]);
+        let top = (1u64 << 31) - 1;
+        for d in divisors {
+            let packed = divisor(d);
+            let mut ns = vec![0, 1, d - 1, d, d + 1, top, top - 1];
+            ns.extend((1..=64).map(|k| k * d - 1).chain((1..=64).map(|k| k * d)));
+            let q = top / d;
+            ns.extend([(q * d).saturating_sub(1), q * d, q * d + d - 1]);
+            ns.extend((0..2000).map(|i| (i * 1_073_741 + d * 7919) % (top + 1)));
+            for n in ns.into_iter().filter(|&n| n <= top) {
+                assert_eq!(divide(n, packed), n / d, "{n} / {d}");
+            }
+        }
     }
 
     #[test]

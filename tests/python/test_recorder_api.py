@@ -487,3 +487,24 @@ def test_a_capture_a_stopped_recording_left_under_way_is_not_the_next_one_s(
     assert not [r for r in records if r["type"] == "cuda_graph"]
     inherited = [a for r in launches(path) for a in r["args"] if a.get("inherited")]
     assert inherited, [r["kernel"] for r in launches(path)]
+
+
+def test_the_header_names_the_triton_torch_will_import_before_it_is_imported(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """A recording usually begins before Inductor imports triton; the
+    header still says which one (`repro` refuses another), as
+    `triton.__version__` says it."""
+    import importlib.metadata
+
+    def installed(package: str) -> str:
+        if package == "pytorch-triton":
+            return "3.6.0+git9a1b2c3"
+        raise importlib.metadata.PackageNotFoundError(package)
+
+    monkeypatch.delitem(sys.modules, "triton", raising=False)
+    monkeypatch.setattr(importlib.metadata, "version", installed)
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path):
+        torch.ones(4).sum()
+    assert dump(path)[0]["triton"] == "3.6.0"

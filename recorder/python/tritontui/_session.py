@@ -103,7 +103,25 @@ def _versions() -> dict[str, Any]:
     triton = sys.modules.get("triton")
     if triton is not None:
         out["triton"] = getattr(triton, "__version__", None)
+    else:
+        out["triton"] = _installed_triton()
     return out
+
+
+def _installed_triton() -> str | None:
+    """The version of the Triton that torch will import, read from its
+    package's metadata without importing it: a recording usually begins
+    before Inductor first imports triton. As `triton.__version__` says it
+    (pytorch-triton's `3.6.0+git1234` is `3.6.0` there); None when none is
+    installed."""
+    import importlib.metadata
+
+    for package in ("triton", "pytorch-triton"):
+        try:
+            return importlib.metadata.version(package).split("+")[0]
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 class Session:

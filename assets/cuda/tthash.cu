@@ -59,8 +59,11 @@ __device__ __forceinline__ void add_sum(uint64_t sum, const Results &r, uint32_t
     if (threadIdx.x == 0) {
         unsigned long long total = 0;
         for (unsigned w = 0; w < (blockDim.x + 31) / 32; w++) total += warps[w];
-        atomicAdd(&r.acc[slot], total);
+        atomicAdd(r.arrived ? &r.acc[slot] : &r.host[slot], total);
     }
+    // Without counters, blocks add straight into the result, which its
+    // holder zeroes between uses.
+    if (!r.arrived) return;
     if (last_block(r, slot, blocks) && threadIdx.x == 0) {
         r.host[slot] = atomicExch(&r.acc[slot], 0ull);
     }

@@ -123,6 +123,23 @@ impl CudaGraphs {
         (graph, error)
     }
 
+    /// The driver's capture of this thread began: the graph's first node
+    /// zeroes its table ([`crate::gpu::GraphTable::clear`]). When it cannot
+    /// be enqueued, the capture hashes nothing and this says why.
+    pub fn began(&mut self) -> Option<String> {
+        #[cfg(feature = "cuda")]
+        return CAPTURING.with_borrow_mut(|capturing| {
+            let capturing = capturing.as_mut().filter(|c| c.trace == self.trace)?;
+            let error = capturing.table.as_ref()?.clear(capturing.stream).err()?;
+            capturing.table = None;
+            Some(format!(
+                "its hash table could not be cleared at each replay ({error})"
+            ))
+        });
+        #[cfg(not(feature = "cuda"))]
+        None
+    }
+
     /// This thread's capture ended: the graph's record (None when no
     /// capture was under way). `missing` says why its hashes are missing
     /// when the table could not be made; `pool` is the memory pool it

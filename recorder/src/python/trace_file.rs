@@ -590,6 +590,13 @@ impl TraceFile {
         })
     }
 
+    /// This thread's driver capture began: the graph's first node clears
+    /// its hash table. Returns why its launches will have no hashes, when
+    /// that could not be done.
+    fn cuda_graph_began(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with_state(py, |state| Ok(state.cuda_graphs.began()))
+    }
+
     /// This thread's capture is about to end: hashes carried from its last
     /// launch are enqueued now, into the graph.
     fn before_capture_end(&self, py: Python<'_>) -> PyResult<()> {

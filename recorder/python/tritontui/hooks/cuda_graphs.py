@@ -85,10 +85,20 @@ def _record_captures(session: Any, graph_class: Any, torch: Any) -> None:
             session.fail(e)
             return begin(self, *args, **kwargs)
         try:
-            return begin(self, *args, **kwargs)
+            began = begin(self, *args, **kwargs)
         except BaseException:
             _end(session, self, "the capture did not begin")
             raise
+        try:
+            # The graph's first node zeroes its hash table at each replay.
+            with _active.dynamo_off():
+                uncleared = session.file.cuda_graph_began()
+            if uncleared is not None:
+                known = getattr(self, _ID)
+                setattr(self, _ID, (*known[:3], known[3] or uncleared))
+        except Exception as e:
+            session.fail(e)
+        return began
 
     def capture_end(self: Any) -> Any:
         known = getattr(self, _ID, None)

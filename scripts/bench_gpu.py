@@ -273,6 +273,21 @@ GRAPHED_MODES = {
 GRAPHED_WARM_UP = 3
 
 
+def graphed_step(model: torch.nn.Module, x: torch.Tensor) -> Callable[[], None]:
+    """A forward of ``model`` on ``x`` compiled afresh (from Inductor's
+    cache) with mode="reduce-overhead", not yet run: a graph is recorded
+    only when captured while recording."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, mode="reduce-overhead")
+
+    def step() -> None:
+        torch.compiler.cudagraph_mark_step_begin()
+        with torch.no_grad():
+            compiled(x).float().pow(2).mean()
+
+    return step
+
+
 def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
     # The forward alone, as an inference server runs it: with its backward
     # this step fails under reduce-overhead even unrecorded (torch 2.11 on
@@ -282,22 +297,10 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(dtype)
     x = torch.randn(8, 512, 1024, device="cuda", dtype=dtype)
-    compiled = None
-
-    def recompiled() -> None:
-        # A graph is recorded when captured while recording: every turn
-        # compiles afresh (from Inductor's cache) and captures again.
-        nonlocal compiled
-        torch._dynamo.reset()
-        compiled = torch.compile(model, mode="reduce-overhead")
-
-    def step() -> None:
-        torch.compiler.cudagraph_mark_step_begin()
-        with torch.no_grad():
-            compiled(x).float().pow(2).mean()
 
     def turn() -> float:
-        recompiled()
+        # Every turn compiles and captures again.
+        step = graphed_step(model, x)
         for _ in range(GRAPHED_WARM_UP):
             step()
         return cuda_time(step, 10)
@@ -309,7 +312,7 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
         path = os.path.join(tmp, "t.msgpack")
         for label, options in GRAPHED_MODES.items():
             with recording(path, options):
-                recompiled()
+                step = graphed_step(model, x)
                 for _ in range(GRAPHED_WARM_UP):
                     step()
                 tritontui.mark("timed")

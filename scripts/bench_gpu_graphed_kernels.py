@@ -16,8 +16,8 @@ import tempfile
 import torch
 import tritontui
 
-# The script's folder is on the path: bench_gpu's model.
-from bench_gpu import Block
+# The script's folder is on the path: bench_gpu's model and step.
+from bench_gpu import Block, graphed_step
 from torch.profiler import ProfilerActivity, profile
 
 STEPS = 3
@@ -26,14 +26,7 @@ STEPS = 3
 def timeline(model: torch.nn.Module, x: torch.Tensor) -> list:
     """The device's kernels of STEPS replays, after three warm-up steps
     (compile, capture, first replay), in the order they ran."""
-    torch._dynamo.reset()
-    compiled = torch.compile(model, mode="reduce-overhead")
-
-    def step() -> None:
-        torch.compiler.cudagraph_mark_step_begin()
-        with torch.no_grad():
-            compiled(x).float().pow(2).mean()
-
+    step = graphed_step(model, x)
     for _ in range(3):
         step()
     torch.cuda.synchronize()

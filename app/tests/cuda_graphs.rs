@@ -269,6 +269,54 @@ fn each_replay_expands_into_the_graph_s_launches_with_the_hashes_of_its_table() 
 }
 
 #[test]
+fn a_replayed_launch_runs_on_the_replay_s_stream_unless_captured_on_a_forked_one() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let layout = w.layout("float32", 4, &[64], &[1], 0).expect("layout");
+    let (scale, sum) = kernels(&mut w);
+    // Captured on the capture's stream 7, then on stream 9 it forked.
+    for (index, (kernel, stream)) in [(scale, 7), (sum, 9)].into_iter().enumerate() {
+        let Record::Captured(mut record) = launch(
+            index as u64,
+            kernel,
+            Some(Captured {
+                graph: 1,
+                index: index as u32,
+            }),
+            vec![tensor(layout, X, true, 0, 1)],
+        ) else {
+            panic!("a captured launch")
+        };
+        record.stream = stream;
+        w.write(&Record::Captured(record)).expect("captured");
+    }
+    w.write(&Record::CudaGraph(CudaGraphRecord {
+        graph: 1,
+        launches: 2,
+        slots: 2,
+        device: 0,
+        stream: 7,
+        missing: String::new(),
+        pool: None,
+        bytes: 0,
+        ts: 2,
+    }))
+    .expect("graph");
+    w.write(&Record::Replay(ReplayRecord {
+        graph: 1,
+        n: 0,
+        first: 2,
+        stream: 11,
+        thread: 1,
+        hashes: vec![5, 6],
+        ts: 2,
+    }))
+    .expect("replay");
+    let trace = finish(w, layout, 4, 0);
+    let streams: Vec<u64> = trace.launches.iter().map(|l| l.stream).collect();
+    assert_eq!(streams, [11, 9]);
+}
+
+#[test]
 fn equal_graphed_runs_are_identical() {
     let (a, b) = (graphed(&steps(&[0, 0, 0])), graphed(&steps(&[0, 0, 0])));
     compared(&a, &b, Verdict::Identical);

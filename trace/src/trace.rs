@@ -714,6 +714,11 @@ impl Trace {
     /// slots (and written where they differ, as the recorder flags it).
     fn add_replay(&mut self, replay: ReplayRecord, ids: &mut Ids) -> Result<(), String> {
         let captured = ids.captured.remove(&replay.graph).unwrap_or_default();
+        let capture_stream = self
+            .cuda_graphs
+            .iter()
+            .find(|g| g.graph == replay.graph)
+            .map(|g| g.stream);
         let replay_index = index(self.replays.len())?;
         let slot = |s: Option<u64>| -> Option<u64> {
             s.and_then(|s| usize::try_from(s).ok())
@@ -724,7 +729,11 @@ impl Trace {
             let mut launch = template.clone();
             launch.seq = replay.first + i as u64;
             launch.ts = replay.ts;
-            launch.stream = replay.stream;
+            // A launch captured on a stream the capture forked keeps it: a
+            // replay runs it on a stream of the graph's, not the replay's.
+            if capture_stream.is_none_or(|stream| stream == launch.stream) {
+                launch.stream = replay.stream;
+            }
             launch.thread = replay.thread;
             launch.captured = None;
             for arg in &mut launch.args {

@@ -24,10 +24,12 @@ __device__ __forceinline__ uint64_t mix_word(uint64_t w, uint64_t key) {
 // moves the total (which also zeroes the accumulator for its next use) into
 // host-mapped memory, where the host sees it arrive (slots hold all ones
 // until written; an event recorded after the kernel settles any doubt).
+// Without counters (`arrived` null: a CUDA graph's table, in device memory,
+// which the graph zeroes at every replay) blocks add straight into `host`.
 struct Results {
     unsigned long long *acc;  // device accumulators, zero between uses
     unsigned int *arrived;    // blocks done per result, zero between uses
-    unsigned long long *host; // host-mapped result slots
+    unsigned long long *host; // host-mapped result slots (or a graph's table)
 };
 
 // Counts the calling block in for the result at `slot`, after its atomics

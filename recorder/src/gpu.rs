@@ -665,8 +665,8 @@ impl Batch {
         true
     }
 
-    /// Blocks for `work` blocks' worth of data: at least one, at most the
-    /// device's resident blocks.
+    /// Blocks for `work` blocks' worth of data: at least one, at most 16
+    /// per multiprocessor.
     fn blocks(&self, work: u64) -> u32 {
         work.clamp(1, u64::from(self.kernels.max_blocks)) as u32
     }

@@ -72,7 +72,7 @@ __device__ __forceinline__ void add_sum(uint64_t sum, const Results &r, uint32_t
 }
 
 // Loads each thread has in flight before it mixes any: one load at a time
-// per thread leaves the memory system idle; eight read no faster than four
+// per thread leaves the memory system idle; eight read slower than four
 // (H200, with four blocks of 256 threads on a multiprocessor).
 #define LOADS 4
 

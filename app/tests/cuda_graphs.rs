@@ -137,6 +137,21 @@ fn finish(mut w: TraceWriter<Vec<u8>>, layout: u64, seq: u64, z: u64) -> Trace {
     Trace::from_bytes(Path::new("t.msgpack"), &bytes).expect("load")
 }
 
+/// The record of graph `graph`, captured on stream 7 from `pool`.
+fn graph_record(graph: u64, launches: u32, slots: u32, pool: Option<[u64; 2]>) -> Record {
+    Record::CudaGraph(CudaGraphRecord {
+        graph,
+        launches,
+        slots,
+        device: 0,
+        stream: 7,
+        missing: String::new(),
+        pool,
+        bytes: 0,
+        ts: 2,
+    })
+}
+
 /// A run that captures the step into CUDA graph 1 and replays it once per
 /// step of `steps`, as the recorder writes it.
 fn graphed(steps: &[Step]) -> Trace {
@@ -165,18 +180,8 @@ fn graphed(steps: &[Step]) -> Trace {
         w.write(&launch(index as u64, kernel, Some(place), args))
             .expect("captured");
     }
-    w.write(&Record::CudaGraph(CudaGraphRecord {
-        graph: 1,
-        launches: 2,
-        slots: slots.len() as u32,
-        device: 0,
-        stream: 7,
-        missing: String::new(),
-        pool: None,
-        bytes: 0,
-        ts: 2,
-    }))
-    .expect("graph");
+    w.write(&graph_record(1, 2, slots.len() as u32, None))
+        .expect("graph");
     let mut seq = 2;
     let mut x_before = 0;
     for (n, s) in steps.iter().enumerate() {
@@ -289,18 +294,7 @@ fn a_replayed_launch_runs_on_the_replay_s_stream_unless_captured_on_a_forked_one
         record.stream = stream;
         w.write(&Record::Captured(record)).expect("captured");
     }
-    w.write(&Record::CudaGraph(CudaGraphRecord {
-        graph: 1,
-        launches: 2,
-        slots: 2,
-        device: 0,
-        stream: 7,
-        missing: String::new(),
-        pool: None,
-        bytes: 0,
-        ts: 2,
-    }))
-    .expect("graph");
+    w.write(&graph_record(1, 2, 2, None)).expect("graph");
     w.write(&Record::Replay(ReplayRecord {
         graph: 1,
         n: 0,
@@ -411,18 +405,7 @@ fn kept_across_graphs(pools: [Option<[u64; 2]>; 2]) -> (Trace, Trace) {
         let place = Captured { graph, index: 0 };
         w.write(&launch(index as u64, scale, Some(place), args))
             .expect("captured");
-        w.write(&Record::CudaGraph(CudaGraphRecord {
-            graph,
-            launches: 1,
-            slots: 4,
-            device: 0,
-            stream: 7,
-            missing: String::new(),
-            pool,
-            bytes: 0,
-            ts: 2,
-        }))
-        .expect("graph");
+        w.write(&graph_record(graph, 1, 4, pool)).expect("graph");
     }
     for (graph, hashes) in [(1, vec![100, 0, 100, 200]), (2, vec![101, 200, 101, 201])] {
         w.write(&Record::Replay(ReplayRecord {

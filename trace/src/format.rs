@@ -437,6 +437,20 @@ impl LayoutDef {
             .fold(0u64, u64::saturating_add);
         last.saturating_add(1).saturating_mul(u64::from(itemsize))
     }
+
+    /// Whether a view with these sizes and strides (in elements) lies
+    /// back to back in row-major order, reading its bytes once each in
+    /// memory order (sizes of 1 may have any stride).
+    pub fn is_row_major(shape: &[u64], stride: &[i64]) -> bool {
+        let mut dense = 1i64;
+        for (&size, &stride) in shape.iter().zip(stride).rev() {
+            if size != 1 && stride != dense {
+                return false;
+            }
+            dense = dense.saturating_mul(size as i64);
+        }
+        true
+    }
 }
 
 /// One launch (or aten op call), in execution order.
@@ -1064,4 +1078,24 @@ pub struct EndRecord {
     /// Why recording stopped: `exit`, `stopped`, or an internal error.
     #[serde(default)]
     pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LayoutDef;
+
+    #[test]
+    fn only_dense_row_major_views_read_their_bytes_in_memory_order() {
+        let row_major = LayoutDef::is_row_major;
+        // The same 4096 x 1024 buffer as [8, 512, 1024] and as [4096, 1024].
+        assert!(row_major(&[8, 512, 1024], &[524288, 1024, 1]));
+        assert!(row_major(&[4096, 1024], &[1024, 1]));
+        // Size-1 dimensions read nothing, whatever their stride.
+        assert!(row_major(&[1, 4096, 1, 1024], &[7, 1024, 3, 1]));
+        assert!(row_major(&[], &[]));
+        // Transposed, sliced or strided: another order, or gaps.
+        assert!(!row_major(&[1024, 4096], &[1, 1024]));
+        assert!(!row_major(&[4096, 512], &[1024, 1]));
+        assert!(!row_major(&[2048], &[2]));
+    }
 }

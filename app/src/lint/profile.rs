@@ -190,7 +190,7 @@ impl Profile {
                 ),
             ));
         }
-        if self.contiguous && !is_contiguous(layout) {
+        if self.contiguous && !LayoutDef::is_row_major(&layout.shape, &layout.stride) {
             out.push((
                 "tensors.contiguous",
                 format!(
@@ -209,18 +209,6 @@ impl Profile {
         }
         out
     }
-}
-
-/// Row-major with no gaps (sizes of 1 have any stride).
-fn is_contiguous(layout: &LayoutDef) -> bool {
-    let mut expected = 1i64;
-    for (&size, &stride) in layout.shape.iter().zip(&layout.stride).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected = expected.saturating_mul(size as i64);
-    }
-    true
 }
 
 /// Whether `name` matches `glob` (`*` any run of characters, `?` one).

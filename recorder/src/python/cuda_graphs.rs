@@ -126,7 +126,7 @@ impl CudaGraphs {
     /// The driver's capture of this thread began: the graph's first node
     /// zeroes its table ([`crate::gpu::GraphTable::clear`]). When it cannot
     /// be enqueued, the capture hashes nothing and this says why.
-    pub fn began(&mut self) -> Option<String> {
+    pub fn began(&self) -> Option<String> {
         #[cfg(feature = "cuda")]
         return CAPTURING.with_borrow_mut(|capturing| {
             let capturing = capturing.as_mut().filter(|c| c.trace == self.trace)?;

@@ -84,10 +84,12 @@ impl TensorView {
 
     /// What a captured hash of this view (of layout `layout`) is known
     /// by, for a later captured launch to share it: any view reading the
-    /// same bytes in memory order shares one key; any other only its own
-    /// layout.
+    /// same bytes in memory order shares one key (its hash is the hash of
+    /// those bytes alone, whatever its shape or dtype: tthash64 hashes
+    /// logical bytes); any other only its own layout.
     fn sharing_key(&self, layout: u64) -> u64 {
-        if in_memory_order(&self.shape, &self.stride) {
+        let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
+        if LayoutDef::is_row_major(&self.shape, &stride) {
             IN_MEMORY_ORDER | self.span()
         } else {
             layout
@@ -98,43 +100,6 @@ impl TensorView {
 /// Marks [`TensorView::sharing_key`]s of views read in memory order
 /// (layout ids are small).
 const IN_MEMORY_ORDER: u64 = 1 << 63;
-
-/// Whether a view of `shape` and `stride` (in elements) reads its bytes
-/// once each, in memory order (dense and row-major): its hash is then the
-/// hash of those bytes alone, whatever its shape or dtype (tthash64 hashes
-/// logical bytes).
-fn in_memory_order(shape: &[u64], stride: &[u64]) -> bool {
-    let mut dense = 1;
-    for (&size, &stride) in shape.iter().zip(stride).rev() {
-        if size == 1 {
-            continue;
-        }
-        if stride != dense {
-            return false;
-        }
-        dense *= size;
-    }
-    true
-}
-
-#[cfg(test)]
-mod sharing_tests {
-    use super::in_memory_order;
-
-    #[test]
-    fn only_dense_row_major_views_read_their_bytes_in_memory_order() {
-        // The same 4096 x 1024 buffer as [8, 512, 1024] and as [4096, 1024].
-        assert!(in_memory_order(&[8, 512, 1024], &[524288, 1024, 1]));
-        assert!(in_memory_order(&[4096, 1024], &[1024, 1]));
-        // Size-1 dimensions read nothing, whatever their stride.
-        assert!(in_memory_order(&[1, 4096, 1, 1024], &[7, 1024, 3, 1]));
-        assert!(in_memory_order(&[], &[]));
-        // Transposed, sliced or strided: another order, or gaps.
-        assert!(!in_memory_order(&[1024, 4096], &[1, 1024]));
-        assert!(!in_memory_order(&[4096, 512], &[1024, 1]));
-        assert!(!in_memory_order(&[2048], &[2]));
-    }
-}
 
 /// A dtype's trace name and element size, looked up once per dtype object.
 #[derive(Default)]

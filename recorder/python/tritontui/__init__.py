@@ -17,8 +17,11 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import _active
+from . import _active, _hook_symbol
 from ._native import HASH_ALGORITHM, hash_bytes
+
+# Before any package or graph compiled with the C++-wrapper hooks loads.
+_hook_symbol.make_global()
 
 if TYPE_CHECKING:
     from ._check import DeterminismReport, assert_deterministic, check_determinism
@@ -29,6 +32,7 @@ __all__ = [
     "DeterminismReport",
     "assert_deterministic",
     "check_determinism",
+    "compile_package",
     "hash_bytes",
     "hash_tensor",
     "is_recording",
@@ -106,6 +110,22 @@ def record(path: str | os.PathLike[str], **options: Any) -> Iterator[None]:
         yield
     finally:
         stop()
+
+
+def compile_package(exported: Any, package_path: Any = None, **kwargs: Any) -> str:
+    """``torch._inductor.aoti_compile_and_package(exported, package_path,
+    ...)`` with the recorder's hooks compiled in: the package then records
+    its launches wherever it is loaded and run while recording, and runs as
+    the stock one elsewhere (the hooks are a weak symbol nobody else
+    defines, checked before each call). Returns the package's path."""
+    import torch
+
+    from .hooks import cpp_wrapper
+
+    with cpp_wrapper.codegen_hooks():
+        return torch._inductor.aoti_compile_and_package(
+            exported, package_path=package_path, **kwargs
+        )
 
 
 def is_recording() -> bool:

@@ -8,6 +8,7 @@ mod aten_hook;
 mod call_scope;
 mod capabilities;
 mod command;
+mod cpp_wrapper_hook;
 mod cuda_graphs;
 #[cfg(feature = "cuda")]
 mod deferred_hashes;
@@ -57,6 +58,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;
     m.add_function(wrap_pyfunction!(command::run_command, m)?)?;
+    m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_bind, m)?)?;
+    m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_unbind, m)?)?;
+    m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_calls, m)?)?;
     m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

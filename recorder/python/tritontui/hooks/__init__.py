@@ -1,6 +1,6 @@
 """The hooks into torch, one module each, installed and removed together.
 
-The C++, user-Triton, graph-input, AOTInductor, compile-event,
+The C++, C++-wrapper, user-Triton, graph-input, AOTInductor, compile-event,
 autotuning, wrapper-allocation and host-read hooks record into the
 active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
@@ -25,6 +25,7 @@ from . import (
     autotuning,
     compile_events,
     cpp,
+    cpp_wrapper,
     cuda_graphs,
     extern_kernels,
     foreign_work,
@@ -48,6 +49,7 @@ def install(session: Any) -> None:
     foreign_work.install()
     user_triton.install()
     cpp.install()
+    cpp_wrapper.install()
     graph_inputs.install()
     aot_inductor.install()
     compile_events.install()
@@ -76,6 +78,7 @@ def uninstall() -> None:
     foreign_work.uninstall()
     user_triton.uninstall()
     cpp.uninstall()
+    cpp_wrapper.uninstall()
     graph_inputs.uninstall()
     aot_inductor.uninstall()
     compile_events.uninstall()

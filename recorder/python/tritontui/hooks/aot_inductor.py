@@ -1,9 +1,13 @@
 """AOTInductor models: a package loaded with ``aoti_load_package`` (or a
 model library run through its container runner) launches its kernels
-from C++ past every hook. While recording, each model's first call
-writes a ``compile`` record (``event: graph``, ``info: {unrecorded:
-"aot_inductor"}``) and warns once, so that a comparison of the trace
-says what it did not see instead of taking the runs as equal."""
+from C++. One compiled with the recorder's C++-wrapper hooks (compiled
+while recording, or by :func:`tritontui.compile_package`) calls them
+around each launch (see the cpp_wrapper hooks); each call of the model
+records its inputs as a graph call's. A model whose call reached no hook
+was compiled without them: its first such call writes a ``compile``
+record (``event: graph``, ``info: {unrecorded: "aot_inductor"}``) and
+warns once, so that a comparison of the trace says what it did not see
+instead of taking the runs as equal."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import hashlib
 from typing import Any
 
 from .. import _active
-from . import graph_inputs, methods
+from . import cpp_wrapper, graph_inputs, methods
 
 # (class, method name) -> the method replaced while recording.
 _ORIGINALS: dict[tuple[Any, str], Any] = {}
@@ -59,14 +63,29 @@ def _said_unrecorded(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         session = _active.active()
-        if session is not None:
-            try:
-                with _active.dynamo_off():
-                    graph = model_name(self)
-                    if graph not in session.unrecorded_graphs:
-                        graph_inputs.say_unrecorded(session, graph, "aot_inductor")
-            except Exception as e:
-                session.fail(e)
-        return original(self, *args, **kwargs)
+        if session is None:
+            return original(self, *args, **kwargs)
+        graph = None
+        try:
+            with _active.dynamo_off():
+                graph = model_name(self)
+                inputs = args[0] if args and isinstance(args[0], (list, tuple)) else []
+                names = [f"input{i}" for i in range(len(inputs))]
+                session.sample_settings()
+                session.graph_inputs(graph, names, list(inputs), all_recorded=False)
+        except Exception as e:
+            session.fail(e)
+        calls = cpp_wrapper.calls()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            if graph is not None:
+                try:
+                    with _active.dynamo_off():
+                        if cpp_wrapper.calls() == calls and graph not in session.unrecorded_graphs:
+                            graph_inputs.say_unrecorded(session, graph, "aot_inductor")
+                        session.graph_call_end()
+                except Exception as e:
+                    session.fail(e)
 
     return run

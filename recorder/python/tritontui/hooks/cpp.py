@@ -21,8 +21,6 @@ _ORIGINAL_LOAD: Any = None
 # (module, global name, original builtin) for every proxy installed.
 _PATCHED: list[tuple[types.ModuleType, str, Any]] = []
 
-_SIGNATURE = re.compile(r'extern\s+"C"\s+[^\n(]*?\bkernel\s*\(([^)]*)\)', re.S)
-
 
 class CppKernel:
     """Records each call of one C++ kernel, then calls it."""
@@ -94,11 +92,13 @@ class CppKernel:
         return session.launch(kernel, [], 0, described)
 
 
-def parse_signature(source: str) -> list[tuple[str, str, str]]:
-    """Parameters of ``extern "C" void kernel(...)``: non-const pointers are
+def parse_signature(source: str, name: str = "kernel") -> list[tuple[str, str, str]]:
+    """Parameters of ``extern "C" void name(...)``: non-const pointers are
     written, and read too when the body reads them before writing them
     (see the _access module); everything else is read."""
-    match = _SIGNATURE.search(source)
+    match = re.search(
+        r'extern\s+"C"\s+[^\n(]*?\b' + re.escape(name) + r"\s*\(([^)]*)\)", source, re.S
+    )
     if not match:
         return []
     body = source[match.end() :]

@@ -2,11 +2,14 @@
 under their names in the graph (``primals_1``, ``arg0_1``), so that a
 divergent input nobody wrote inside the recorded region can be named.
 
-A graph compiled with ``torch._inductor.config.cpp_wrapper=True`` launches
-its kernels from C++, past every hook: its inputs are recorded, its
-launches are not. The first call of such a graph warns once per session
-and writes a ``compile`` record (``event: graph``, ``info: {unrecorded:
-"cpp_wrapper"}``) naming it."""
+A graph compiled with ``torch._inductor.config.cpp_wrapper=True`` while
+recording calls the recorder around each launch (see the cpp_wrapper
+hooks). One compiled before recording started launches its kernels from
+C++ past every hook: its inputs are recorded, its launches are not. The
+first call of such a graph warns once per session and writes a
+``compile`` record (``event: graph``, ``info: {unrecorded:
+"cpp_wrapper"}``) naming it; so does a hooked graph whose call never
+reached the recorder (its module bound no hook)."""
 
 from __future__ import annotations
 
@@ -16,12 +19,13 @@ import warnings
 from typing import Any
 
 from .. import _active
-from . import extern_kernels
+from . import cpp_wrapper, extern_kernels
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
-# Each graph's input names, and whether it is a cpp_wrapper graph, by id.
-_GRAPHS: dict[int, tuple[list[str], bool]] = {}
+# Each graph's input names, whether it is a cpp_wrapper graph and how
+# many hooked call sites its C++ has, by id.
+_GRAPHS: dict[int, tuple[list[str], bool, int]] = {}
 # What the Python module of a cpp_wrapper graph loads its C++ entry with.
 _CPP_WRAPPER = "CppWrapperCodeCache.load_pybinding"
 
@@ -45,19 +49,27 @@ def install() -> None:
     def call(self: Any, inputs: Any) -> Any:
         session = _active.active()
         recorded = False
+        calls = 0
         if session is not None:
             try:
                 extern_kernels.install_pending()
                 known = _GRAPHS.get(id(self))
                 if known is None:
                     source = getattr(self, "source_code", "") or ""
-                    known = _GRAPHS[id(self)] = (input_names(source), _CPP_WRAPPER in source)
-                names, cpp_wrapper = known
+                    known = _GRAPHS[id(self)] = (
+                        input_names(source),
+                        _CPP_WRAPPER in source,
+                        cpp_wrapper.hook_sites(source),
+                    )
+                names, in_cpp, sites = known
                 graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
-                if cpp_wrapper and graph not in session.unrecorded_graphs:
+                if in_cpp and not sites and graph not in session.unrecorded_graphs:
                     say_unrecorded(session, graph, "cpp_wrapper")
                 session.sample_settings()
-                session.graph_inputs(graph, names, list(inputs), all_recorded=not cpp_wrapper)
+                # A C++ wrapper's copies and zeroing are not recorded: its
+                # launches take their hashes before afresh.
+                session.graph_inputs(graph, names, list(inputs), all_recorded=not in_cpp)
+                calls = cpp_wrapper.calls()
                 recorded = True
             except Exception as e:
                 session.fail(e)
@@ -66,6 +78,9 @@ def install() -> None:
         finally:
             if recorded:
                 try:
+                    unbound = in_cpp and sites and cpp_wrapper.calls() == calls
+                    if unbound and graph not in session.unrecorded_graphs:
+                        say_unrecorded(session, graph, "cpp_wrapper_unbound")
                     session.graph_call_end()
                 except Exception as e:
                     session.fail(e)
@@ -85,12 +100,17 @@ def uninstall() -> None:
 
 # What the warning says of a graph whose launches are not recorded, by why.
 _UNSEEN = {
-    "cpp_wrapper": "a graph compiled with torch._inductor.config.cpp_wrapper=True launches "
-    "its kernels from C++, which the recorder cannot see: its launches are not recorded "
-    "(compile without cpp_wrapper to record them)",
-    "aot_inductor": "an AOTInductor model launches its kernels from C++, which the recorder "
-    "cannot see: its launches are not recorded (run the model under torch.compile to "
-    "record them)",
+    "cpp_wrapper": "a graph compiled with torch._inductor.config.cpp_wrapper=True before "
+    "recording started launches its kernels from C++ without the recorder's hooks: its "
+    "launches are not recorded (start recording before its first call, which then compiles "
+    "it with them)",
+    "cpp_wrapper_unbound": "a graph compiled with the recorder's cpp_wrapper hooks ran without "
+    "calling them (its module was loaded before tritontui was imported): its launches are "
+    "not recorded",
+    "aot_inductor": "an AOTInductor model that calls none of the recorder's hooks (compiled "
+    "without them, or loaded before tritontui was imported) launches its kernels from C++ "
+    "unseen: its launches are not recorded (compile the package while recording, or with "
+    "tritontui.compile_package, and load it after importing tritontui)",
 }
 
 

@@ -45,7 +45,7 @@ def config_items(config: Any) -> dict[str, Any]:
     return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
 
 
-def _access(name: str, mutated: set[str], source: str | None) -> str:
+def argument_access(name: str, mutated: set[str], source: str | None) -> str:
     """How the kernel uses argument ``name``: outputs are those Inductor
     names or lists as mutated; whether one is also read is decided from
     the kernel's source when it is known (see the _access module)."""
@@ -75,7 +75,7 @@ def _arguments(autotuner: Any) -> tuple[list[str], list[str]]:
     names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
     mutated = set(autotuner.mutated_arg_names)
     source = _source(autotuner)
-    return names, [_access(n, mutated, source) for n in names]
+    return names, [argument_access(n, mutated, source) for n in names]
 
 
 def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:

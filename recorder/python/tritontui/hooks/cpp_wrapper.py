@@ -1,0 +1,671 @@
+"""Graphs whose wrapper is C++ (``torch._inductor.config.cpp_wrapper``,
+AOTInductor packages), recorded launch by launch.
+
+While recording, Inductor's C++ wrapper codegen is patched to put a call
+of ``tritontui_launch`` (a weak ``extern "C"`` symbol, exported by the
+recorder's native extension: ``recorder/src/python/cpp_wrapper_hook.rs``)
+before and after every call site that launches work:
+
+- the C++ kernels (``cpp_fused_*``) and the Triton kernels;
+- the C-shim calls of extern kernels and fallbacks (``aoti_torch_cpu_mm_out``);
+- the scatter and ``index_put`` fallbacks, whose view arguments are first
+  given names so that the hook can pass them.
+
+Each call passes a *site*: a static string holding the kernel's kind
+(``cpp``, ``triton``, ``extern``), its name, one code per value (``i``
+read, ``o`` written, ``x`` read and written, ``r`` a tensor the call
+returns; ``n`` an integer, ``f`` a float) and the values' names, followed
+by the values themselves. A module compiled with the hooks runs as the
+stock one when the symbol is absent (no recorder in the process). The
+codegen decides each argument's access from what it is: a kernel's
+pointer constness and body, Inductor's list of mutated arguments, the
+output an extern kernel writes, the buffers a fallback mutates.
+
+The native side turns each tensor handle into a Python tensor sharing its
+storage and calls :func:`on_launch`, which records the launch exactly as
+the Python wrapper's hooks would (same describer, same hashes, on the
+current stream). Recorded and unrecorded compiles never share an FX-graph
+cache entry: the hooks add a marker to its key while installed (C++
+sources differ anyway, so the C++ caches never mix them).
+
+What stays unwrapped: device copies, ``aoti_torch_zero_`` of a buffer,
+and the runtime-dispatcher fallbacks (``aoti_torch_call_dispatcher``, the
+proxy executor), which reach torch's dispatcher and are recorded by the
+aten mode where it runs. A graph that uses them is recorded with its
+launches' hashes before taken afresh, never from the data flow."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .. import _active, _hook_symbol, _native, _tensors
+from . import cpp, triton
+
+# What generated code calls, as the header declares it.
+SYMBOL = "tritontui_launch"
+# Bumped when the generated calls change: part of the FX-graph cache key.
+HOOKS_VERSION = 1
+_DECLARATION = f"""
+// tritontui: a launch hook, bound only when the recorder is loaded
+#include <cstring>
+extern "C" __attribute__((weak)) void {SYMBOL}(const char*, int, void**);
+static inline void* tritontui_int(int64_t v) {{
+    return reinterpret_cast<void*>(static_cast<intptr_t>(v));
+}}
+static inline void* tritontui_float(double v) {{
+    void* p;
+    std::memcpy(&p, &v, sizeof p);
+    return p;
+}}
+"""
+_SEPARATOR = "\x1f"
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+
+# (owner, attribute) -> the original, while the codegen is patched.
+_ORIGINALS: dict[tuple[Any, str], Any] = {}
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value a call site passes to the hook."""
+
+    code: str
+    # The C++ expression passed (a tensor handle, an integer, a float).
+    expr: str
+    name: str
+
+
+# -- the codegen ---------------------------------------------------------
+
+
+def _site(kind: str, name: str, values: list[Value]) -> str:
+    """The site string, as a C++ literal."""
+    text = _SEPARATOR.join(
+        (kind, name, "".join(v.code for v in values), ",".join(v.name for v in values))
+    )
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace(_SEPARATOR, "\\037") + '"'
+
+
+def _hook_line(kind: str, name: str, values: list[Value], phase: int) -> str:
+    """One call of the hook, for ``phase`` (0 before, 1 after)."""
+    passed = []
+    for v in values:
+        if v.code == "r":
+            passed.append(f"(void*)({v.expr})" if phase else "nullptr")
+        elif v.code == "n":
+            passed.append(f"tritontui_int({v.expr})")
+        elif v.code == "f":
+            passed.append(f"tritontui_float({v.expr})")
+        else:
+            passed.append(f"(void*)(AtenTensorHandle)({v.expr})")
+    site = _site(kind, name, values)
+    if not passed:
+        return f"if ({SYMBOL}) {SYMBOL}({site}, {phase}, nullptr);"
+    return (
+        f"if ({SYMBOL}) {{ void* tritontui_v[] = {{{', '.join(passed)}}}; "
+        f"{SYMBOL}({site}, {phase}, tritontui_v); }}"
+    )
+
+
+@contextlib.contextmanager
+def _around(wrapper: Any, kind: str, name: str, values: list[Value]):  # type: ignore[no-untyped-def]
+    wrapper.writeline(_hook_line(kind, name, values, 0))
+    yield
+    wrapper.writeline(_hook_line(kind, name, values, 1))
+
+
+def _scalar_code(arg_type: Any) -> str | None:
+    text = str(arg_type)
+    if text in ("float", "double") or text.endswith(("float", "double")):
+        return "f"
+    if "int" in text or text in ("bool", "long", "size_t"):
+        return "n"
+    return None
+
+
+def _kernel_body(wrapper: Any, name: str) -> str:
+    """The source Inductor defined kernel ``name`` with, if it is known."""
+    body = getattr(wrapper, "_kernel_name_to_body", {}).get(name)
+    if body:
+        return body
+    from torch._inductor.codegen.wrapper import KernelDefinitionLine
+
+    for line in reversed(getattr(wrapper, "lines", [])):
+        if isinstance(line, KernelDefinitionLine) and line.kernel_name == name:
+            return line.kernel_body or ""
+    return ""
+
+
+def _cpp_kernel_values(
+    name: str, body: str, call_args: list[Any], arg_types: list[Any]
+) -> list[Value]:
+    """A C++ kernel's values: its pointers with the access its signature
+    and body give them (as for the Python wrapper's kernels), its
+    integer and float scalars."""
+    params = cpp.parse_signature(body, name)
+    values = []
+    for i, (arg, arg_type) in enumerate(zip(call_args, arg_types, strict=True)):
+        pname, _, access = params[i] if i < len(params) else (f"arg{i}", "", "in")
+        if "*" in str(arg_type):
+            values.append(Value(_tensors.ACCESS_CODES[access], str(arg), pname))
+        elif (scalar := _scalar_code(arg_type)) is not None:
+            values.append(Value(scalar, str(arg), pname))
+    return values
+
+
+def _triton_values(
+    body: str, call_args: list[Any], arg_types: list[Any], raw_keys: Any, inductor_meta: Any
+) -> list[Value]:
+    import torch
+
+    mutated = set((inductor_meta or {}).get("mutated_arg_names", ()))
+    names = list(raw_keys) if raw_keys else []
+    values = []
+    for i, (arg, arg_type) in enumerate(zip(call_args, arg_types, strict=True)):
+        pname = names[i] if i < len(names) and isinstance(names[i], str) else f"arg{i}"
+        if isinstance(arg_type, torch.dtype):
+            access = triton.argument_access(pname, mutated, body or None)
+            values.append(Value(_tensors.ACCESS_CODES[access], str(arg), pname))
+        elif (scalar := _scalar_code(arg_type)) is not None and isinstance(arg, str):
+            values.append(Value(scalar, arg, pname))
+    return values
+
+
+def _tensor_names(graph: Any) -> set[str]:
+    names = set(graph.graph_inputs) | set(graph.constants) | set(graph.name_to_buffer)
+    names |= {getattr(b, "get_name", lambda: "")() for b in getattr(graph, "buffers", [])}
+    return names
+
+
+# What the extern call being generated writes: set by the helpers that
+# call generate_c_shim_extern_kernel_call.
+_EXTERN = threading.local()
+
+
+def _extern_values(wrapper: Any, args: list[str]) -> list[Value]:
+    """Tensor arguments of a C-shim call, by what each is: a graph input,
+    a constant or a buffer (read, or written when the call writes it), a
+    handle the call returns, or a view the wrapper named."""
+    from torch._inductor.virtualized import V
+
+    known = _tensor_names(V.graph)
+    out_first = getattr(_EXTERN, "out_first", False)
+    mutated = getattr(_EXTERN, "mutated", set())
+    values = []
+    for i, arg in enumerate(args):
+        arg = str(arg).strip()
+        if arg.startswith("&") and arg.endswith("_handle") and arg[1:-7] in known:
+            values.append(Value("r", arg[1:], arg[1:-7]))
+            continue
+        if not _IDENTIFIER.match(arg):
+            continue
+        base = arg.removesuffix("_as_strided")
+        if base not in known and not _declared_handle(wrapper, arg):
+            continue
+        if i == 0 and out_first:
+            code = "o"
+        elif base in mutated:
+            code = "x"
+        else:
+            code = "i"
+        values.append(Value(code, arg, base))
+    return values
+
+
+def _declared_handle(wrapper: Any, name: str) -> bool:
+    """Whether the wrapper declared ``name`` as a tensor handle (a view)."""
+    pattern = re.compile(
+        rf"(?:auto|RAIIAtenTensorHandle|AtenTensorHandle)\s+{re.escape(name)}\s*(?:=\s*wrap_with_raii|\()"
+    )
+    # Written to the wrapper's lines while the scheduler generates code,
+    # to its call body while those lines are generated.
+    lines = list(getattr(wrapper, "lines", [])[-200:])
+    lines += list(getattr(getattr(wrapper, "wrapper_call", None), "_lines", [])[-200:])
+    return any(pattern.search(str(line)) for line in lines)
+
+
+def _named(wrapper: Any, expr: str) -> str:
+    """``expr`` (a view the wrapper builds inline) bound to a name first."""
+    if _IDENTIFIER.match(expr) or "tensor_wrapper" not in expr:
+        return expr
+    count = getattr(wrapper, "_tritontui_views", 0)
+    wrapper._tritontui_views = count + 1
+    name = f"tritontui_view_{count}"
+    wrapper.writeline(f"auto {name} = {expr};")
+    return name
+
+
+def _patch(owner: Any, attribute: str, make: Any) -> None:
+    original = owner.__dict__[attribute]
+    _ORIGINALS[(owner, attribute)] = original
+    setattr(owner, attribute, make(original))
+
+
+def _patch_codegen() -> None:
+    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+    from torch._inductor.virtualized import V
+
+    def write_header(original: Any) -> Any:
+        def patched(self: Any) -> None:
+            original(self)
+            if not V.graph.is_const_graph:
+                self.header.splice(_DECLARATION)
+
+        return patched
+
+    def cpp_call(original: Any) -> Any:
+        def patched(self: Any, kernel_name: str, call_args: Any, **kwargs: Any) -> Any:
+            body = _kernel_body(self, kernel_name)
+            values = _cpp_kernel_values(
+                kernel_name, body, list(call_args), list(kwargs["arg_types"])
+            )
+            with _around(self, "cpp", kernel_name, values):
+                return original(self, kernel_name, call_args, **kwargs)
+
+        return patched
+
+    def triton_call(original: Any) -> Any:
+        def patched(self: Any, kernel_name: str, call_args: Any, **kwargs: Any) -> Any:
+            device = kwargs.get("device") or V.graph.get_current_device_or_throw()
+            if device.type == "cpu" or not kwargs.get("triton", True):
+                return original(self, kernel_name, call_args, **kwargs)
+            body = _kernel_body(self, kernel_name)
+            _source_comment(self, kernel_name, body)
+            values = _triton_values(
+                body,
+                list(call_args),
+                list(kwargs["arg_types"]),
+                kwargs.get("raw_keys"),
+                kwargs.get("inductor_meta"),
+            )
+            with _around(self, "triton", kernel_name, values):
+                return original(self, kernel_name, call_args, **kwargs)
+
+        return patched
+
+    def extern_call(original: Any) -> Any:
+        def patched(self: Any, kernel: str, args: list[str], device: str, **kwargs: Any) -> Any:
+            name = (
+                kernel
+                if kernel.startswith("aoti_torch_")
+                else self.get_c_shim_func_name(kernel, device)
+            )
+            values = _extern_values(self, list(kwargs.get("debug_args") or args))
+            with _around(self, "extern", name, values):
+                return original(self, kernel, args, device, **kwargs)
+
+        return patched
+
+    def out_helper(original: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> Any:
+            _EXTERN.out_first = True
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                _EXTERN.out_first = False
+
+        return patched
+
+    def fallback(original: Any) -> Any:
+        def patched(self: Any, node: Any, args: Any) -> Any:
+            _EXTERN.mutated = set(node.get_mutation_names())
+            try:
+                return original(self, node, args)
+            finally:
+                _EXTERN.mutated = set()
+
+        return patched
+
+    def scatter(original: Any) -> Any:
+        def patched(
+            self: Any,
+            output: str,
+            inputs: list[Any],
+            cpp_kernel_name: str,
+            python_kernel_name: str,
+            src_is_tensor: bool,
+            reduce: Any,
+            kwargs: Any,
+            device: str,
+        ) -> Any:
+            inputs = [_named(self, str(x)) for x in inputs]
+            known = _tensor_names(V.graph)
+            values = [Value("x", output, output)]
+            for i, x in enumerate(inputs[1:], 1):
+                if _IDENTIFIER.match(x) and (x in known or x.startswith("tritontui_view_")):
+                    values.append(Value("i", x, f"input{i}"))
+            # The shim the original calls (see _generate_scatter_fallback).
+            name = self.get_c_shim_func_name(cpp_kernel_name, device).replace("__", "_") + "_out"
+            with _around(self, "extern", name, values):
+                return original(
+                    self,
+                    output,
+                    inputs,
+                    cpp_kernel_name,
+                    python_kernel_name,
+                    src_is_tensor,
+                    reduce,
+                    kwargs,
+                    device,
+                )
+
+        return patched
+
+    def index_put(original: Any) -> Any:
+        def patched(
+            self: Any, kernel: str, x: str, indices: list[Any], values_arg: str, accumulate: Any
+        ) -> Any:
+            indices = [_named(self, str(i)) for i in indices]
+            values_arg = _named(self, str(values_arg))
+            values = [Value("x", x, "self")]
+            values += [
+                Value("i", i, f"indices{n}") for n, i in enumerate(indices) if _IDENTIFIER.match(i)
+            ]
+            if _IDENTIFIER.match(values_arg):
+                values.append(Value("i", values_arg, "values"))
+            with _around(self, "extern", kernel, values):
+                return original(self, kernel, x, indices, values_arg, accumulate)
+
+        return patched
+
+    _patch(CppWrapperCpu, "write_header", write_header)
+    _patch(CppWrapperCpu, "_generate_kernel_call_helper", cpp_call)
+    _patch(CppWrapperGpu, "_generate_kernel_call_helper", triton_call)
+    _patch(CppWrapperCpu, "generate_c_shim_extern_kernel_call", extern_call)
+    _patch(CppWrapperCpu, "_generate_extern_kernel_out_helper", out_helper)
+    _patch(CppWrapperCpu, "generate_c_shim_fallback_kernel", fallback)
+    _patch(CppWrapperCpu, "_generate_scatter_fallback", scatter)
+    _patch(CppWrapperCpu, "_generate_index_put_fallback", index_put)
+
+
+def _source_comment(wrapper: Any, name: str, body: str) -> None:
+    """Writes a Triton kernel's source into the C++ file once, in a
+    comment the recorder reads its source back from."""
+    written = wrapper.__dict__.setdefault("_tritontui_sources", set())
+    if name in written or not body:
+        return
+    written.add(name)
+    wrapper.header.splice(f"/* tritontui source of {name}:\n{body.replace('*/', '* /')}\n*/")
+
+
+def _patch_cache_key() -> None:
+    """Adds the hooks' version to every FX-graph cache key computed while
+    they are in, so that a hooked graph is never served to an unrecorded
+    compile nor the other way round."""
+    from torch._inductor.codecache import FxGraphHashDetails
+
+    def init(original: Any) -> Any:
+        def patched(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            self.tritontui_cpp_wrapper_hooks = HOOKS_VERSION
+
+        return patched
+
+    _patch(FxGraphHashDetails, "__init__", init)
+
+
+# -- the runtime ---------------------------------------------------------
+
+
+@dataclass
+class Site:
+    """A parsed site string, with where its code was loaded from."""
+
+    kind: str
+    name: str
+    codes: str
+    names: list[str]
+    module: str
+
+    @classmethod
+    def at(cls, address: int) -> Site:
+        kind, name, codes, names = ctypes.string_at(address).decode().split(_SEPARATOR)
+        return cls(kind, name, codes, names.split(",") if names else [], _module_of(address))
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def _module_of(address: int) -> str:
+    """The shared object holding ``address``."""
+    info = _DlInfo()
+    libc = ctypes.CDLL(None)
+    if libc.dladdr(ctypes.c_void_p(address), ctypes.byref(info)) and info.dli_fname:
+        return os.fsdecode(info.dli_fname)
+    return ""
+
+
+_SITES: dict[int, Site] = {}
+_PENDING = threading.local()
+
+
+def on_launch(address: int, phase: int, values: list[Any]) -> None:
+    """Called by the native hook before (``phase`` 0) and after (1) each
+    hooked launch, with its values (tensors sharing the launch's storage,
+    None for one not there yet, scalars)."""
+    stack = _PENDING.__dict__.setdefault("stack", [])
+    if phase == 1:
+        if stack and stack[-1][0] == address:
+            _after(*stack.pop(), values)
+        return
+    session = _active.active()
+    site = _SITES.get(address)
+    if site is None:
+        site = _SITES[address] = Site.at(address)
+    pending = None
+    if session is not None and session.wants(site.name):
+        pending = _before(session, site, values)
+    stack.append((address, session, site, pending))
+    if pending is not None:
+        _native.enter_launch()
+
+
+def _before(session: Any, site: Site, values: list[Any]) -> Any:
+    """Describes a launch's arguments before it runs."""
+    with _active.dynamo_off():
+        try:
+            given = [(v, c) for v, c in zip(values, site.codes, strict=True) if c != "r"]
+            codes = "".join("i" if c in "nf" else c for _, c in given).encode()
+            args = [v for v, _ in given]
+            stream = _stream(args)
+            described = session.describe(args, codes, stream=stream)
+            taken = session.observe_before(site.name, args, codes) if session.observes else None
+            if session.breaks is not None:
+                session.before_launch(site.name)
+        except Exception as e:
+            session.launch_unrecorded(site.name, e)
+            return None
+        return described, taken, stream
+
+
+def _after(address: int, session: Any, site: Site, pending: Any, values: list[Any]) -> None:
+    """Writes the launch record once the launch ran."""
+    del address
+    if pending is None:
+        return
+    _native.leave_launch()
+    described, taken, stream = pending
+    with _active.dynamo_off():
+        try:
+            returned = [v for v, c in zip(values, site.codes, strict=True) if c == "r"]
+            if returned:
+                session.extend(described, returned, b"o" * len(returned))
+            kernel = session.kernel_id(
+                (site.kind, site.name, site.module), lambda: _definition(session, site)
+            )
+            seq = session.launch(kernel, [], stream or 0, described)
+            if taken is not None:
+                session.observe_after(taken, seq)
+        except Exception as e:
+            session.fail(e)
+
+
+def _stream(args: list[Any]) -> int | None:
+    """The current stream of the first CUDA tensor's device (the one the
+    generated code launches on), or None on the host."""
+    import torch
+
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_cuda:
+            return torch.cuda.current_stream(a.device).cuda_stream
+    return None
+
+
+def _definition(session: Any, site: Site) -> dict[str, Any]:
+    access = {"i": "in", "o": "out", "x": "inout", "r": "out", "n": "in", "f": "in"}
+    ordered = [c for c in site.codes if c != "r"] + [c for c in site.codes if c == "r"]
+    names = [n for n, c in zip(site.names, site.codes, strict=True) if c != "r"]
+    names += [n for n, c in zip(site.names, site.codes, strict=True) if c == "r"]
+    path, text = _kernel_source(site)
+    lang = {"triton": "python"}.get(site.kind, "cpp")
+    return {
+        "name": site.name,
+        "backend": site.kind,
+        "args": [
+            {"name": n, "type": "", "access": access[c]}
+            for n, c in zip(names, ordered, strict=True)
+        ],
+        "source": session.source_id(path, lang, text) if text else None,
+        "meta": {"wrapper": "cpp"},
+        "config": {},
+    }
+
+
+def _kernel_source(site: Site) -> tuple[str, str]:
+    """(file, text) of the kernel's definition, from the C++ beside the
+    module that called the hook; ("", "") for an extern kernel or when
+    the file is gone."""
+    if site.kind == "extern" or not site.module:
+        return "", ""
+    stem = site.module.removesuffix(".so")
+    candidates = [stem + ".cpp"]
+    if stem.endswith(".wrapper"):
+        # An AOTInductor package keeps its C++ kernels in a file of its own.
+        folder = os.path.dirname(stem)
+        with contextlib.suppress(OSError):
+            candidates += [
+                os.path.join(folder, f)
+                for f in sorted(os.listdir(folder))
+                if f.endswith(".kernel.cpp")
+            ]
+    for path in candidates:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        found = (
+            _triton_comment(text, site.name)
+            if site.kind == "triton"
+            else _cpp_function(text, site.name)
+        )
+        if found:
+            return path, found
+    return "", ""
+
+
+def _triton_comment(text: str, name: str) -> str:
+    marker = f"/* tritontui source of {name}:\n"
+    start = text.find(marker)
+    if start < 0:
+        return ""
+    start += len(marker)
+    end = text.find("\n*/", start)
+    return text[start:end] if end >= 0 else ""
+
+
+def _cpp_function(text: str, name: str) -> str:
+    """The definition of ``extern "C" void name(...) { ... }`` in ``text``."""
+    for match in re.finditer(r'extern\s+"C"[^;{(]*\b' + re.escape(name) + r"\s*\(", text):
+        open_brace = text.find("{", match.end())
+        semicolon = text.find(";", match.end())
+        if open_brace < 0 or (0 <= semicolon < open_brace):
+            continue  # a declaration
+        depth = 0
+        for i in range(open_brace, len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[match.start() : i + 1]
+    return ""
+
+
+# -- installation --------------------------------------------------------
+
+
+def _new_handle_address() -> int:
+    import torch
+
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+    return ctypes.cast(lib.aoti_torch_new_tensor_handle, ctypes.c_void_p).value or 0
+
+
+def install() -> None:
+    """Patches the C++ wrapper codegen and binds the native hook."""
+    import torch
+
+    _hook_symbol.make_global()
+    steal = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
+    _native.cpp_wrapper_bind(on_launch, steal, _new_handle_address())
+    patch_codegen()
+
+
+def uninstall() -> None:
+    """Puts the codegen back and unbinds the native hook (modules compiled
+    with the hooks keep calling it; it returns at once)."""
+    _native.cpp_wrapper_unbind()
+    unpatch_codegen()
+
+
+def patch_codegen() -> None:
+    """Makes C++ wrappers generated from now on call the hooks."""
+    if not _ORIGINALS:
+        _patch_codegen()
+        _patch_cache_key()
+
+
+def unpatch_codegen() -> None:
+    """Puts Inductor's C++ wrapper codegen back as it was."""
+    for (owner, attribute), original in list(_ORIGINALS.items()):
+        setattr(owner, attribute, original)
+        del _ORIGINALS[(owner, attribute)]
+
+
+@contextlib.contextmanager
+def codegen_hooks():  # type: ignore[no-untyped-def]
+    """C++ wrappers generated inside call the hooks (left as they are if
+    a recording has them in already)."""
+    if _ORIGINALS:
+        yield
+        return
+    patch_codegen()
+    try:
+        yield
+    finally:
+        unpatch_codegen()
+
+
+def hook_sites(source: str) -> int:
+    """How many calls of the hook generated wrapper code makes (0: the
+    graph was compiled without the hooks)."""
+    return source.count(SYMBOL + "(") - source.count(f"void {SYMBOL}(")
+
+
+def calls() -> int:
+    """How many times generated code called the native hook so far."""
+    return _native.cpp_wrapper_calls()

@@ -1,0 +1,148 @@
+"""Graphs with a C++ wrapper (``cpp_wrapper``, AOTInductor packages) are
+recorded launch by launch on the CPU: the same kernels, arguments and
+hashes as the Python wrapper's, a nondeterministic C++ kernel named as
+the root cause, packages recorded in a fresh process, caches never shared
+between hooked and stock code, and what was not hooked said so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from conftest import PROGRAMS, binary, dump, launches
+
+# The Python wrapper's own allocations, which a C++ wrapper makes in C++.
+ALLOCATIONS = ("empty_strided_cpu",)
+
+
+def tensors(launch: dict) -> list[tuple[str, str | None, str | None]]:
+    return [(a["access"], a.get("pre"), a.get("post")) for a in launch["args"] if "shape" in a]
+
+
+def test_a_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program, tmp_path):
+    traces = {}
+    for wrapper in ("cpp", "python"):
+        traces[wrapper] = tmp_path / f"{wrapper}.msgpack"
+        run_program("cpp_wrapper_sites.py", str(traces[wrapper]), wrapper)
+    cpp, python = (
+        [r for r in launches(traces[w]) if r["kernel"] not in ALLOCATIONS]
+        for w in ("cpp", "python")
+    )
+    assert len(cpp) == len(python) == 8, [r["kernel"] for r in cpp]
+    for ours, theirs in zip(cpp, python, strict=True):
+        if theirs["kernel"].startswith("cpp_fused_"):
+            # The same C++ kernel: name, arguments, access and hashes.
+            assert ours["kernel"] == theirs["kernel"]
+            assert [(a["name"], *t) for a, t in zip(ours["args"], tensors(ours), strict=True)] == [
+                (a["name"], *t) for a, t in zip(theirs["args"], tensors(theirs), strict=True)
+            ]
+        else:
+            # An extern kernel: its C shim in C++, its aten op in Python;
+            # the same tensors read and written, in the schema's order or
+            # the shim's.
+            assert ours["kernel"].startswith("aoti_torch_"), ours["kernel"]
+            assert sorted(tensors(ours), key=str) == sorted(tensors(theirs), key=str)
+    names = [r["kernel"] for r in cpp]
+    assert "aoti_torch_cpu_sort_stable" in names  # outputs returned as handles
+    assert "aoti_torch_cpu_scatter_reduce_two_out" in names  # the scatter fallback
+    assert "aoti_torch_index_put_out" in names  # the index_put fallback
+    records = dump(traces["cpp"])
+    assert not [r for r in records if r["type"] == "gap"]
+    assert not [r for r in records if r["type"] == "compile" and "unrecorded" in r.get("info", {})]
+
+
+def test_check_names_the_nondeterministic_kernel_of_a_cpp_wrapper_program(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    for _ in range(3):
+        proc = subprocess.run(
+            [
+                *(binary(), "check", "-n", "2", "--json", "--dir", str(tmp_path / "runs"), "--"),
+                *(sys.executable, str(PROGRAMS / "cpp_wrapper_scatter.py")),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=900,
+            check=False,
+        )
+        verdict = json.loads(proc.stdout)
+        report = verdict["comparisons"][0]["report"]
+        assert report["gaps"] == {"a": [], "b": []}, report["gaps"]
+        if report["results"]["differ"]:
+            break
+        # The atomic adds landed in the same order: every launch agreed.
+        assert (proc.returncode, verdict["verdict"]) == (0, "deterministic"), proc.stderr
+    else:
+        raise AssertionError("three pairs of runs of colliding atomic adds gave equal results")
+    assert (proc.returncode, verdict["verdict"]) == (1, "nondeterministic"), proc.stderr
+    first = report["first_divergence"]
+    assert first["kernel"].startswith("cpp_fused_"), first
+    assert "index_add" in first["kernel"], first
+    assert first["kind"] == "nondeterministic-kernel", first
+
+
+def test_a_hooked_package_records_its_launches_in_a_fresh_process(run_program, tmp_path):
+    hooked, stock = tmp_path / "hooked.pt2", tmp_path / "stock.pt2"
+    run_program("aoti_hooked_package.py", "compile", str(hooked))
+    run_program("aoti_hooked_package.py", "compile", str(stock), "--stock")
+    traces = [tmp_path / f"{run}.msgpack" for run in "ab"]
+    for trace in traces:
+        run_program(
+            "aoti_hooked_package.py", "run", str(hooked), str(tmp_path / "out.pt"), str(trace)
+        )
+    recorded = launches(traces[0])
+    kinds = {r["kernel"].partition("_fused_")[0] for r in recorded}
+    assert {"cpp", "aoti_torch_cpu_addmm_out"} <= kinds, [r["kernel"] for r in recorded]
+    records = dump(traces[0])
+    assert not [r for r in records if r["type"] == "compile" and "unrecorded" in r.get("info", {})]
+    inputs = [r for r in records if r["type"] == "input"]
+    assert len(inputs) == 3, inputs
+    proc = subprocess.run(
+        [binary(), "diff", "--json", *map(str, traces)], capture_output=True, text=True
+    )
+    report = json.loads(proc.stdout)
+    if report["results"]["differ"]:
+        first = report["first_divergence"]
+        assert "index_add" in first["kernel"] and first["kind"] == "nondeterministic-kernel", first
+    else:
+        assert proc.returncode == 0, proc.stdout
+    # Without a recorder, the hooked package computes what the stock one does.
+    outputs = {}
+    for name, package in (("hooked", hooked), ("stock", stock)):
+        outputs[name] = tmp_path / f"{name}.pt"
+        run_program("aoti_hooked_package.py", "run", str(package), str(outputs[name]))
+    hooked_out, stock_out = (torch.load(outputs[n]) for n in ("hooked", "stock"))
+    assert torch.equal(hooked_out[0], stock_out[0])
+    assert torch.allclose(hooked_out[1], stock_out[1], atol=1e-3)
+
+
+def test_a_graph_compiled_before_recording_is_said_unrecorded(run_program, tmp_path):
+    trace = tmp_path / "t.msgpack"
+    proc = run_program("cpp_wrapper_compiled_before.py", str(trace))
+    assert "before recording started" in proc.stderr, proc.stderr
+    unrecorded = [
+        r
+        for r in dump(trace)
+        if r["type"] == "compile" and r.get("info", {}).get("unrecorded") == "cpp_wrapper"
+    ]
+    assert len(unrecorded) == 1, unrecorded
+    assert not launches(trace)
+
+
+def test_hooked_and_stock_compiles_never_share_a_cache_entry(run_program, tmp_path):
+    cache = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    proc = run_program("cpp_wrapper_cache.py", str(tmp_path / "t"), env=cache)
+    compiles = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert compiles == [
+        {"recorded": True, "hit": False, "hooked": True},
+        {"recorded": False, "hit": False, "hooked": False},
+        {"recorded": True, "hit": True, "hooked": True},
+    ]
+    assert launches(tmp_path / "t.2.msgpack"), "the cached hooked graph recorded nothing"

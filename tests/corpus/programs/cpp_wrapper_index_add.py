@@ -1,9 +1,8 @@
 """A compiled index_add with colliding indices on two threads, compiled
-with ``torch._inductor.config.cpp_wrapper = True``: its C++ wrapper
-launches the kernels past every hook, so the trace records the graph's
-inputs and its output at the end, not its launches. The output differs
-between the runs (atomic adds); the program keeps it, and no recorded
-launch reads it: only the results show the difference."""
+with ``torch._inductor.config.cpp_wrapper = True`` while recording: its C++
+wrapper calls the recorder around each launch. The output differs
+between the runs (atomic adds), and the C++ kernel that adds is the
+root cause."""
 
 import torch
 import torch._inductor.config

@@ -4,14 +4,18 @@ beside the unrecorded program, and the statistics of their ratios."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 import tritontui
@@ -112,3 +116,77 @@ def capture_cost(numel: int, steps: int, device: str) -> None:
         f" every launch: {mb:.0f} MB captured in {added * 1e3:.0f} ms more than recording"
         f" without ({added / mb * 1e3:.2f} ms per MB, {mb / added / 1e3:.2f} GB/s)"
     )
+
+
+def own_forward(model: torch.nn.Module, label: str) -> Callable[..., Any]:
+    """``lambda *args: model(*args)`` with a code object of its own
+    (``label`` names it). Dynamo keeps compiled graphs per code object:
+    two models of one structure compiled with ``torch.compile(model)``
+    share the first one's graphs, so a step compiled with the recorder's
+    C++-wrapper hooks after a stock one would run the stock graphs."""
+    code = compile("lambda *args: model(*args)", f"<{label} forward>", "eval")
+    return eval(code, {"model": model})
+
+
+# The modes of the C++-wrapper benchmark: the stock wrapper unrecorded
+# (the base), the hooked one unrecorded (what the hooks cost nobody
+# records), and the hooked one recorded with the defaults.
+CPP_WRAPPER_MODES = {
+    "stock wrapper, unrecorded": None,
+    "hooked wrapper, unrecorded": None,
+    "defaults, metadata only (hash='none')": {"hash": "none"},
+    "defaults (exact hashes in+out)": {},
+}
+
+
+def dumped(path: str) -> list[dict]:
+    """The records of a trace, through ``tritontui dump``."""
+    binary = os.environ.get("TRITONTUI_BIN")
+    command = [binary] if binary else [sys.executable, "-m", "tritontui"]
+    out = subprocess.run(
+        [*command, "dump", path], capture_output=True, text=True, check=True
+    ).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def unseen_count(path: str) -> str:
+    """``N launches, M unrecorded``: a trace's launches, and its gaps and
+    graphs run unrecorded (a step whose graphs were not hooked has some)."""
+    records = dumped(path)
+    unseen = [r for r in records if r["type"] == "gap" or "unrecorded" in r.get("info", {})]
+    launches = sum(1 for r in records if r["type"] == "launch")
+    return f"{launches} launches, {len(unseen)} unrecorded"
+
+
+def cpp_wrapper_turns(build: Callable[[bool], Callable[[], float]], rounds: int) -> None:
+    """Times a step compiled with ``cpp_wrapper=True``: ``build(hooked)``
+    compiles it (with the recorder's hooks or stock) and returns what
+    measures it (seconds per step). The modes take turns as in
+    :func:`take_turns`; each recorded mode's last trace is counted."""
+    from torch._inductor import config
+    from tritontui.hooks import cpp_wrapper
+
+    with config.patch(cpp_wrapper=True):
+        stock = build(False)
+        with cpp_wrapper.codegen_hooks():
+            hooked = build(True)
+    times: dict[str, list[float]] = {label: [] for label in CPP_WRAPPER_MODES}
+    counts: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.msgpack")
+        for round_ in range(rounds):
+            order = list(CPP_WRAPPER_MODES.items())
+            for label, options in order if round_ % 2 == 0 else order[::-1]:
+                measure = stock if label.startswith("stock") else hooked
+                if options is None:
+                    times[label].append(measure())
+                    continue
+                with recording(path, options):
+                    times[label].append(measure())
+                counts[label] = unseen_count(path)
+    base = "stock wrapper, unrecorded"
+    ratios = paired_ratios(times, base)
+    print(f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21}  last recording")
+    for label in CPP_WRAPPER_MODES:
+        median = statistics.median(times[label])
+        print(f"  {label:40} {median * 1e3:8.2f} {summary(ratios[label])}  {counts.get(label, '')}")

@@ -22,18 +22,21 @@
    per step, the bytes the exact hashes read per step and the ratio that
    traffic alone implies at the device's measured read bandwidth.
 4. What capturing values (``record(capture=...)``) adds per captured MB.
+5. The same transformer step compiled with ``cpp_wrapper=True``, in bf16
+   then fp32: the stock C++ wrapper unrecorded, the wrapper compiled with
+   the recorder's hooks run unrecorded (what the hooks cost when nobody
+   records), and recorded with the defaults, metadata only and exact
+   hashes, taking turns (``_bench.cpp_wrapper_turns``).
 
     python scripts/bench_gpu.py [SECTION ...]   # ROUNDS=30 by default
-    (sections: hash, transformer, graphed, capture; all by default)
+    (sections: hash, transformer, graphed, capture, cpp_wrapper; all by default)
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +45,16 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 import tritontui
-from _bench import capture_cost, paired_ratios, recording, summary, take_turns
+from _bench import (
+    capture_cost,
+    cpp_wrapper_turns,
+    dumped,
+    own_forward,
+    paired_ratios,
+    recording,
+    summary,
+    take_turns,
+)
 from tritontui import _native
 
 # Turns each recording mode takes in the transformer benchmark: enough
@@ -128,16 +140,6 @@ def hash_counts(records: list[dict]) -> tuple[int, int, int]:
                 count += hashes
                 total += hashes * nbytes(arg)
     return count, total, inherited
-
-
-def dumped(path: str) -> list[dict]:
-    """The records of a trace, through ``tritontui dump``."""
-    binary = os.environ.get("TRITONTUI_BIN")
-    command = [binary] if binary else [sys.executable, "-m", "tritontui"]
-    out = subprocess.run(
-        [*command, "dump", path], capture_output=True, text=True, check=True
-    ).stdout
-    return [json.loads(line) for line in out.splitlines()]
 
 
 class Block(torch.nn.Module):
@@ -358,11 +360,32 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
     )
 
 
+def cpp_wrapper_transformer(dtype: torch.dtype) -> None:
+    """The transformer step compiled with ``cpp_wrapper=True``."""
+
+    def build(hooked: bool) -> Callable[[], float]:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda().to(dtype)
+        x = torch.randn(8, 512, 1024, device="cuda", dtype=dtype)
+        compiled = torch.compile(own_forward(model, "hooked" if hooked else "stock"))
+
+        def step() -> None:
+            compiled(x).float().pow(2).mean().backward()
+
+        for _ in range(3):
+            step()
+        torch.cuda.synchronize()
+        return lambda: cuda_time(step, 10)
+
+    print(f"\ntransformer step with cpp_wrapper=True ({dtype}, fwd+bwd), {ROUNDS} rounds:")
+    cpp_wrapper_turns(build, ROUNDS)
+
+
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(0), torch.__version__)
     t0 = time.time()
-    # Sections to run (default: all): hash, transformer, graphed, capture.
-    sections = set(sys.argv[1:]) or {"hash", "transformer", "graphed", "capture"}
+    # Sections to run (default: all): hash, transformer, graphed, capture, cpp_wrapper.
+    sections = set(sys.argv[1:]) or {"hash", "transformer", "graphed", "capture", "cpp_wrapper"}
     if "hash" in sections:
         hash_throughput()
     for dtype in (torch.bfloat16, torch.float32) if "transformer" in sections else ():
@@ -373,4 +396,6 @@ if __name__ == "__main__":
             graphed_transformer(dtype, bandwidth)
     if "capture" in sections:
         capture_cost(1 << 22, 20, "cuda")
+    for dtype in (torch.bfloat16, torch.float32) if "cpp_wrapper" in sections else ():
+        cpp_wrapper_transformer(dtype)
     print(f"({time.time() - t0:.0f} s)")

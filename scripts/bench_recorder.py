@@ -2,9 +2,12 @@
 CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided); the
 time a compiled kernel launch costs unrecorded, recorded with the default
 options (aten ops around the kernels, exact hashes before and after), and
-with aten ops off, with metadata only or exact hashes; and a small
+with aten ops off, with metadata only or exact hashes; a small
 compiled GPT's training step (AdamW) on two threads in the same modes,
-taking turns, with the time added per recorded launch.
+taking turns, with the time added per recorded launch; and its forward
+and backward compiled with ``cpp_wrapper=True``: the stock C++ wrapper,
+the one with the recorder's hooks unrecorded and recorded
+(``_bench.cpp_wrapper_turns``).
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import torch
 import tritontui
-from _bench import capture_cost, paired_ratios, summary, take_turns
+from _bench import capture_cost, cpp_wrapper_turns, own_forward, paired_ratios, summary, take_turns
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/corpus/programs"))
@@ -138,6 +141,31 @@ def gpt_step() -> None:
         )
 
 
+def gpt_cpp_wrapper() -> None:
+    """The small GPT's forward and backward compiled with ``cpp_wrapper``."""
+    vocab = 2048
+    data = torch.randint(0, vocab, (8, T + 1))
+
+    def build(hooked: bool):
+        torch.manual_seed(0)
+        model = GPT(vocab)
+        compiled = torch.compile(own_forward(model, "hooked" if hooked else "stock"))
+
+        def step() -> None:
+            logits = compiled(data[:, :-1])
+            loss = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, vocab), data[:, 1:].reshape(-1)
+            )
+            loss.backward()
+
+        for _ in range(3):
+            step()
+        return lambda: best_of(1, lambda: [step() for _ in range(10)]) / 10
+
+    print(f"\nsmall GPT forward and backward with cpp_wrapper=True, {ROUNDS} rounds of 10 steps:")
+    cpp_wrapper_turns(build, ROUNDS)
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} cores")
@@ -147,3 +175,4 @@ if __name__ == "__main__":
     capture_cost(1 << 20, 50, "cpu")
     torch.set_num_threads(2)
     gpt_step()
+    gpt_cpp_wrapper()

@@ -577,3 +577,18 @@ fn record_keeps_the_user_s_pause_points_and_check_drops_them() {
         stderr(&o)
     );
 }
+
+#[test]
+fn repro_refuses_a_launch_of_a_cpp_wrapper_graph_naming_why() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/cpp_wrapper_index_add/a.msgpack")
+        .display()
+        .to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("repro").display().to_string();
+    let o = tritontui(&["repro", &trace, "--launch", "0", "-o", &out]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(err.contains("launch 0 ran from a C++ wrapper"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -12,15 +12,33 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
-from conftest import PROGRAMS, binary, dump, launches
+from conftest import PROGRAMS, binary, diff, dump, launches
 
 # The Python wrapper's own allocations, which a C++ wrapper makes in C++.
 ALLOCATIONS = ("empty_strided_cpu",)
 
 
 def tensors(launch: dict) -> list[tuple[str, str | None, str | None]]:
+    """(access, hash before, hash after) of each tensor argument."""
     return [(a["access"], a.get("pre"), a.get("post")) for a in launch["args"] if "shape" in a]
+
+
+def arguments(launch: dict) -> list[tuple]:
+    """Each argument's name, access, hashes (before the launch only of
+    what it reads alone: a buffer it also writes may hold what the
+    allocator left there) and value if a scalar."""
+    return [
+        (
+            a["name"],
+            a["access"],
+            a.get("pre") if a["access"] == "in" else None,
+            a.get("post"),
+            a.get("value"),
+        )
+        for a in launch["args"]
+    ]
 
 
 def test_a_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program, tmp_path):
@@ -37,9 +55,7 @@ def test_a_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program
         if theirs["kernel"].startswith("cpp_fused_"):
             # The same C++ kernel: name, arguments, access and hashes.
             assert ours["kernel"] == theirs["kernel"]
-            assert [(a["name"], *t) for a, t in zip(ours["args"], tensors(ours), strict=True)] == [
-                (a["name"], *t) for a, t in zip(theirs["args"], tensors(theirs), strict=True)
-            ]
+            assert arguments(ours) == arguments(theirs)
         else:
             # An extern kernel: its C shim in C++, its aten op in Python;
             # the same tensors read and written, in the schema's order or
@@ -146,3 +162,61 @@ def test_hooked_and_stock_compiles_never_share_a_cache_entry(run_program, tmp_pa
         {"recorded": True, "hit": True, "hooked": True},
     ]
     assert launches(tmp_path / "t.2.msgpack"), "the cached hooked graph recorded nothing"
+
+
+def _gpu_run(run_program, tmp_path: Path, name: str, mode: str, *flags: str) -> Path:
+    trace = tmp_path / f"{name}.msgpack"
+    run_program("gpu_cpp_wrapper.py", str(trace), mode, str(tmp_path / "model.pt2"), *flags)
+    return trace
+
+
+@pytest.mark.gpu
+def test_a_gpu_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program, tmp_path):
+    traces = {mode: _gpu_run(run_program, tmp_path, mode, mode) for mode in ("cpp", "python")}
+    records = dump(traces["cpp"])
+    program = [r for r in records if r["type"] == "launch" and not r["autotune"]]
+    tuning = [r for r in records if r["type"] == "launch" and r["autotune"]]
+    # The Triton kernels cpp_wrapper ran at compile time on example inputs
+    # are autotuning launches, not the program's.
+    assert {r["kernel"] for r in tuning} == {
+        r["kernel"] for r in program if r["kernel"].startswith("triton_")
+    }, [r["kernel"] for r in tuning]
+    assert not [r for r in records if r["type"] == "gap"]
+    python = [r for r in launches(traces["python"]) if not r["kernel"].startswith("empty_strided")]
+    ours = [r for r in program if not r["kernel"].startswith("aten::empty_strided")]
+    assert len(ours) == len(python), ([r["kernel"] for r in ours], [r["kernel"] for r in python])
+    for mine, theirs in zip(ours, python, strict=True):
+        if theirs["kernel"].startswith("triton_"):
+            assert mine["kernel"] == theirs["kernel"]
+            assert arguments(mine) == arguments(theirs)
+            assert mine["stream"] == theirs["stream"]
+        else:
+            assert sorted(tensors(mine), key=str) == sorted(tensors(theirs), key=str)
+    kernels = [r for r in records if r["type"] == "kernel" and r["backend"] == "triton"]
+    assert all(k["config"].get("num_warps") for k in kernels), kernels
+    assert all(k["source"] for k in kernels), kernels
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["cpp", "aoti"])
+def test_a_gpu_cpp_wrapped_atomic_index_add_is_named(run_program, tmp_path, mode):
+    a, b = (_gpu_run(run_program, tmp_path, run, mode, "--index-add") for run in "ab")
+    status, report = diff(a, b)
+    assert report["gaps"] == {"a": [], "b": []}, report["gaps"]
+    if report["results"]["differ"]:
+        assert status == 1, report
+        first = report["first_divergence"]
+        assert first["kernel"].startswith("triton_") and "index_add" in first["kernel"], first
+        assert first["kind"] == "nondeterministic-kernel", first
+    else:
+        assert status == 0, report
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["cpp", "aoti"])
+def test_a_deterministic_gpu_model_is_identical_under_a_cpp_wrapper(run_program, tmp_path, mode):
+    a, b = (_gpu_run(run_program, tmp_path, run, mode) for run in "ab")
+    status, report = diff(a, b)
+    assert status == 0, report
+    assert report["verdict"] == "identical", report["verdict"]
+    assert len(launches(a)) >= 4

@@ -337,7 +337,8 @@ pub struct KernelDef {
     pub id: u64,
     /// Kernel name, e.g. `triton_poi_fused_add_0` or `aten::mm`.
     pub name: String,
-    /// `triton`, `cpp`, `aten` or `user-triton`.
+    /// `triton`, `cpp`, `aten`, `user-triton` or `extern` (a C shim
+    /// called by a C++ wrapper).
     pub backend: String,
     /// Declared parameters, in launch-argument order.
     #[serde(default)]

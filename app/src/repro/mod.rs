@@ -43,6 +43,13 @@ pub fn write(
             kernel.backend
         );
     }
+    if kernel.meta.get("wrapper") == Some(&tritontui_trace::Scalar::Str("cpp".into())) {
+        bail!(
+            "{}: launch {seq} ran from a C++ wrapper (cpp_wrapper or AOTInductor), whose kernels \
+             repro cannot rebuild; record the program without cpp_wrapper to rebuild it",
+            path.display()
+        );
+    }
     let capture = trace
         .captures
         .iter()

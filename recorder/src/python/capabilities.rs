@@ -1,5 +1,6 @@
 //! What the native half can do in this process: fast tensor reads, and
-//! whether a launch is being recorded on this thread.
+//! whether a launch is being recorded on this thread or an autotuning
+//! block runs on it.
 
 use super::guard::guard;
 use pyo3::prelude::*;
@@ -35,4 +36,17 @@ pub(super) fn enter_launch() {
 #[pyfunction]
 pub(super) fn leave_launch() {
     super::thread_state::leave_launch();
+}
+
+/// Marks this thread as running a compiler's autotuning: the launches it
+/// makes until [`leave_autotuning`] are recorded as autotuning launches.
+#[pyfunction]
+pub(super) fn enter_autotuning() {
+    super::thread_state::enter_autotuning();
+}
+
+/// Marks this thread as out of its innermost autotuning block.
+#[pyfunction]
+pub(super) fn leave_autotuning() {
+    super::thread_state::leave_autotuning();
 }

@@ -52,6 +52,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::in_launch, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::enter_launch, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::leave_launch, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::enter_autotuning, m)?)?;
+    m.add_function(wrap_pyfunction!(capabilities::leave_autotuning, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;

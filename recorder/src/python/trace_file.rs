@@ -12,7 +12,7 @@ use super::call_scope::CallScope;
 use super::cuda_graphs::CudaGraphs;
 use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
-use super::thread_state::thread_id;
+use super::thread_state::{autotuning, thread_id};
 use crate::background::BackgroundWriter;
 use crate::procs::Watcher;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -459,7 +459,7 @@ impl TraceFile {
                 device: described.device(),
                 thread,
                 ts,
-                autotune: false,
+                autotune: autotuning(),
                 captured,
                 args: std::mem::take(&mut described.args),
             };

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import re
 import threading
@@ -121,6 +122,19 @@ def _around(wrapper: Any, kind: str, name: str, values: list[Value]):  # type: i
 
 
 def _scalar_code(arg_type: Any) -> str | None:
+    """``n`` for an integer argument, ``f`` for a float, None for anything
+    else; Inductor gives C++ type names for C++ kernels and Python or
+    sympy types (``int``, ``sympy.Integer``, a symbolic size) for Triton's."""
+    if isinstance(arg_type, type):
+        import sympy
+
+        if issubclass(arg_type, (bool, int)):
+            return "n"
+        if issubclass(arg_type, (float, sympy.Float)):
+            return "f"
+        if issubclass(arg_type, sympy.Expr) or arg_type.__name__ == "SymbolicCallArg":
+            return "n"
+        return None
     text = str(arg_type)
     if text in ("float", "double") or text.endswith(("float", "double")):
         return "f"
@@ -160,20 +174,25 @@ def _cpp_kernel_values(
 
 
 def _triton_values(
-    body: str, call_args: list[Any], arg_types: list[Any], raw_keys: Any, inductor_meta: Any
+    call_args: list[Any], arg_types: list[Any], body: str, triton_meta: Any, inductor_meta: Any
 ) -> list[Value]:
+    """A Triton kernel's values: its tensors with the access Inductor's
+    mutated arguments and the source give them (as for the Python
+    wrapper's launches), its integer and float scalars. ``call_args`` are
+    the C++ expressions the wrapper passes."""
     import torch
 
+    signature = (triton_meta or {}).get("signature", {})
+    names = [n for n, t in signature.items() if t != "constexpr"]
     mutated = set((inductor_meta or {}).get("mutated_arg_names", ()))
-    names = list(raw_keys) if raw_keys else []
     values = []
     for i, (arg, arg_type) in enumerate(zip(call_args, arg_types, strict=True)):
-        pname = names[i] if i < len(names) and isinstance(names[i], str) else f"arg{i}"
+        name = names[i] if i < len(names) else f"arg{i}"
         if isinstance(arg_type, torch.dtype):
-            access = triton.argument_access(pname, mutated, body or None)
-            values.append(Value(_tensors.ACCESS_CODES[access], str(arg), pname))
-        elif (scalar := _scalar_code(arg_type)) is not None and isinstance(arg, str):
-            values.append(Value(scalar, arg, pname))
+            access = triton.argument_access(name, mutated, body or None)
+            values.append(Value(_tensors.ACCESS_CODES[access], arg, name))
+        elif (scalar := _scalar_code(arg_type)) is not None:
+            values.append(Value(scalar, arg, name))
     return values
 
 
@@ -188,10 +207,11 @@ def _tensor_names(graph: Any) -> set[str]:
 _EXTERN = threading.local()
 
 
-def _extern_values(wrapper: Any, args: list[str]) -> list[Value]:
+def _extern_values(wrapper: Any, args: list[str], views: dict[str, str]) -> list[Value]:
     """Tensor arguments of a C-shim call, by what each is: a graph input,
     a constant or a buffer (read, or written when the call writes it), a
-    handle the call returns, or a view the wrapper named."""
+    handle the call returns, or a view (``views``: the name it was given,
+    to the name of the tensor it views)."""
     from torch._inductor.virtualized import V
 
     known = _tensor_names(V.graph)
@@ -205,8 +225,8 @@ def _extern_values(wrapper: Any, args: list[str]) -> list[Value]:
             continue
         if not _IDENTIFIER.match(arg):
             continue
-        base = arg.removesuffix("_as_strided")
-        if base not in known and not _declared_handle(wrapper, arg):
+        base = views.get(arg) or arg.removesuffix("_as_strided")
+        if arg not in views and base not in known and not _declared_handle(wrapper, arg):
             continue
         if i == 0 and out_first:
             code = "o"
@@ -230,15 +250,37 @@ def _declared_handle(wrapper: Any, name: str) -> bool:
     return any(pattern.search(str(line)) for line in lines)
 
 
-def _named(wrapper: Any, expr: str) -> str:
-    """``expr`` (a view the wrapper builds inline) bound to a name first."""
-    if _IDENTIFIER.match(expr) or "tensor_wrapper" not in expr:
-        return expr
-    count = getattr(wrapper, "_tritontui_views", 0)
-    wrapper._tritontui_views = count + 1
-    name = f"tritontui_view_{count}"
-    wrapper.writeline(f"auto {name} = {expr};")
-    return name
+_VIEWED = re.compile(r"reinterpret_tensor_wrapper\(\s*([A-Za-z_]\w*)")
+
+
+def _hoisted(wrapper: Any, args: list[Any], views: dict[str, str]) -> list[str]:
+    """``args`` with each view the wrapper builds inline
+    (``wrap_with_raii_handle_if_needed(reinterpret_tensor_wrapper(buf, ...))``)
+    bound to a name first, so that the hook can be passed it; ``views``
+    gets each new name and the name of the tensor it views. Call inside
+    a scope of the call's own (see :func:`_scope`)."""
+    named = []
+    for arg in map(str, args):
+        viewed = _VIEWED.search(arg)
+        if _IDENTIFIER.match(arg) or viewed is None:
+            named.append(arg)
+            continue
+        count = getattr(wrapper, "_tritontui_views", 0)
+        wrapper._tritontui_views = count + 1
+        name = f"tritontui_view_{count}"
+        wrapper.writeline(f"auto {name} = {arg};")
+        views[name] = viewed.group(1)
+        named.append(name)
+    return named
+
+
+@contextlib.contextmanager
+def _scope(wrapper: Any):  # type: ignore[no-untyped-def]
+    """A C++ block around a call, so that the views named for it live no
+    longer than the inline ones they replace."""
+    wrapper.writeline("{")
+    yield
+    wrapper.writeline("}")
 
 
 def _patch(owner: Any, attribute: str, make: Any) -> None:
@@ -249,7 +291,8 @@ def _patch(owner: Any, attribute: str, make: Any) -> None:
 
 def _patch_codegen() -> None:
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
-    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu, DeferredTritonCallWrapper
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
     from torch._inductor.virtualized import V
 
     def write_header(original: Any) -> Any:
@@ -278,12 +321,14 @@ def _patch_codegen() -> None:
                 return original(self, kernel_name, call_args, **kwargs)
             body = _kernel_body(self, kernel_name)
             _source_comment(self, kernel_name, body)
+            metas = self.__dict__.setdefault("_tritontui_meta", {})
+            metas[kernel_name] = kwargs.get("inductor_meta") or {}
+            # The expressions the wrapper passes (as the original makes them).
+            args, arg_types = self.prepare_triton_wrapper_args(
+                list(call_args), list(kwargs["arg_types"])
+            )
             values = _triton_values(
-                body,
-                list(call_args),
-                list(kwargs["arg_types"]),
-                kwargs.get("raw_keys"),
-                kwargs.get("inductor_meta"),
+                args, arg_types, body, kwargs.get("triton_meta"), kwargs.get("inductor_meta")
             )
             with _around(self, "triton", kernel_name, values):
                 return original(self, kernel_name, call_args, **kwargs)
@@ -292,14 +337,16 @@ def _patch_codegen() -> None:
 
     def extern_call(original: Any) -> Any:
         def patched(self: Any, kernel: str, args: list[str], device: str, **kwargs: Any) -> Any:
-            name = (
-                kernel
-                if kernel.startswith("aoti_torch_")
-                else self.get_c_shim_func_name(kernel, device)
-            )
-            values = _extern_values(self, list(kwargs.get("debug_args") or args))
-            with _around(self, "extern", name, values):
-                return original(self, kernel, args, device, **kwargs)
+            name = kernel
+            if not kernel.startswith("aoti_torch_"):
+                name = self.get_c_shim_func_name(kernel, device)
+            views: dict[str, str] = {}
+            with _scope(self):
+                if kwargs.get("debug_args") is None:
+                    args = _hoisted(self, args, views)
+                values = _extern_values(self, list(kwargs.get("debug_args") or args), views)
+                with _around(self, "extern", name, values):
+                    return original(self, kernel, args, device, **kwargs)
 
         return patched
 
@@ -335,26 +382,28 @@ def _patch_codegen() -> None:
             kwargs: Any,
             device: str,
         ) -> Any:
-            inputs = [_named(self, str(x)) for x in inputs]
+            views: dict[str, str] = {}
             known = _tensor_names(V.graph)
-            values = [Value("x", output, output)]
-            for i, x in enumerate(inputs[1:], 1):
-                if _IDENTIFIER.match(x) and (x in known or x.startswith("tritontui_view_")):
-                    values.append(Value("i", x, f"input{i}"))
             # The shim the original calls (see _generate_scatter_fallback).
             name = self.get_c_shim_func_name(cpp_kernel_name, device).replace("__", "_") + "_out"
-            with _around(self, "extern", name, values):
-                return original(
-                    self,
-                    output,
-                    inputs,
-                    cpp_kernel_name,
-                    python_kernel_name,
-                    src_is_tensor,
-                    reduce,
-                    kwargs,
-                    device,
-                )
+            with _scope(self):
+                inputs = _hoisted(self, inputs, views)
+                values = [Value("x", output, output)]
+                for x in inputs[1:]:
+                    if x in views or (_IDENTIFIER.match(x) and x in known):
+                        values.append(Value("i", x, views.get(x, x)))
+                with _around(self, "extern", name, values):
+                    return original(
+                        self,
+                        output,
+                        inputs,
+                        cpp_kernel_name,
+                        python_kernel_name,
+                        src_is_tensor,
+                        reduce,
+                        kwargs,
+                        device,
+                    )
 
         return patched
 
@@ -362,19 +411,42 @@ def _patch_codegen() -> None:
         def patched(
             self: Any, kernel: str, x: str, indices: list[Any], values_arg: str, accumulate: Any
         ) -> Any:
-            indices = [_named(self, str(i)) for i in indices]
-            values_arg = _named(self, str(values_arg))
-            values = [Value("x", x, "self")]
-            values += [
-                Value("i", i, f"indices{n}") for n, i in enumerate(indices) if _IDENTIFIER.match(i)
-            ]
-            if _IDENTIFIER.match(values_arg):
-                values.append(Value("i", values_arg, "values"))
-            with _around(self, "extern", kernel, values):
-                return original(self, kernel, x, indices, values_arg, accumulate)
+            views: dict[str, str] = {}
+            with _scope(self):
+                *indices, values_arg = _hoisted(self, [*indices, values_arg], views)
+                values = [Value("x", x, "self")]
+                values += [
+                    Value("i", i, f"indices{n}")
+                    for n, i in enumerate(indices)
+                    if _IDENTIFIER.match(i)
+                ]
+                if _IDENTIFIER.match(values_arg):
+                    values.append(Value("i", values_arg, "values"))
+                with _around(self, "extern", kernel, values):
+                    return original(self, kernel, x, indices, values_arg, accumulate)
 
         return patched
 
+    def autotune_block(original: Any) -> Any:
+        def patched(self: Any) -> Any:
+            _native.enter_autotuning()
+            try:
+                return original(self)
+            finally:
+                _native.leave_autotuning()
+
+        return patched
+
+    def call_wrapper(original: Any) -> Any:
+        def patched(self: Any, wrapper: Any) -> Any:
+            result = original(self, wrapper)
+            _config_comment(wrapper, self.kernel_name)
+            return result
+
+        return patched
+
+    _patch(PythonWrapperCodegen, "generate_and_run_autotune_block", autotune_block)
+    _patch(DeferredTritonCallWrapper, "generate", call_wrapper)
     _patch(CppWrapperCpu, "write_header", write_header)
     _patch(CppWrapperCpu, "_generate_kernel_call_helper", cpp_call)
     _patch(CppWrapperGpu, "_generate_kernel_call_helper", triton_call)
@@ -387,12 +459,40 @@ def _patch_codegen() -> None:
 
 def _source_comment(wrapper: Any, name: str, body: str) -> None:
     """Writes a Triton kernel's source into the C++ file once, in a
-    comment the recorder reads its source back from."""
+    comment the recorder reads its source back from. Inductor's body is
+    ``async_compile.triton('name', '''source''', ...)``: only the source
+    is written (a JIT module embeds the C++ in a Python string that
+    three quotes would end)."""
     written = wrapper.__dict__.setdefault("_tritontui_sources", set())
     if name in written or not body:
         return
     written.add(name)
-    wrapper.header.splice(f"/* tritontui source of {name}:\n{body.replace('*/', '* /')}\n*/")
+    first, last = body.find("'''"), body.rfind("'''")
+    if 0 <= first < last:
+        body = body[first + 3 : last]
+    body = body.replace("'''", "' ' '").replace("*/", "* /")
+    wrapper.header.splice(f"/* tritontui source of {name}:\n{body}\n*/")
+
+
+def _config_comment(wrapper: Any, name: str) -> None:
+    """Writes the config a Triton kernel was compiled with (its block
+    sizes, warps and stages, as autotuning chose them) and Inductor's
+    facts about it into the C++ file, in a comment the recorder reads back
+    at its launches."""
+    from torch._inductor.codecache import CudaKernelParamCache
+
+    params = CudaKernelParamCache.get(name) or {}
+    # The meta the call site was generated with (the cache's lacks some).
+    inductor_meta = wrapper.__dict__.get("_tritontui_meta", {}).get(name)
+    inductor_meta = inductor_meta or params.get("inductor_meta") or {}
+    details = {
+        "config": {k: triton.meta_scalar(v) for k, v in (params.get("config") or {}).items()},
+        "meta": {k: triton.meta_scalar(inductor_meta.get(k)) for k in triton.META_KEYS},
+    }
+    details["meta"]["mutated_arg_names"] = ",".join(
+        sorted(inductor_meta.get("mutated_arg_names", ()))
+    )
+    wrapper.prefix.writeline(f"/* tritontui config of {name}: {json.dumps(details)} */")
 
 
 def _patch_cache_key() -> None:
@@ -529,7 +629,7 @@ def _definition(session: Any, site: Site) -> dict[str, Any]:
     ordered = [c for c in site.codes if c != "r"] + [c for c in site.codes if c == "r"]
     names = [n for n, c in zip(site.names, site.codes, strict=True) if c != "r"]
     names += [n for n, c in zip(site.names, site.codes, strict=True) if c == "r"]
-    path, text = _kernel_source(site)
+    path, text, details = _kernel_source(site)
     lang = {"triton": "python"}.get(site.kind, "cpp")
     return {
         "name": site.name,
@@ -539,42 +639,52 @@ def _definition(session: Any, site: Site) -> dict[str, Any]:
             for n, c in zip(names, ordered, strict=True)
         ],
         "source": session.source_id(path, lang, text) if text else None,
-        "meta": {"wrapper": "cpp"},
-        "config": {},
+        "meta": {**details.get("meta", {}), "wrapper": "cpp"},
+        "config": details.get("config", {}),
     }
 
 
-def _kernel_source(site: Site) -> tuple[str, str]:
-    """(file, text) of the kernel's definition, from the C++ beside the
-    module that called the hook; ("", "") for an extern kernel or when
-    the file is gone."""
+def _kernel_source(site: Site) -> tuple[str, str, dict[str, Any]]:
+    """(file, text, config and meta) of the kernel's definition, from the
+    C++ beside the module that called the hook; ("", "", {}) for an
+    extern kernel or when the file is gone."""
     if site.kind == "extern" or not site.module:
-        return "", ""
+        return "", "", {}
     stem = site.module.removesuffix(".so")
     candidates = [stem + ".cpp"]
     if stem.endswith(".wrapper"):
         # An AOTInductor package keeps its C++ kernels in a file of its own.
         folder = os.path.dirname(stem)
         with contextlib.suppress(OSError):
-            candidates += [
-                os.path.join(folder, f)
-                for f in sorted(os.listdir(folder))
-                if f.endswith(".kernel.cpp")
-            ]
+            kernels = sorted(f for f in os.listdir(folder) if f.endswith(".kernel.cpp"))
+            candidates += [os.path.join(folder, f) for f in kernels]
     for path in candidates:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
         except OSError:
             continue
-        found = (
-            _triton_comment(text, site.name)
-            if site.kind == "triton"
-            else _cpp_function(text, site.name)
-        )
+        if site.kind == "triton":
+            found = _triton_comment(text, site.name)
+        else:
+            found = _cpp_function(text, site.name)
         if found:
-            return path, found
-    return "", ""
+            return path, found, _config_of(text, site.name)
+    return "", "", {}
+
+
+def _config_of(text: str, name: str) -> dict[str, Any]:
+    """What :func:`_config_comment` wrote for kernel ``name``, if anything."""
+    marker = f"/* tritontui config of {name}: "
+    start = text.find(marker)
+    if start < 0:
+        return {}
+    start += len(marker)
+    end = text.find(" */", start)
+    try:
+        return json.loads(text[start:end])
+    except ValueError:
+        return {}
 
 
 def _triton_comment(text: str, name: str) -> str:

@@ -62,7 +62,8 @@ def _source(autotuner: Any) -> str | None:
     return source if isinstance(source, str) else None
 
 
-def _meta_scalar(value: Any) -> Any:
+def meta_scalar(value: Any) -> Any:
+    """A meta or config value as the trace keeps it (text unless a scalar)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
@@ -78,15 +79,18 @@ def _arguments(autotuner: Any) -> tuple[list[str], list[str]]:
     return names, [argument_access(n, mutated, source) for n in names]
 
 
+# The facts of Inductor's about a kernel that its trace definition keeps.
+META_KEYS = (
+    "atomic_add_found",
+    "deterministic",
+    "are_deterministic_algorithms_enabled",
+    "grid_type",
+    "reduction_hint",
+)
+
+
 def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
-    meta_keys = (
-        "atomic_add_found",
-        "deterministic",
-        "are_deterministic_algorithms_enabled",
-        "grid_type",
-        "reduction_hint",
-    )
-    meta = {k: _meta_scalar(autotuner.inductor_meta.get(k)) for k in meta_keys}
+    meta = {k: meta_scalar(autotuner.inductor_meta.get(k)) for k in META_KEYS}
     meta["heuristic"] = str(autotuner.heuristic_type)
     meta["mutated_arg_names"] = ",".join(sorted(autotuner.mutated_arg_names))
     user = getattr(autotuner.heuristic_type, "name", "") == "USER_AUTOTUNE"
@@ -102,7 +106,7 @@ def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
         ],
         "source": source,
         "meta": meta,
-        "config": {k: _meta_scalar(v) for k, v in config_items(config).items()},
+        "config": {k: meta_scalar(v) for k, v in config_items(config).items()},
     }
 
 

@@ -6,6 +6,7 @@ between hooked and stock code, and what was not hooked said so."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import tritontui
 from conftest import PROGRAMS, binary, diff, dump, launches
 
 # The Python wrapper's own allocations, which a C++ wrapper makes in C++.
@@ -162,6 +164,25 @@ def test_hooked_and_stock_compiles_never_share_a_cache_entry(run_program, tmp_pa
         {"recorded": True, "hit": True, "hooked": True},
     ]
     assert launches(tmp_path / "t.2.msgpack"), "the cached hooked graph recorded nothing"
+
+
+def test_a_launch_that_raised_between_its_hooks_leaves_a_gap(tmp_path):
+    from tritontui.hooks import cpp_wrapper
+
+    # What generated code passes: a static site string, then the values.
+    site = ctypes.create_string_buffer(b"cpp\x1fcpp_fused_raises_0\x1fx\x1fin_out_ptr0")
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace):
+        cpp_wrapper.on_launch(ctypes.addressof(site), 0, [torch.ones(8)])
+        # The kernel raised: the hook's second call never came, and the
+        # graph call ended (graph_inputs drops what is unfinished).
+        cpp_wrapper.drop_unfinished()
+        torch.ones(3).add(1)
+    records = dump(trace)
+    gaps = [(g["what"], g["detail"]) for g in records if g["type"] == "gap"]
+    assert gaps == [("launch", "cpp_fused_raises_0 (RuntimeError('the launch raised'))")]
+    # The thread is no longer inside a launch: the eager op is recorded.
+    assert "aten::add.Tensor" in [r["kernel"] for r in records if r["type"] == "launch"]
 
 
 def _gpu_run(run_program, tmp_path: Path, name: str, mode: str, *flags: str) -> Path:

@@ -8,6 +8,7 @@ the package promotes its own as soon as it is imported."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 
@@ -21,5 +22,8 @@ def make_global() -> None:
     now on (a no-op after the first call)."""
     if _DONE["promoted"]:
         return
-    ctypes.CDLL(_native.__file__, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD | os.RTLD_NOW)
     _DONE["promoted"] = True
+    # A platform without these flags keeps the symbols local: hooked
+    # graphs then reach no hook, and the recorder says they ran unrecorded.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(_native.__file__, mode=os.RTLD_GLOBAL | os.RTLD_NOLOAD | os.RTLD_NOW)

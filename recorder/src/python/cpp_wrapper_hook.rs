@@ -45,6 +45,17 @@ static BOUND: Mutex<Option<Binding>> = Mutex::new(None);
 /// graph whose calls never reached it).
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// Whether an error of this hook's own was shown already.
+static REPORTED: AtomicBool = AtomicBool::new(false);
+
+/// Shows the hook's first error of its own (later ones would repeat it
+/// at every launch).
+fn report_once(py: Python<'_>, error: PyErr) {
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        error.print(py);
+    }
+}
+
 /// One value code of a site: the access of a tensor (`i`, `o`, `x`, `r`
 /// returned by the call), or a scalar (`n` integer, `f` float).
 fn is_tensor(code: u8) -> bool {
@@ -123,9 +134,9 @@ pub unsafe extern "C" fn tritontui_launch(
     let _ = catch_unwind(AssertUnwindSafe(|| {
         Python::attach(|py| {
             if let Err(e) = call(py, address, phase, codes, values) {
-                // The callback catches its own errors; this is one made
-                // before it ran (a tensor that could not be made).
-                e.print(py);
+                // The callback catches its own errors: this one came
+                // before it ran.
+                report_once(py, e);
             }
         })
     }));
@@ -176,7 +187,14 @@ fn call(
                         pyo3::ffi::PyCapsule_New(owned, std::ptr::null(), None),
                     )
                 }?;
-                list.append(steal.bind(py).call1((capsule,))?)?;
+                match steal.bind(py).call1((capsule,)) {
+                    Ok(tensor) => list.append(tensor)?,
+                    // Described as absent; the first such error is shown.
+                    Err(e) => {
+                        report_once(py, e);
+                        list.append(py.None())?;
+                    }
+                }
             }
             b'n' => list.append(value as i64)?,
             b'f' => list.append(f64::from_bits(value as u64))?,

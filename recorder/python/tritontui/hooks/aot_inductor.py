@@ -82,6 +82,7 @@ def _said_unrecorded(original: Any) -> Any:
             if graph is not None:
                 try:
                     with _active.dynamo_off():
+                        cpp_wrapper.drop_unfinished()
                         if cpp_wrapper.calls() == calls and graph not in session.unrecorded_graphs:
                             graph_inputs.say_unrecorded(session, graph, "aot_inductor")
                         session.graph_call_end()

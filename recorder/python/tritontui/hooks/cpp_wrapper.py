@@ -42,6 +42,7 @@ import json
 import os
 import re
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -555,22 +556,41 @@ _PENDING = threading.local()
 def on_launch(address: int, phase: int, values: list[Any]) -> None:
     """Called by the native hook before (``phase`` 0) and after (1) each
     hooked launch, with its values (tensors sharing the launch's storage,
-    None for one not there yet, scalars)."""
-    stack = _PENDING.__dict__.setdefault("stack", [])
-    if phase == 1:
-        if stack and stack[-1][0] == address:
-            _after(*stack.pop(), values)
-        return
+    None for one not there yet, scalars). Never raises: an internal error
+    stops the recording."""
     session = _active.active()
-    site = _SITES.get(address)
-    if site is None:
-        site = _SITES[address] = Site.at(address)
-    pending = None
-    if session is not None and session.wants(site.name):
-        pending = _before(session, site, values)
-    stack.append((address, session, site, pending))
-    if pending is not None:
-        _native.enter_launch()
+    try:
+        stack = _PENDING.__dict__.setdefault("stack", [])
+        if phase == 1:
+            if stack and stack[-1][0] == address:
+                _after(*stack.pop(), values)
+            return
+        # Call sites never nest: what is still pending raised before its end.
+        drop_unfinished()
+        site = _SITES.get(address)
+        if site is None:
+            site = _SITES[address] = Site.at(address)
+        pending = None
+        if session is not None and session.wants(site.name):
+            pending = _before(session, site, values)
+        stack.append((address, session, site, pending))
+        if pending is not None:
+            _native.enter_launch()
+    except Exception as e:
+        if session is not None:
+            session.fail(e)
+
+
+def drop_unfinished() -> None:
+    """Forgets the launches of this thread that began and never ended (the
+    generated code raised between the hook's two calls): their threads
+    are no longer inside a launch, and each leaves a gap in its trace."""
+    stack = _PENDING.__dict__.setdefault("stack", [])
+    while stack:
+        _, session, site, pending = stack.pop()
+        if pending is not None:
+            _native.leave_launch()
+            session.launch_unrecorded(site.name, RuntimeError("the launch raised"))
 
 
 def _before(session: Any, site: Site, values: list[Any]) -> Any:
@@ -726,13 +746,24 @@ def _new_handle_address() -> int:
 
 
 def install() -> None:
-    """Patches the C++ wrapper codegen and binds the native hook."""
+    """Patches the C++ wrapper codegen and binds the native hook. Where
+    that cannot be done (a torch without these internals), warns and
+    leaves C++ wrappers stock: their graphs are then said unrecorded."""
     import torch
 
-    _hook_symbol.make_global()
-    steal = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
-    _native.cpp_wrapper_bind(on_launch, steal, _new_handle_address())
-    patch_codegen()
+    try:
+        _hook_symbol.make_global()
+        steal = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
+        _native.cpp_wrapper_bind(on_launch, steal, _new_handle_address())
+        patch_codegen()
+    except Exception as e:
+        uninstall()
+        warnings.warn(
+            f"tritontui: graphs compiled with a C++ wrapper (cpp_wrapper, AOTInductor) will not "
+            f"be recorded: the recorder's hooks could not be installed ({e!r})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def uninstall() -> None:

@@ -78,6 +78,8 @@ def install() -> None:
         finally:
             if recorded:
                 try:
+                    if in_cpp:
+                        cpp_wrapper.drop_unfinished()
                     unbound = in_cpp and sites and cpp_wrapper.calls() == calls
                     if unbound and graph not in session.unrecorded_graphs:
                         say_unrecorded(session, graph, "cpp_wrapper_unbound")

@@ -126,6 +126,32 @@ def run_program(inductor_cache: Path, tmp_path: Path):
     return run
 
 
+def check(
+    tmp_path: Path, cache: Path, program: str | Path, *flags: str
+) -> subprocess.CompletedProcess:
+    """``tritontui check [flags] -- python PROGRAM`` (a name in programs/,
+    or a path), its kernels (and their reruns alone) on two threads."""
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "2"}
+    return subprocess.run(
+        [
+            binary(),
+            "check",
+            "--dir",
+            str(tmp_path / "runs"),
+            *flags,
+            "--",
+            sys.executable,
+            str(PROGRAMS / program),  # an absolute path stays as it is
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=900,
+        check=False,
+    )
+
+
 def diff(a: Path, b: Path) -> tuple[int, dict]:
     """`tritontui diff --json`: (exit status, report)."""
     proc = subprocess.run(

@@ -13,36 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, Tmux, binary
+from conftest import PROGRAMS, Tmux, binary, check
 
 # Atomic float adds from two threads: a few runs can agree by chance.
 RUNS = "6"
-
-
-def check(
-    tmp_path: Path, cache: Path, program: str | Path, *flags: str
-) -> subprocess.CompletedProcess:
-    """``tritontui check [flags] -- python PROGRAM`` (a name in programs/,
-    or a path), its kernels (and their reruns alone) on two threads."""
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "2"}
-    return subprocess.run(
-        [
-            binary(),
-            "check",
-            "--dir",
-            str(tmp_path / "runs"),
-            *flags,
-            "--",
-            sys.executable,
-            str(PROGRAMS / program),  # an absolute path stays as it is
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=900,
-        check=False,
-    )
 
 
 def test_a_deterministic_program_passes(tmp_path: Path, inductor_cache: Path) -> None:

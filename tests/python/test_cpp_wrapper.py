@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, binary, diff, dump, launches
+from conftest import check, diff, dump, launches
 
 # The Python wrapper's own allocations, which a C++ wrapper makes in C++.
 ALLOCATIONS = ("empty_strided_cpu",)
@@ -76,20 +73,8 @@ def test_a_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program
 def test_check_names_the_nondeterministic_kernel_of_a_cpp_wrapper_program(
     tmp_path: Path, inductor_cache: Path
 ) -> None:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
     for _ in range(3):
-        proc = subprocess.run(
-            [
-                *(binary(), "check", "-n", "2", "--json", "--dir", str(tmp_path / "runs"), "--"),
-                *(sys.executable, str(PROGRAMS / "cpp_wrapper_scatter.py")),
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=900,
-            check=False,
-        )
+        proc = check(tmp_path, inductor_cache, "cpp_wrapper_scatter.py", "-n", "2", "--json")
         verdict = json.loads(proc.stdout)
         report = verdict["comparisons"][0]["report"]
         assert report["gaps"] == {"a": [], "b": []}, report["gaps"]
@@ -122,15 +107,12 @@ def test_a_hooked_package_records_its_launches_in_a_fresh_process(run_program, t
     assert not [r for r in records if r["type"] == "compile" and "unrecorded" in r.get("info", {})]
     inputs = [r for r in records if r["type"] == "input"]
     assert len(inputs) == 3, inputs
-    proc = subprocess.run(
-        [binary(), "diff", "--json", *map(str, traces)], capture_output=True, text=True
-    )
-    report = json.loads(proc.stdout)
+    status, report = diff(*traces)
     if report["results"]["differ"]:
         first = report["first_divergence"]
         assert "index_add" in first["kernel"] and first["kind"] == "nondeterministic-kernel", first
     else:
-        assert proc.returncode == 0, proc.stdout
+        assert status == 0, report
     # Without a recorder, the hooked package computes what the stock one does.
     outputs = {}
     for name, package in (("hooked", hooked), ("stock", stock)):

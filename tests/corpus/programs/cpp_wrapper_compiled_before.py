@@ -7,22 +7,11 @@ The output differs between the runs (atomic adds); the program keeps it,
 and no recorded launch reads it: only the results show the difference."""
 
 import torch
-import torch._inductor.config
+from _cpp_index_add import compiled_index_add
 from _harness import parse, run
 
-torch._inductor.config.cpp_wrapper = True
 args = parse(__doc__)
-torch.manual_seed(0)
-n = 1 << 20
-src = torch.randn(n)
-index = torch.randint(0, 64, (n,))
-f = torch.compile(lambda src, index: torch.zeros(64).index_add(0, index, src) * 2)
+added = compiled_index_add()
 torch.set_num_threads(2)
-f(src, index)
-
-
-def main() -> dict[str, torch.Tensor]:
-    return {"added": f(src, index)}
-
-
-run(args, main)
+added()
+run(args, lambda: {"added": added()})

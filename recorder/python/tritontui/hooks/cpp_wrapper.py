@@ -28,11 +28,12 @@ current stream). Recorded and unrecorded compiles never share an FX-graph
 cache entry: the hooks add a marker to its key while installed (C++
 sources differ anyway, so the C++ caches never mix them).
 
-What stays unwrapped: device copies, ``aoti_torch_zero_`` of a buffer,
-and the runtime-dispatcher fallbacks (``aoti_torch_call_dispatcher``, the
-proxy executor), which reach torch's dispatcher and are recorded by the
-aten mode where it runs. A graph that uses them is recorded with its
-launches' hashes before taken afresh, never from the data flow."""
+What stays unwrapped: the wrapper's allocations, device copies,
+``aoti_torch_zero_`` of a buffer, and the runtime-dispatcher fallbacks
+(``aoti_torch_call_dispatcher``, the proxy executor), which reach torch's
+dispatcher and are recorded by the aten mode where it runs. So the
+launches of a C++-wrapped graph take their hashes before afresh, never
+from the data flow (see the graph_inputs hook)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,7 @@ def _hook_line(kind: str, name: str, values: list[Value], phase: int) -> str:
 
 @contextlib.contextmanager
 def _around(wrapper: Any, kind: str, name: str, values: list[Value]):  # type: ignore[no-untyped-def]
+    """The hook's two calls around the call site the body writes."""
     wrapper.writeline(_hook_line(kind, name, values, 0))
     yield
     wrapper.writeline(_hook_line(kind, name, values, 1))
@@ -198,6 +200,8 @@ def _triton_values(
 
 
 def _tensor_names(graph: Any) -> set[str]:
+    """The names the graph being generated gives its tensors: inputs,
+    constants and buffers."""
     names = set(graph.graph_inputs) | set(graph.constants) | set(graph.name_to_buffer)
     names |= {getattr(b, "get_name", lambda: "")() for b in getattr(graph, "buffers", [])}
     return names

@@ -33,23 +33,27 @@ def median_interval(values: list[float]) -> tuple[float, float]:
 
 
 def take_turns(
-    modes: dict[str, dict | None], measure: Callable[[], float], rounds: int
+    modes: dict[str, dict | None],
+    measure: Callable[[], float] | dict[str, Callable[[], float]],
+    rounds: int,
 ) -> dict[str, list[float]]:
     """Seconds per step of each mode (None: unrecorded; else the options
-    of ``tritontui.record``), ``rounds`` times each. The host's speed
-    drifts from minute to minute: the modes take turns, in reverse order
-    every other round, so that a steady drift favours none."""
+    of ``tritontui.record``), ``rounds`` times each, by ``measure`` (or by
+    ``measure[mode]``, one per mode). The host's speed drifts from minute
+    to minute: the modes take turns, in reverse order every other round,
+    so that a steady drift favours none."""
     times: dict[str, list[float]] = {label: [] for label in modes}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
         for round_ in range(rounds):
             order = list(modes.items())
             for label, options in order if round_ % 2 == 0 else order[::-1]:
+                once = measure[label] if isinstance(measure, dict) else measure
                 if options is None:
-                    times[label].append(measure())
+                    times[label].append(once())
                     continue
                 with recording(path, options):
-                    times[label].append(measure())
+                    times[label].append(once())
     return times
 
 
@@ -161,8 +165,9 @@ def unseen_count(path: str) -> str:
 def cpp_wrapper_turns(build: Callable[[bool], Callable[[], float]], rounds: int) -> None:
     """Times a step compiled with ``cpp_wrapper=True``: ``build(hooked)``
     compiles it (with the recorder's hooks or stock) and returns what
-    measures it (seconds per step). The modes take turns as in
-    :func:`take_turns`; each recorded mode's last trace is counted."""
+    measures it (seconds per step). The modes take turns
+    (:func:`take_turns`); then one measure of each recorded mode is
+    recorded again and its trace counted."""
     from torch._inductor import config
     from tritontui.hooks import cpp_wrapper
 
@@ -170,23 +175,20 @@ def cpp_wrapper_turns(build: Callable[[bool], Callable[[], float]], rounds: int)
         stock = build(False)
         with cpp_wrapper.codegen_hooks():
             hooked = build(True)
-    times: dict[str, list[float]] = {label: [] for label in CPP_WRAPPER_MODES}
+    measures = {
+        label: stock if label.startswith("stock") else hooked for label in CPP_WRAPPER_MODES
+    }
+    times = take_turns(CPP_WRAPPER_MODES, measures, rounds)
     counts: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
-        for round_ in range(rounds):
-            order = list(CPP_WRAPPER_MODES.items())
-            for label, options in order if round_ % 2 == 0 else order[::-1]:
-                measure = stock if label.startswith("stock") else hooked
-                if options is None:
-                    times[label].append(measure())
-                    continue
+        for label, options in CPP_WRAPPER_MODES.items():
+            if options is not None:
                 with recording(path, options):
-                    times[label].append(measure())
+                    hooked()
                 counts[label] = unseen_count(path)
-    base = "stock wrapper, unrecorded"
-    ratios = paired_ratios(times, base)
-    print(f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21}  last recording")
+    ratios = paired_ratios(times, "stock wrapper, unrecorded")
+    print(f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21}  one recorded measure")
     for label in CPP_WRAPPER_MODES:
         median = statistics.median(times[label])
         print(f"  {label:40} {median * 1e3:8.2f} {summary(ratios[label])}  {counts.get(label, '')}")

@@ -82,8 +82,8 @@ def _said_unrecorded(original: Any) -> Any:
             if graph is not None:
                 try:
                     with _active.dynamo_off():
-                        cpp_wrapper.drop_unfinished()
-                        if cpp_wrapper.calls() == calls and graph not in session.unrecorded_graphs:
+                        unbound = not cpp_wrapper.call_ended(calls)
+                        if unbound and graph not in session.unrecorded_graphs:
                             graph_inputs.say_unrecorded(session, graph, "aot_inductor")
                         session.graph_call_end()
                 except Exception as e:

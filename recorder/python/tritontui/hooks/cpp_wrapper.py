@@ -185,8 +185,7 @@ def _triton_values(
     the C++ expressions the wrapper passes."""
     import torch
 
-    signature = (triton_meta or {}).get("signature", {})
-    names = [n for n, t in signature.items() if t != "constexpr"]
+    names = triton.argument_names(triton_meta, inductor_meta)
     mutated = set((inductor_meta or {}).get("mutated_arg_names", ()))
     values = []
     for i, (arg, arg_type) in enumerate(zip(call_args, arg_types, strict=True)):
@@ -492,11 +491,8 @@ def _config_comment(wrapper: Any, name: str) -> None:
     inductor_meta = inductor_meta or params.get("inductor_meta") or {}
     details = {
         "config": {k: triton.meta_scalar(v) for k, v in (params.get("config") or {}).items()},
-        "meta": {k: triton.meta_scalar(inductor_meta.get(k)) for k in triton.META_KEYS},
+        "meta": triton.kernel_meta(inductor_meta, inductor_meta.get("mutated_arg_names", ())),
     }
-    details["meta"]["mutated_arg_names"] = ",".join(
-        sorted(inductor_meta.get("mutated_arg_names", ()))
-    )
     wrapper.prefix.writeline(f"/* tritontui config of {name}: {json.dumps(details)} */")
 
 
@@ -519,20 +515,39 @@ def _patch_cache_key() -> None:
 # -- the runtime ---------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Site:
-    """A parsed site string, with where its code was loaded from."""
+    """A parsed site string, with where its code was loaded from, and
+    what each launch of it needs, worked out once."""
 
     kind: str
     name: str
     codes: str
     names: list[str]
     module: str
+    # The values there before the call, in order, then those it returns:
+    # the order of the kernel's arguments in the trace.
+    given: list[int]
+    returned: list[int]
+    # The describer's access codes of the given values (scalars are read).
+    access: bytes
 
     @classmethod
     def at(cls, address: int) -> Site:
         kind, name, codes, names = ctypes.string_at(address).decode().split(_SEPARATOR)
-        return cls(kind, name, codes, names.split(",") if names else [], _module_of(address))
+        given = [i for i, c in enumerate(codes) if c != "r"]
+        returned = [i for i, c in enumerate(codes) if c == "r"]
+        access = "".join("i" if codes[i] in "nf" else codes[i] for i in given).encode()
+        return cls(
+            kind,
+            name,
+            codes,
+            names.split(",") if names else [],
+            _module_of(address),
+            given,
+            returned,
+            access,
+        )
 
 
 class _DlInfo(ctypes.Structure):
@@ -567,7 +582,8 @@ def on_launch(address: int, phase: int, values: list[Any]) -> None:
         stack = _PENDING.__dict__.setdefault("stack", [])
         if phase == 1:
             if stack and stack[-1][0] == address:
-                _after(*stack.pop(), values)
+                _, session, site, pending = stack.pop()
+                _after(session, site, pending, values)
             return
         # Call sites never nest: what is still pending raised before its end.
         drop_unfinished()
@@ -601,12 +617,12 @@ def _before(session: Any, site: Site, values: list[Any]) -> Any:
     """Describes a launch's arguments before it runs."""
     with _active.dynamo_off():
         try:
-            given = [(v, c) for v, c in zip(values, site.codes, strict=True) if c != "r"]
-            codes = "".join("i" if c in "nf" else c for _, c in given).encode()
-            args = [v for v, _ in given]
+            args = [values[i] for i in site.given]
             stream = _stream(args)
-            described = session.describe(args, codes, stream=stream)
-            taken = session.observe_before(site.name, args, codes) if session.observes else None
+            described = session.describe(args, site.access, stream=stream)
+            taken = None
+            if session.observes:
+                taken = session.observe_before(site.name, args, site.access)
             if session.breaks is not None:
                 session.before_launch(site.name)
         except Exception as e:
@@ -615,17 +631,16 @@ def _before(session: Any, site: Site, values: list[Any]) -> Any:
         return described, taken, stream
 
 
-def _after(address: int, session: Any, site: Site, pending: Any, values: list[Any]) -> None:
+def _after(session: Any, site: Site, pending: Any, values: list[Any]) -> None:
     """Writes the launch record once the launch ran."""
-    del address
     if pending is None:
         return
     _native.leave_launch()
     described, taken, stream = pending
     with _active.dynamo_off():
         try:
-            returned = [v for v, c in zip(values, site.codes, strict=True) if c == "r"]
-            if returned:
+            if site.returned:
+                returned = [values[i] for i in site.returned]
                 session.extend(described, returned, b"o" * len(returned))
             kernel = session.kernel_id(
                 (site.kind, site.name, site.module), lambda: _definition(session, site)
@@ -650,17 +665,14 @@ def _stream(args: list[Any]) -> int | None:
 
 def _definition(session: Any, site: Site) -> dict[str, Any]:
     access = {"i": "in", "o": "out", "x": "inout", "r": "out", "n": "in", "f": "in"}
-    ordered = [c for c in site.codes if c != "r"] + [c for c in site.codes if c == "r"]
-    names = [n for n, c in zip(site.names, site.codes, strict=True) if c != "r"]
-    names += [n for n, c in zip(site.names, site.codes, strict=True) if c == "r"]
     path, text, details = _kernel_source(site)
     lang = {"triton": "python"}.get(site.kind, "cpp")
     return {
         "name": site.name,
         "backend": site.kind,
         "args": [
-            {"name": n, "type": "", "access": access[c]}
-            for n, c in zip(names, ordered, strict=True)
+            {"name": site.names[i], "type": "", "access": access[site.codes[i]]}
+            for i in site.given + site.returned
         ],
         "source": session.source_id(path, lang, text) if text else None,
         "meta": {**details.get("meta", {}), "wrapper": "cpp"},
@@ -814,3 +826,11 @@ def hook_sites(source: str) -> int:
 def calls() -> int:
     """How many times generated code called the native hook so far."""
     return _native.cpp_wrapper_calls()
+
+
+def call_ended(calls_before: int) -> bool:
+    """Ends a call of a C++-wrapped graph or model (see
+    :func:`drop_unfinished`); whether it reached the hook since
+    ``calls()`` was ``calls_before``."""
+    drop_unfinished()
+    return calls() != calls_before

@@ -78,9 +78,7 @@ def install() -> None:
         finally:
             if recorded:
                 try:
-                    if in_cpp:
-                        cpp_wrapper.drop_unfinished()
-                    unbound = in_cpp and sites and cpp_wrapper.calls() == calls
+                    unbound = in_cpp and not cpp_wrapper.call_ended(calls) and sites
                     if unbound and graph not in session.unrecorded_graphs:
                         say_unrecorded(session, graph, "cpp_wrapper_unbound")
                     session.graph_call_end()

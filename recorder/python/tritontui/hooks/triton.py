@@ -69,30 +69,41 @@ def meta_scalar(value: Any) -> Any:
     return str(value)
 
 
+def argument_names(triton_meta: Any, inductor_meta: Any) -> list[str]:
+    """A launch's argument names, in order: the signature's, less its
+    compile-time constants, then the launcher's extra arguments."""
+    signature = (triton_meta or {}).get("signature", {})
+    names = [n for n, t in signature.items() if t != "constexpr"]
+    return names + list((inductor_meta or {}).get("extra_launcher_args", ()))
+
+
 def _arguments(autotuner: Any) -> tuple[list[str], list[str]]:
     """The launch arguments' names and how the kernel uses each."""
-    signature = autotuner.triton_meta["signature"]
-    names = [n for n, t in signature.items() if t != "constexpr"]
-    names += list(autotuner.inductor_meta.get("extra_launcher_args", ()))
+    names = argument_names(autotuner.triton_meta, autotuner.inductor_meta)
     mutated = set(autotuner.mutated_arg_names)
     source = _source(autotuner)
     return names, [argument_access(n, mutated, source) for n in names]
 
 
-# The facts of Inductor's about a kernel that its trace definition keeps.
-META_KEYS = (
-    "atomic_add_found",
-    "deterministic",
-    "are_deterministic_algorithms_enabled",
-    "grid_type",
-    "reduction_hint",
-)
+def kernel_meta(inductor_meta: Any, mutated: Any) -> dict[str, Any]:
+    """What a kernel's trace definition keeps of Inductor's facts about it
+    (``meta``): whether it uses atomic adds, its determinism flags, its
+    grid and reduction kind, the arguments it mutates."""
+    keys = (
+        "atomic_add_found",
+        "deterministic",
+        "are_deterministic_algorithms_enabled",
+        "grid_type",
+        "reduction_hint",
+    )
+    meta = {k: meta_scalar((inductor_meta or {}).get(k)) for k in keys}
+    meta["mutated_arg_names"] = ",".join(sorted(mutated))
+    return meta
 
 
 def _definition(session: Any, autotuner: Any, config: Any) -> dict[str, Any]:
-    meta = {k: meta_scalar(autotuner.inductor_meta.get(k)) for k in META_KEYS}
+    meta = kernel_meta(autotuner.inductor_meta, autotuner.mutated_arg_names)
     meta["heuristic"] = str(autotuner.heuristic_type)
-    meta["mutated_arg_names"] = ",".join(sorted(autotuner.mutated_arg_names))
     user = getattr(autotuner.heuristic_type, "name", "") == "USER_AUTOTUNE"
     signature = autotuner.triton_meta["signature"]
     source = session.source_id(autotuner.filename, "python") if autotuner.filename else None

@@ -193,6 +193,7 @@ def test_a_gpu_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_pro
             assert mine["kernel"] == theirs["kernel"]
             assert arguments(mine) == arguments(theirs)
             assert mine["stream"] == theirs["stream"]
+            assert mine["grid"] == theirs["grid"] != [], (mine["grid"], theirs["grid"])
         else:
             assert sorted(tensors(mine), key=str) == sorted(tensors(theirs), key=str)
     kernels = [r for r in records if r["type"] == "kernel" and r["backend"] == "triton"]
@@ -223,3 +224,25 @@ def test_a_deterministic_gpu_model_is_identical_under_a_cpp_wrapper(run_program,
     assert status == 0, report
     assert report["verdict"] == "identical", report["verdict"]
     assert len(launches(a)) >= 4
+
+
+@pytest.mark.parametrize(
+    ("grid_type", "config", "expected"),
+    [
+        ("Grid1D", {"XBLOCK": 128}, [8, 1, 1]),
+        ("Grid2D", {"XBLOCK": 64, "YBLOCK": 4}, [16, 25, 1]),
+        ("Grid2DWithYZOverflow", {"XBLOCK": 64, "YBLOCK": 4}, [16, 25, 1]),
+    ],
+)
+def test_a_cpp_wrapped_triton_launch_computes_its_grid_as_the_launcher(grid_type, config, expected):
+    from tritontui.hooks import cpp_wrapper
+
+    params = {"inductor_meta": {"grid_type": grid_type}, "config": config}
+    expressions = cpp_wrapper._grid_expressions(params)
+    codes, names = "xinn", "in_out_ptr0,in_ptr0,xnumel,ynumel"
+    site = f"triton\x1fkernel\x1f{codes}\x1f{names}".encode()
+    buffer = ctypes.create_string_buffer(site)
+    site = cpp_wrapper.Site.at(ctypes.addressof(buffer))
+    grid = cpp_wrapper._Grid(expressions)
+    assert grid.of(site, [None, None, 1000, 100]) == expected
+    assert grid.of(site, [None, None, 1, 1]) == [1, 1, 1]

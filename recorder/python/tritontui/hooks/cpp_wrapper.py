@@ -492,8 +492,26 @@ def _config_comment(wrapper: Any, name: str) -> None:
     details = {
         "config": {k: triton.meta_scalar(v) for k, v in (params.get("config") or {}).items()},
         "meta": triton.kernel_meta(inductor_meta, inductor_meta.get("mutated_arg_names", ())),
+        "grid": _grid_expressions(params),
     }
     wrapper.prefix.writeline(f"/* tritontui config of {name}: {json.dumps(details)} */")
+
+
+def _grid_expressions(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The grid the launcher computes, as Inductor writes it for the
+    Python wrapper (``GridExpr`` in Python: statements, then one
+    expression per axis, over the kernel's integer arguments); None if
+    Inductor cannot say."""
+    from torch._inductor.runtime.triton_heuristics import GridExpr
+
+    try:
+        grid = GridExpr.from_meta(params["inductor_meta"], params["config"], mode="python")
+    except Exception:
+        return None
+    return {
+        "prefix": list(grid.prefix),
+        "axes": [str(grid.x_grid), str(grid.y_grid), str(grid.z_grid)],
+    }
 
 
 def _patch_cache_key() -> None:
@@ -520,6 +538,7 @@ class Site:
     """A parsed site string, with where its code was loaded from, and
     what each launch of it needs, worked out once."""
 
+    address: int
     kind: str
     name: str
     codes: str
@@ -531,6 +550,8 @@ class Site:
     returned: list[int]
     # The describer's access codes of the given values (scalars are read).
     access: bytes
+    # The integer values (what a Triton kernel's grid is computed from).
+    integers: list[int]
 
     @classmethod
     def at(cls, address: int) -> Site:
@@ -539,6 +560,7 @@ class Site:
         returned = [i for i, c in enumerate(codes) if c == "r"]
         access = "".join("i" if codes[i] in "nf" else codes[i] for i in given).encode()
         return cls(
+            address,
             kind,
             name,
             codes,
@@ -547,6 +569,7 @@ class Site:
             given,
             returned,
             access,
+            [i for i, c in enumerate(codes) if c == "n"],
         )
 
 
@@ -645,7 +668,7 @@ def _after(session: Any, site: Site, pending: Any, values: list[Any]) -> None:
             kernel = session.kernel_id(
                 (site.kind, site.name, site.module), lambda: _definition(session, site)
             )
-            seq = session.launch(kernel, [], stream or 0, described)
+            seq = session.launch(kernel, _grid(site, values), stream or 0, described)
             if taken is not None:
                 session.observe_after(taken, seq)
         except Exception as e:
@@ -680,10 +703,64 @@ def _definition(session: Any, site: Site) -> dict[str, Any]:
     }
 
 
+class _Grid:
+    """How a Triton kernel's launches compute their grid from its integer
+    arguments (see :func:`_grid_expressions`), compiled once; grids are
+    kept by those arguments' values."""
+
+    def __init__(self, expressions: dict[str, Any]) -> None:
+        axes = ", ".join(f"({axis})" for axis in expressions["axes"])
+        text = "\n".join([*expressions["prefix"], f"grid = [{axes}]"])
+        self.code = compile(text, "<tritontui grid>", "exec")
+        self.grids: dict[tuple[int, ...], list[int]] = {}
+
+    def of(self, site: Site, values: list[Any]) -> list[int]:
+        sizes = tuple(values[i] for i in site.integers)
+        grid = self.grids.get(sizes)
+        if grid is None:
+            scope: dict[str, Any] = {"__builtins__": {"max": max, "min": min}}
+            scope.update(zip((site.names[i] for i in site.integers), sizes, strict=True))
+            exec(self.code, scope)
+            grid = self.grids[sizes] = [int(g) for g in scope["grid"]]
+        return grid
+
+
+# Grids by site address; None where the kernel's file says none.
+_GRIDS: dict[int, _Grid | None] = {}
+
+
+def _grid(site: Site, values: list[Any]) -> list[int]:
+    """The grid of a Triton launch; [] for other kernels, or where it
+    cannot be known."""
+    if site.kind != "triton":
+        return []
+    if site.address not in _GRIDS:
+        expressions = _kernel_source(site)[2].get("grid")
+        _GRIDS[site.address] = _Grid(expressions) if expressions else None
+    grid = _GRIDS[site.address]
+    try:
+        return grid.of(site, values) if grid is not None else []
+    except Exception:
+        # An expression over a name the call does not pass.
+        _GRIDS[site.address] = None
+        return []
+
+
+# Kernel sources by (module, kernel name), read once.
+_SOURCES: dict[tuple[str, str], tuple[str, str, dict[str, Any]]] = {}
+
+
 def _kernel_source(site: Site) -> tuple[str, str, dict[str, Any]]:
-    """(file, text, config and meta) of the kernel's definition, from the
-    C++ beside the module that called the hook; ("", "", {}) for an
+    """(file, text, config, meta and grid) of the kernel's definition, from
+    the C++ beside the module that called the hook; ("", "", {}) for an
     extern kernel or when the file is gone."""
+    key = (site.module, site.name)
+    if key not in _SOURCES:
+        _SOURCES[key] = _read_kernel_source(site)
+    return _SOURCES[key]
+
+
+def _read_kernel_source(site: Site) -> tuple[str, str, dict[str, Any]]:
     if site.kind == "extern" or not site.module:
         return "", "", {}
     stem = site.module.removesuffix(".so")

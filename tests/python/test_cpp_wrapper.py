@@ -149,17 +149,26 @@ def test_hooked_and_stock_compiles_never_share_a_cache_entry(run_program, tmp_pa
 
 
 def test_a_launch_that_raised_between_its_hooks_leaves_a_gap(tmp_path):
+    from tritontui import _native
     from tritontui.hooks import cpp_wrapper
 
-    # What generated code passes: a static site string, then the values.
+    # What generated code calls: the native hook, with a static site
+    # string and the values (here a tensor handle).
+    launch = ctypes.CDLL(_native.__file__).tritontui_launch
+    launch.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    pointer.restype, pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     site = ctypes.create_string_buffer(b"cpp\x1fcpp_fused_raises_0\x1fx\x1fin_out_ptr0")
+    handle = torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(torch.ones(8))
+    values = (ctypes.c_void_p * 1)(pointer(handle, None))
     trace = tmp_path / "t.msgpack"
     with tritontui.record(trace):
-        cpp_wrapper.on_launch(ctypes.addressof(site), 0, [torch.ones(8)])
+        launch(site, 0, values)
         # The kernel raised: the hook's second call never came, and the
         # graph call ended (graph_inputs drops what is unfinished).
         cpp_wrapper.drop_unfinished()
         torch.ones(3).add(1)
+    torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr(handle)  # frees the handle
     records = dump(trace)
     gaps = [(g["what"], g["detail"]) for g in records if g["type"] == "gap"]
     assert gaps == [("launch", "cpp_fused_raises_0 (RuntimeError('the launch raised'))")]
@@ -244,5 +253,5 @@ def test_a_cpp_wrapped_triton_launch_computes_its_grid_as_the_launcher(grid_type
     buffer = ctypes.create_string_buffer(site)
     site = cpp_wrapper.Site.at(ctypes.addressof(buffer))
     grid = cpp_wrapper._Grid(expressions)
-    assert grid.of(site, [None, None, 1000, 100]) == expected
-    assert grid.of(site, [None, None, 1, 1]) == [1, 1, 1]
+    assert grid.of(site, [1000, 100]) == expected
+    assert grid.of(site, [1, 1]) == [1, 1, 1]

@@ -63,6 +63,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_bind, m)?)?;
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_unbind, m)?)?;
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        cpp_wrapper_hook::cpp_wrapper_drop_unfinished,
+        m
+    )?)?;
+    m.add_class::<cpp_wrapper_hook::CppWrapperHook>()?;
     m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

@@ -49,7 +49,7 @@ def install(session: Any) -> None:
     foreign_work.install()
     user_triton.install()
     cpp.install()
-    cpp_wrapper.install()
+    cpp_wrapper.install(session)
     graph_inputs.install()
     aot_inductor.install()
     compile_events.install()

@@ -21,12 +21,15 @@ codegen decides each argument's access from what it is: a kernel's
 pointer constness and body, Inductor's list of mutated arguments, the
 output an extern kernel writes, the buffers a fallback mutates.
 
-The native side turns each tensor handle into a Python tensor sharing its
-storage and calls :func:`on_launch`, which records the launch exactly as
-the Python wrapper's hooks would (same describer, same hashes, on the
-current stream). Recorded and unrecorded compiles never share an FX-graph
-cache entry: the hooks add a marker to its key while installed (C++
-sources differ anyway, so the C++ caches never mix them).
+The native side (``_native.CppWrapperHook``, bound while a session
+records) turns each tensor handle into a Python tensor sharing its
+storage and records the launch exactly as the Python wrapper's hooks
+would (same describer, same hashes, on the current stream), with no
+Python frame of its own; this module gives it what is fixed per site
+(:func:`prepare`, :func:`define`, :func:`grid`). Recorded and
+unrecorded compiles never share an FX-graph cache entry: the hooks add a
+marker to its key while installed (C++ sources differ anyway, so the
+C++ caches never mix them).
 
 What stays unwrapped: the wrapper's allocations, device copies,
 ``aoti_torch_zero_`` of a buffer, and the runtime-dispatcher fallbacks
@@ -42,12 +45,13 @@ import ctypes
 import json
 import os
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from .. import _active, _hook_symbol, _native, _tensors
+from .. import _hook_symbol, _native, _tensors
 from . import cpp, triton
 
 # What generated code calls, as the header declares it.
@@ -592,98 +596,49 @@ def _module_of(address: int) -> str:
 
 
 _SITES: dict[int, Site] = {}
-_PENDING = threading.local()
 
 
-def on_launch(address: int, phase: int, values: list[Any]) -> None:
-    """Called by the native hook before (``phase`` 0) and after (1) each
-    hooked launch, with its values (tensors sharing the launch's storage,
-    None for one not there yet, scalars). Never raises: an internal error
-    stops the recording."""
-    session = _active.active()
-    try:
-        stack = _PENDING.__dict__.setdefault("stack", [])
-        if phase == 1:
-            if stack and stack[-1][0] == address:
-                _, session, site, pending = stack.pop()
-                _after(session, site, pending, values)
-            return
-        # Call sites never nest: what is still pending raised before its end.
-        drop_unfinished()
-        site = _SITES.get(address)
-        if site is None:
-            site = _SITES[address] = Site.at(address)
-        pending = None
-        if session is not None and session.wants(site.name):
-            pending = _before(session, site, values)
-        stack.append((address, session, site, pending))
-        if pending is not None:
-            _native.enter_launch()
-    except Exception as e:
-        if session is not None:
-            session.fail(e)
+def _site_at(address: int) -> Site:
+    """The site whose string is at ``address``, parsed once."""
+    site = _SITES.get(address)
+    if site is None:
+        site = _SITES[address] = Site.at(address)
+    return site
+
+
+def prepare(
+    session: Any, address: int
+) -> tuple[str, bytes, list[int], list[int], bytes, list[int], bool]:
+    """What the native hook fixes for the site at ``address``: the
+    kernel's name, the value codes, the given and returned values'
+    positions, the given values' access codes, the integers' positions,
+    and whether ``session`` records the kernel."""
+    site = _site_at(address)
+    return (
+        site.name,
+        site.codes.encode(),
+        site.given,
+        site.returned,
+        site.access,
+        site.integers,
+        session.wants(site.name),
+    )
+
+
+def define(session: Any, address: int) -> int:
+    """The trace's kernel id of the site's kernel, defining it the first
+    time."""
+    site = _site_at(address)
+    return session.kernel_id(
+        (site.kind, site.name, site.module), lambda: _definition(session, site)
+    )
 
 
 def drop_unfinished() -> None:
     """Forgets the launches of this thread that began and never ended (the
-    generated code raised between the hook's two calls): their threads
-    are no longer inside a launch, and each leaves a gap in its trace."""
-    stack = _PENDING.__dict__.setdefault("stack", [])
-    while stack:
-        _, session, site, pending = stack.pop()
-        if pending is not None:
-            _native.leave_launch()
-            session.launch_unrecorded(site.name, RuntimeError("the launch raised"))
-
-
-def _before(session: Any, site: Site, values: list[Any]) -> Any:
-    """Describes a launch's arguments before it runs."""
-    with _active.dynamo_off():
-        try:
-            args = [values[i] for i in site.given]
-            stream = _stream(args)
-            described = session.describe(args, site.access, stream=stream)
-            taken = None
-            if session.observes:
-                taken = session.observe_before(site.name, args, site.access)
-            if session.breaks is not None:
-                session.before_launch(site.name)
-        except Exception as e:
-            session.launch_unrecorded(site.name, e)
-            return None
-        return described, taken, stream
-
-
-def _after(session: Any, site: Site, pending: Any, values: list[Any]) -> None:
-    """Writes the launch record once the launch ran."""
-    if pending is None:
-        return
-    _native.leave_launch()
-    described, taken, stream = pending
-    with _active.dynamo_off():
-        try:
-            if site.returned:
-                returned = [values[i] for i in site.returned]
-                session.extend(described, returned, b"o" * len(returned))
-            kernel = session.kernel_id(
-                (site.kind, site.name, site.module), lambda: _definition(session, site)
-            )
-            seq = session.launch(kernel, _grid(site, values), stream or 0, described)
-            if taken is not None:
-                session.observe_after(taken, seq)
-        except Exception as e:
-            session.fail(e)
-
-
-def _stream(args: list[Any]) -> int | None:
-    """The current stream of the first CUDA tensor's device (the one the
-    generated code launches on), or None on the host."""
-    import torch
-
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.is_cuda:
-            return torch.cuda.current_stream(a.device).cuda_stream
-    return None
+    generated code raised between the hook's two calls): the thread is no
+    longer inside a launch, and each leaves a gap in its trace."""
+    _native.cpp_wrapper_drop_unfinished()
 
 
 def _definition(session: Any, site: Site) -> dict[str, Any]:
@@ -705,33 +660,31 @@ def _definition(session: Any, site: Site) -> dict[str, Any]:
 
 class _Grid:
     """How a Triton kernel's launches compute their grid from its integer
-    arguments (see :func:`_grid_expressions`), compiled once; grids are
-    kept by those arguments' values."""
+    arguments (see :func:`_grid_expressions`), compiled once (the native
+    hook keeps each grid by those arguments' values)."""
 
     def __init__(self, expressions: dict[str, Any]) -> None:
         axes = ", ".join(f"({axis})" for axis in expressions["axes"])
         text = "\n".join([*expressions["prefix"], f"grid = [{axes}]"])
         self.code = compile(text, "<tritontui grid>", "exec")
-        self.grids: dict[tuple[int, ...], list[int]] = {}
 
-    def of(self, site: Site, values: list[Any]) -> list[int]:
-        sizes = tuple(values[i] for i in site.integers)
-        grid = self.grids.get(sizes)
-        if grid is None:
-            scope: dict[str, Any] = {"__builtins__": {"max": max, "min": min}}
-            scope.update(zip((site.names[i] for i in site.integers), sizes, strict=True))
-            exec(self.code, scope)
-            grid = self.grids[sizes] = [int(g) for g in scope["grid"]]
-        return grid
+    def of(self, site: Site, sizes: list[int]) -> list[int]:
+        """The grid of a launch whose integer arguments are ``sizes``."""
+        scope: dict[str, Any] = {"__builtins__": {"max": max, "min": min}}
+        scope.update(zip((site.names[i] for i in site.integers), sizes, strict=True))
+        exec(self.code, scope)
+        return [int(g) for g in scope["grid"]]
 
 
 # Grids by site address; None where the kernel's file says none.
 _GRIDS: dict[int, _Grid | None] = {}
 
 
-def _grid(site: Site, values: list[Any]) -> list[int]:
-    """The grid of a Triton launch; [] for other kernels, or where it
-    cannot be known."""
+def grid(address: int, sizes: list[int]) -> list[int]:
+    """The grid of a launch of the site at ``address`` whose integer
+    arguments are ``sizes``: a Triton kernel's; [] for other kernels, or
+    where it cannot be known."""
+    site = _site_at(address)
     if site.kind != "triton":
         return []
     if site.address not in _GRIDS:
@@ -739,7 +692,7 @@ def _grid(site: Site, values: list[Any]) -> list[int]:
         _GRIDS[site.address] = _Grid(expressions) if expressions else None
     grid = _GRIDS[site.address]
     try:
-        return grid.of(site, values) if grid is not None else []
+        return grid.of(site, sizes) if grid is not None else []
     except Exception:
         # An expression over a name the call does not pass.
         _GRIDS[site.address] = None
@@ -838,16 +791,23 @@ def _new_handle_address() -> int:
     return ctypes.cast(lib.aoti_torch_new_tensor_handle, ctypes.c_void_p).value or 0
 
 
-def install() -> None:
-    """Patches the C++ wrapper codegen and binds the native hook. Where
+def install(session: Any) -> None:
+    """Patches the C++ wrapper codegen and binds a native hook recording
+    into ``session``. Where
     that cannot be done (a torch without these internals), warns and
     leaves C++ wrappers stock: their graphs are then said unrecorded."""
     import torch
 
     try:
         _hook_symbol.make_global()
-        steal = torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr
-        _native.cpp_wrapper_bind(on_launch, steal, _new_handle_address())
+        hook = _native.CppWrapperHook(
+            session,
+            sys.modules[__name__],
+            torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr,
+            _new_handle_address(),
+            getattr(torch._C, "_cuda_getCurrentRawStream", None),
+        )
+        _native.cpp_wrapper_bind(hook)
         patch_codegen()
     except Exception as e:
         uninstall()

@@ -314,7 +314,15 @@ impl CppWrapperHook {
         if let Some(found) = self.sites.lock().map_err(poisoned)?.get(&address) {
             return Ok(Arc::clone(found));
         }
-        type Answer = (String, Vec<u8>, Vec<usize>, Vec<usize>, Vec<u8>, Vec<usize>, bool);
+        type Answer = (
+            String,
+            Vec<u8>,
+            Vec<usize>,
+            Vec<usize>,
+            Vec<u8>,
+            Vec<usize>,
+            bool,
+        );
         let (name, codes, given, returned, access, integers, wanted): Answer = self
             .helpers
             .bind(py)
@@ -347,18 +355,20 @@ impl CppWrapperHook {
         site: &Site,
         values: &[*mut c_void],
     ) -> Option<(Described, Option<u64>)> {
-        let described = self.values(py, site, &site.given, values).and_then(|given| {
-            let stream = self.stream(py, &given)?;
-            let described = self.session.before(
-                py,
-                given.as_any(),
-                &site.access,
-                self.session.hash_inputs,
-                stream,
-                &site.name,
-            )?;
-            Ok((described, stream))
-        });
+        let described = self
+            .values(py, site, &site.given, values)
+            .and_then(|given| {
+                let stream = self.stream(py, &given)?;
+                let described = self.session.before(
+                    py,
+                    given.as_any(),
+                    &site.access,
+                    self.session.hash_inputs,
+                    stream,
+                    &site.name,
+                )?;
+                Ok((described, stream))
+            });
         match described {
             Ok(described) => Some(described),
             Err(e) => {

@@ -255,3 +255,17 @@ def test_a_cpp_wrapped_triton_launch_computes_its_grid_as_the_launcher(grid_type
     grid = cpp_wrapper._Grid(expressions)
     assert grid.of(site, [1000, 100]) == expected
     assert grid.of(site, [1, 1]) == [1, 1, 1]
+
+
+def test_a_grid_over_a_name_the_launch_does_not_pass_is_left_unknown():
+    from tritontui.hooks import cpp_wrapper
+
+    buffer = ctypes.create_string_buffer(b"triton\x1fkernel\x1fin\x1fin_ptr0,xnumel")
+    site = cpp_wrapper._SITES[ctypes.addressof(buffer)] = cpp_wrapper.Site.at(
+        ctypes.addressof(buffer)
+    )
+    cpp_wrapper._GRIDS[site.address] = cpp_wrapper._Grid(
+        {"prefix": [], "axes": ["ynumel", "1", "1"]}
+    )
+    assert cpp_wrapper.grid(site.address, [64]) == []
+    assert cpp_wrapper._GRIDS[site.address] is None

@@ -687,14 +687,15 @@ def grid(address: int, sizes: list[int]) -> list[int]:
     site = _site_at(address)
     if site.kind != "triton":
         return []
-    if site.address not in _GRIDS:
-        expressions = _kernel_source(site)[2].get("grid")
-        _GRIDS[site.address] = _Grid(expressions) if expressions else None
-    grid = _GRIDS[site.address]
     try:
+        if site.address not in _GRIDS:
+            expressions = _kernel_source(site)[2].get("grid")
+            _GRIDS[site.address] = _Grid(expressions) if expressions else None
+        grid = _GRIDS[site.address]
         return grid.of(site, sizes) if grid is not None else []
     except Exception:
-        # An expression over a name the call does not pass.
+        # Expressions that do not compile, or over a name the call does
+        # not pass: the grid is not known.
         _GRIDS[site.address] = None
         return []
 

@@ -31,6 +31,25 @@ def test_a_setting_switched_while_recording_is_recorded_where_it_acts(tmp_path):
     assert [(c["before"], c["values"]["torch.num_threads"]) for c in changes] == [(sums[1], "1")]
 
 
+def test_an_environment_variable_set_while_recording_is_recorded_where_it_acts(
+    tmp_path, monkeypatch
+):
+    trace = tmp_path / "t.msgpack"
+    x = torch.randn(1 << 16)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    with tritontui.record(trace):
+        x.sum()
+        monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        x.sum()
+    records = dump(trace)
+    assert "env.CUBLAS_WORKSPACE_CONFIG" not in records[0]["settings"]
+    sums = [r["seq"] for r in records if r["type"] == "launch" and r["kernel"] == "aten::sum"]
+    changes = [r for r in records if r["type"] == "settings"]
+    assert [(c["before"], c["values"].get("env.CUBLAS_WORKSPACE_CONFIG")) for c in changes] == [
+        (sums[1], ":4096:8")
+    ]
+
+
 def test_a_random_op_records_the_generator_it_draws_from(tmp_path):
     trace = tmp_path / "t.msgpack"
     torch.manual_seed(5)

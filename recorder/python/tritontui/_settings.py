@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
+
+from . import _native
 
 # Environment variables that change what runs or how: their prefixes.
 ENV_PREFIXES = (
@@ -65,87 +66,95 @@ def settings(numerics: Numerics) -> dict[str, str]:
     return out
 
 
-def _numerics_getters(torch: Any) -> list[tuple[str, Callable[[], Any]]]:
+# How a numerics flag is read: a torch getter's result ("call"), the first
+# item of it ("first"), or an environment variable ("env").
+Getter = tuple[str, Any]
+
+
+def _numerics_getters(torch: Any) -> list[tuple[str, Getter]]:
     """The result-changing flags a program can switch while it runs, by
-    their header names, each with torch's own cheap getter (a call into
-    ``at::globalContext()``, 0.05 to 0.3 µs)."""
+    their header names, each with how to read it: torch's own cheap
+    getter (a call into ``at::globalContext()``, 0.05 to 0.3 µs) or the
+    process environment."""
     c = torch._C
-
-    def first(getter: Callable[[], Any]) -> Callable[[], Any]:
-        return lambda: getter()[0]
-
-    getters: list[tuple[str, Callable[[], Any]]] = [
-        ("torch.num_threads", torch.get_num_threads),
-        ("torch.float32_matmul_precision", c._get_float32_matmul_precision),
-        ("torch.deterministic_algorithms", c._get_deterministic_algorithms),
-        ("torch.deterministic_algorithms_warn_only", c._get_deterministic_algorithms_warn_only),
-        ("torch.backends.cuda.matmul.allow_tf32", c._get_cublas_allow_tf32),
+    getters: list[tuple[str, Getter]] = [
+        ("torch.num_threads", ("call", torch.get_num_threads)),
+        ("torch.float32_matmul_precision", ("call", c._get_float32_matmul_precision)),
+        ("torch.deterministic_algorithms", ("call", c._get_deterministic_algorithms)),
+        (
+            "torch.deterministic_algorithms_warn_only",
+            ("call", c._get_deterministic_algorithms_warn_only),
+        ),
+        ("torch.backends.cuda.matmul.allow_tf32", ("call", c._get_cublas_allow_tf32)),
         (
             "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-            first(c._get_cublas_allow_fp16_reduced_precision_reduction),
+            ("first", c._get_cublas_allow_fp16_reduced_precision_reduction),
         ),
         (
             "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
-            first(c._get_cublas_allow_bf16_reduced_precision_reduction),
+            ("first", c._get_cublas_allow_bf16_reduced_precision_reduction),
         ),
         (
             "torch.backends.cuda.matmul.allow_fp16_accumulation",
-            c._get_cublas_allow_fp16_accumulation,
+            ("call", c._get_cublas_allow_fp16_accumulation),
         ),
-        ("torch.backends.cuda.preferred_blas_library", c._get_blas_preferred_backend),
-        ("torch.backends.cuda.flash_sdp_enabled", c._get_flash_sdp_enabled),
-        ("torch.backends.cuda.mem_efficient_sdp_enabled", c._get_mem_efficient_sdp_enabled),
-        ("torch.backends.cuda.math_sdp_enabled", c._get_math_sdp_enabled),
-        ("torch.backends.cuda.cudnn_sdp_enabled", c._get_cudnn_sdp_enabled),
-        ("torch.backends.cudnn.enabled", c._get_cudnn_enabled),
-        ("torch.backends.cudnn.allow_tf32", c._get_cudnn_allow_tf32),
-        ("torch.backends.cudnn.deterministic", c._get_cudnn_deterministic),
-        ("torch.backends.cudnn.benchmark", c._get_cudnn_benchmark),
-        ("env.CUBLAS_WORKSPACE_CONFIG", lambda: os.environ.get("CUBLAS_WORKSPACE_CONFIG")),
+        ("torch.backends.cuda.preferred_blas_library", ("call", c._get_blas_preferred_backend)),
+        ("torch.backends.cuda.flash_sdp_enabled", ("call", c._get_flash_sdp_enabled)),
+        (
+            "torch.backends.cuda.mem_efficient_sdp_enabled",
+            ("call", c._get_mem_efficient_sdp_enabled),
+        ),
+        ("torch.backends.cuda.math_sdp_enabled", ("call", c._get_math_sdp_enabled)),
+        ("torch.backends.cuda.cudnn_sdp_enabled", ("call", c._get_cudnn_sdp_enabled)),
+        ("torch.backends.cudnn.enabled", ("call", c._get_cudnn_enabled)),
+        ("torch.backends.cudnn.allow_tf32", ("call", c._get_cudnn_allow_tf32)),
+        ("torch.backends.cudnn.deterministic", ("call", c._get_cudnn_deterministic)),
+        ("torch.backends.cudnn.benchmark", ("call", c._get_cudnn_benchmark)),
+        ("env.CUBLAS_WORKSPACE_CONFIG", ("env", "CUBLAS_WORKSPACE_CONFIG")),
     ]
     return [(name, getter) for name, getter in getters if _readable(getter)]
 
 
-def _readable(getter: Callable[[], Any]) -> bool:
+def _readable(getter: Getter) -> bool:
     """Whether this torch has the getter (an older one lacks some)."""
+    kind, what = getter
+    if kind == "env":
+        return True
     try:
-        getter()
+        value = what()
+        if kind == "first":
+            value[0]
     except Exception:
         return False
     return True
 
 
 class Numerics:
-    """The result-changing flags as they are now: sampled where they act,
-    told to the trace only when they changed since the last sample."""
+    """The result-changing flags as they are now: sampled where they act
+    (natively: ``_native.NumericsSampler``), told to the trace only when
+    they changed since the last sample."""
 
     def __init__(self) -> None:
         torch = sys.modules["torch"]
-        self._getters = _numerics_getters(torch)
-        self._last = self._read()
-
-    def _read(self) -> tuple[Any, ...]:
-        return tuple(getter() for _, getter in self._getters)
+        named = _numerics_getters(torch)
+        self._names = [name for name, _ in named]
+        self._sampler = _native.NumericsSampler([getter for _, getter in named])
 
     def changed(self) -> dict[str, str] | None:
         """Every sampled flag by name, as text (unset ones left out), when
         any changed since the last call (or since recording started);
         else None."""
-        now = self._read()
-        if now == self._last:
-            return None
-        self._last = now
-        return {
-            name: str(value)
-            for (name, _), value in zip(self._getters, now, strict=True)
-            if value is not None
-        }
+        now = self._sampler.changed()
+        return None if now is None else self._text(now)
 
     def as_text(self) -> dict[str, str]:
         """Every sampled flag by name, as the header records it."""
+        return self._text(self._sampler.last())
+
+    def _text(self, values: tuple[Any, ...]) -> dict[str, str]:
         return {
             name: str(value)
-            for (name, _), value in zip(self._getters, self._last, strict=True)
+            for name, value in zip(self._names, values, strict=True)
             if value is not None
         }
 

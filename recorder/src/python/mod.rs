@@ -19,6 +19,7 @@ mod gpu_batch;
 mod guard;
 mod hook_session;
 mod host;
+mod numerics;
 mod pause;
 mod scalar;
 mod tensor_impl;
@@ -68,6 +69,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_class::<cpp_wrapper_hook::CppWrapperHook>()?;
+    m.add_class::<numerics::NumericsSampler>()?;
     m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

@@ -32,6 +32,10 @@ class CppKernel:
         self.module_path = module_path
         self._source: str | None = None
         self._params: list[tuple[str, str, str]] | None = None
+        # What the last session to call it decided, fixed per session:
+        # (session, whether it records this kernel, access codes by
+        # argument count, kernel id once defined).
+        self._fixed: tuple[Any, bool, dict[int, bytes], list[int]] | None = None
 
     def source(self) -> str:
         """The kernel's C++ source, read once."""
@@ -47,12 +51,17 @@ class CppKernel:
 
     def __call__(self, *args: Any) -> Any:
         session = _active.active()
-        if session is None or not session.wants(self.name):
+        if session is None:
+            return self.kernel(*args)
+        fixed = self._fixed
+        if fixed is None or fixed[0] is not session:
+            fixed = self._fixed = (session, session.wants(self.name), {}, [])
+        if not fixed[1]:
             return self.kernel(*args)
         try:
-            params = self.params()
-            access = [a for _, _, a in params] + ["in"] * (len(args) - len(params))
-            codes = _tensors.access_codes(access)
+            codes = fixed[2].get(len(args))
+            if codes is None:
+                codes = fixed[2][len(args)] = self._codes(len(args))
             described = session.describe(args, codes)
             taken = None
             if session.observes:
@@ -65,22 +74,30 @@ class CppKernel:
         with _active.inside_launch():
             result = self.kernel(*args)
         try:
-            seq = self._record(session, params, described)
+            if not fixed[3]:
+                fixed[3].append(self._define(session))
+            seq = session.launch(fixed[3][0], [], 0, described)
             if taken is not None:
                 session.observe_after(taken, seq)
         except Exception as e:
             session.fail(e)
         return result
 
-    def _record(self, session: Any, params: list[tuple[str, str, str]], described: Any) -> int:
-        """Writes the launch record; returns its sequence number."""
+    def _codes(self, count: int) -> bytes:
+        """The access codes of a call with ``count`` arguments."""
+        params = self.params()
+        access = [a for _, _, a in params] + ["in"] * (count - len(params))
+        return _tensors.access_codes(access)
+
+    def _define(self, session: Any) -> int:
+        """The kernel's id in ``session``'s trace, defined the first time."""
 
         def define() -> dict[str, Any]:
             text = self.source()
             return {
                 "name": self.name,
                 "backend": "cpp",
-                "args": [{"name": n, "type": t, "access": a} for n, t, a in params],
+                "args": [{"name": n, "type": t, "access": a} for n, t, a in self.params()],
                 "source": session.source_id(self.cpp_path, "cpp", text) if text else None,
                 # No compiler flag says whether it uses atomics: tritontui
                 # reads that from the source.
@@ -88,8 +105,7 @@ class CppKernel:
                 "config": {},
             }
 
-        kernel = session.kernel_id(("cpp", self.name, self.cpp_path), define)
-        return session.launch(kernel, [], 0, described)
+        return session.kernel_id(("cpp", self.name, self.cpp_path), define)
 
 
 def parse_signature(source: str, name: str = "kernel") -> list[tuple[str, str, str]]:

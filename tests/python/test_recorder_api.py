@@ -512,3 +512,19 @@ def test_the_header_names_the_triton_torch_will_import_before_it_is_imported(
     with tritontui.record(path):
         torch.ones(4).sum()
     assert dump(path)[0]["triton"] == "3.6.0"
+
+
+def test_a_cpp_kernel_follows_each_sessions_kernel_glob(tmp_path: Path) -> None:
+    f = torch.compile(lambda x: (x * 1.5 + 1).relu())
+    x = torch.randn(64)
+    f(x)
+    first, second = tmp_path / "a.msgpack", tmp_path / "b.msgpack"
+    with tritontui.record(first, kernels="aten::*"):
+        f(x)
+    with tritontui.record(second):
+        f(x)
+        f(x)
+    assert not [r for r in launches(first) if r["kernel"].startswith("cpp_fused")]
+    ours = [r for r in launches(second) if r["kernel"].startswith("cpp_fused")]
+    assert len(ours) == 2 and ours[0]["kernel"] == ours[1]["kernel"], ours
+    assert [a["access"] for a in ours[0]["args"]] == ["in", "out"], ours[0]["args"]

@@ -90,6 +90,102 @@ def launch_overhead(numel: int, steps: int) -> None:
         print(f"  {label:28} {each * 1e6:9.1f} us {overhead:9.1f} us {seconds / plain:6.2f}x")
 
 
+def _captured_calls(module, names, call):
+    """``call()``'s arguments to each global of ``module`` in ``names``
+    (the proxies the recorder installed), captured on one call."""
+    captured = {}
+    originals = {name: getattr(module, name) for name in names}
+
+    def capture(name):
+        def record(*args):
+            captured[name] = args
+            return originals[name](*args)
+
+        return record
+
+    for name in names:
+        setattr(module, name, capture(name))
+    try:
+        call()
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+    return captured
+
+
+def _per_call(fn, calls: int, rounds: int = 7) -> float:
+    """Median seconds per call of ``fn`` over ``rounds`` rounds."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
+    return statistics.median(times)
+
+
+def launch_breakdown(calls: int = 3000) -> None:
+    """Where the time a recorded call of a compiled pointwise kernel adds
+    goes: each piece of the recorder the call passes through, timed alone
+    inside the same session (median of 7 rounds of ``calls`` calls): the
+    graph call's settings sample, its inputs and end, the C++ kernel's
+    proxy against the kernel itself, the buffer allocation's proxy
+    against the allocator; the rest is the graph hook's own Python."""
+    x = torch.randn(1024)
+    f = torch.compile(lambda x: (x * 1.5 + 1).relu())
+    f(x)
+    plain = _per_call(lambda: f(x), calls)
+    print(
+        "\nwhere a recorded call of a compiled pointwise kernel spends"
+        f" (1024 floats, {calls} calls; unrecorded {plain * 1e6:.1f} us):"
+    )
+    for label, options in (("defaults", {}), ("metadata only", {"hash": "none"})):
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            tritontui.record(os.path.join(tmp, "t.msgpack"), **options),
+        ):
+            f(x)
+            whole = _per_call(lambda: f(x), calls) - plain
+            pieces = _recorder_pieces(lambda: f(x), x, calls)
+        print(f"  {label}: {whole * 1e6:6.1f} us added per call")
+        rest = {"the rest (the graph hook's Python)": whole - sum(pieces.values())}
+        for name, seconds in {**pieces, **rest}.items():
+            print(f"    {name:36} {seconds * 1e6:6.1f} us")
+
+
+def _recorder_pieces(call, x: torch.Tensor, calls: int) -> dict[str, float]:
+    """Seconds per call of each piece of the recorder that ``call`` (one
+    call of the compiled pointwise graph of ``x``, recording now) passes
+    through; see :func:`launch_breakdown`."""
+    from torch._inductor.codecache import PyCodeCache
+    from tritontui.hooks import cpp as cpp_hook
+
+    session = tritontui._active.active()
+    module = next(
+        m
+        for m in list(PyCodeCache.modules)
+        if any(isinstance(v, cpp_hook.CppKernel) for v in vars(m).values())
+    )
+    kernel = next(n for n, v in vars(module).items() if isinstance(v, cpp_hook.CppKernel))
+    proxy, allocate = getattr(module, kernel), module.empty_strided_cpu
+    unwrapped = next(o for m, n, o in cpp_hook._PATCHED if m is module and n == "empty_strided_cpu")
+    args = _captured_calls(module, (kernel, "empty_strided_cpu"), call)
+    launch, buffer = args[kernel], args["empty_strided_cpu"]
+
+    def graph_inputs() -> None:
+        session.graph_inputs("g", ["arg0_1"], [x])
+        session.graph_call_end()
+
+    return {
+        "settings sample": _per_call(session.sample_settings, calls),
+        "graph inputs and end": _per_call(graph_inputs, calls),
+        "C++ kernel proxy": _per_call(lambda: proxy(*launch), calls)
+        - _per_call(lambda: proxy.kernel(*launch), calls),
+        "allocation proxy": _per_call(lambda: allocate(*buffer), calls)
+        - _per_call(lambda: unwrapped(*buffer), calls),
+    }
+
+
 def gpt_step() -> None:
     """A training step of the corpus's small GPT (vocabulary 2,048, batch
     8 x 16 tokens), compiled, with an eager AdamW step: most of its
@@ -171,6 +267,7 @@ if __name__ == "__main__":
     print(f"torch {torch.__version__}, {os.cpu_count()} cores")
     hash_throughput()
     launch_overhead(1024, 2000)
+    launch_breakdown()
     launch_overhead(1 << 20, 200)
     capture_cost(1 << 20, 50, "cpu")
     torch.set_num_threads(2)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import warnings
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from .. import _active
@@ -23,9 +25,38 @@ from . import cpp_wrapper, extern_kernels
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
-# Each graph's input names, whether it is a cpp_wrapper graph and how
-# many hooked call sites its C++ has, by id.
-_GRAPHS: dict[int, tuple[list[str], bool, int]] = {}
+
+
+@dataclass(frozen=True)
+class _Graph:
+    """What a compiled graph's calls record, worked out at its first."""
+
+    # The graph itself (an id alone may be reused by a later graph).
+    graph: weakref.ref
+    # Its name in the trace: its FX-graph cache key.
+    name: str
+    # Its input names.
+    inputs: list[str]
+    # Whether its wrapper is C++ (cpp_wrapper), and how many hooked call
+    # sites that C++ has.
+    in_cpp: bool
+    sites: int
+
+    @classmethod
+    def of(cls, compiled: Any) -> _Graph:
+        source = getattr(compiled, "source_code", "") or ""
+        name = getattr(compiled, "_fx_graph_cache_key", "") or f"graph@{id(compiled):x}"
+        return cls(
+            weakref.ref(compiled),
+            str(name),
+            input_names(source),
+            _CPP_WRAPPER in source,
+            cpp_wrapper.hook_sites(source),
+        )
+
+
+# The graphs called so far, by id.
+_GRAPHS: dict[int, _Graph] = {}
 # What the Python module of a cpp_wrapper graph loads its C++ entry with.
 _CPP_WRAPPER = "CppWrapperCodeCache.load_pybinding"
 
@@ -54,22 +85,16 @@ def install() -> None:
             try:
                 extern_kernels.install_pending()
                 known = _GRAPHS.get(id(self))
-                if known is None:
-                    source = getattr(self, "source_code", "") or ""
-                    known = _GRAPHS[id(self)] = (
-                        input_names(source),
-                        _CPP_WRAPPER in source,
-                        cpp_wrapper.hook_sites(source),
-                    )
-                names, in_cpp, sites = known
-                graph = str(getattr(self, "_fx_graph_cache_key", "") or f"graph@{id(self):x}")
-                if in_cpp and not sites and graph not in session.unrecorded_graphs:
+                if known is None or known.graph() is not self:
+                    known = _GRAPHS[id(self)] = _Graph.of(self)
+                in_cpp, graph = known.in_cpp, known.name
+                if in_cpp and not known.sites and graph not in session.unrecorded_graphs:
                     say_unrecorded(session, graph, "cpp_wrapper")
                 session.sample_settings()
                 # A C++ wrapper's copies and zeroing are not recorded: its
                 # launches take their hashes before afresh.
-                session.graph_inputs(graph, names, list(inputs), all_recorded=not in_cpp)
-                calls = cpp_wrapper.calls()
+                session.graph_inputs(graph, known.inputs, list(inputs), all_recorded=not in_cpp)
+                calls = cpp_wrapper.calls() if in_cpp else 0
                 recorded = True
             except Exception as e:
                 session.fail(e)
@@ -78,7 +103,7 @@ def install() -> None:
         finally:
             if recorded:
                 try:
-                    unbound = in_cpp and not cpp_wrapper.call_ended(calls) and sites
+                    unbound = in_cpp and not cpp_wrapper.call_ended(calls) and known.sites
                     if unbound and graph not in session.unrecorded_graphs:
                         say_unrecorded(session, graph, "cpp_wrapper_unbound")
                     session.graph_call_end()

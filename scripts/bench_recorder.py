@@ -158,15 +158,16 @@ def _recorder_pieces(call, x: torch.Tensor, calls: int) -> dict[str, float]:
     call of the compiled pointwise graph of ``x``, recording now) passes
     through; see :func:`launch_breakdown`."""
     from torch._inductor.codecache import PyCodeCache
+    from tritontui import _native
     from tritontui.hooks import cpp as cpp_hook
 
     session = tritontui._active.active()
     module = next(
         m
         for m in list(PyCodeCache.modules)
-        if any(isinstance(v, cpp_hook.CppKernel) for v in vars(m).values())
+        if any(isinstance(v, _native.CppKernelHook) for v in vars(m).values())
     )
-    kernel = next(n for n, v in vars(module).items() if isinstance(v, cpp_hook.CppKernel))
+    kernel = next(n for n, v in vars(module).items() if isinstance(v, _native.CppKernelHook))
     proxy, allocate = getattr(module, kernel), module.empty_strided_cpu
     unwrapped = next(o for m, n, o in cpp_hook._PATCHED if m is module and n == "empty_strided_cpu")
     args = _captured_calls(module, (kernel, "empty_strided_cpu"), call)

@@ -8,6 +8,7 @@ mod aten_hook;
 mod call_scope;
 mod capabilities;
 mod command;
+mod cpp_kernel_hook;
 mod cpp_wrapper_hook;
 mod cuda_graphs;
 #[cfg(feature = "cuda")]
@@ -70,6 +71,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     m.add_class::<cpp_wrapper_hook::CppWrapperHook>()?;
     m.add_class::<numerics::NumericsSampler>()?;
+    m.add_class::<cpp_kernel_hook::CppKernelHook>()?;
     m.add("HASH_ALGORITHM", tritontui_trace::hash::ALGORITHM)?;
     Ok(())
 }

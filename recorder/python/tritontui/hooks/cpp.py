@@ -4,8 +4,10 @@ The generated wrapper module calls each ``cpp_fused_*`` kernel through a
 module global (a builtin compiled by ``async_compile.cpp_pybinding``).
 When such a module is loaded (``PyCodeCache.load_by_key_path``, on a fresh
 compile or a cache hit) or was loaded before recording started, each of
-those globals is replaced by a :class:`CppKernel` proxy that records the
-call. Argument names and constness come from the C++ signature."""
+those globals is replaced by a native proxy (``_native.CppKernelHook``,
+no Python frame per launch) that records the call; :class:`CppKernel`
+tells it what it asks once per session. Argument names and constness
+come from the C++ signature."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import types
 from typing import Any
 
 from .. import _access as _outputs
-from .. import _active, _tensors
+from .. import _active, _native, _tensors
 from . import wrapper_allocations
 
 _ORIGINAL_LOAD: Any = None
@@ -23,19 +25,16 @@ _PATCHED: list[tuple[types.ModuleType, str, Any]] = []
 
 
 class CppKernel:
-    """Records each call of one C++ kernel, then calls it."""
+    """What the native proxy of one C++ kernel (``_native.CppKernelHook``)
+    asks once per session: whether the session records it, the access
+    codes of a call with so many arguments, its definition in the trace."""
 
     def __init__(self, name: str, kernel: Any, module_path: str) -> None:
         self.name = name
-        self.kernel = kernel
         self.cpp_path = _cpp_path(kernel)
         self.module_path = module_path
         self._source: str | None = None
         self._params: list[tuple[str, str, str]] | None = None
-        # What the last session to call it decided, fixed per session:
-        # (session, whether it records this kernel, access codes by
-        # argument count, kernel id once defined).
-        self._fixed: tuple[Any, bool, dict[int, bytes], list[int]] | None = None
 
     def source(self) -> str:
         """The kernel's C++ source, read once."""
@@ -49,50 +48,20 @@ class CppKernel:
             self._params = parse_signature(self.source())
         return self._params
 
-    def __call__(self, *args: Any) -> Any:
-        session = _active.active()
-        if session is None:
-            return self.kernel(*args)
-        fixed = self._fixed
-        if fixed is None or fixed[0] is not session:
-            fixed = self._fixed = (session, session.wants(self.name), {}, [])
-        if not fixed[1]:
-            return self.kernel(*args)
-        try:
-            codes = fixed[2].get(len(args))
-            if codes is None:
-                codes = fixed[2][len(args)] = self._codes(len(args))
-            described = session.describe(args, codes)
-            taken = None
-            if session.observes:
-                taken = session.observe_before(self.name, args, codes)
-            if session.breaks is not None:
-                session.before_launch(self.name)
-        except Exception as e:
-            session.launch_unrecorded(self.name, e)
-            return self.kernel(*args)
-        with _active.inside_launch():
-            result = self.kernel(*args)
-        try:
-            if not fixed[3]:
-                fixed[3].append(self._define(session))
-            seq = session.launch(fixed[3][0], [], 0, described)
-            if taken is not None:
-                session.observe_after(taken, seq)
-        except Exception as e:
-            session.fail(e)
-        return result
+    def wanted(self, session: Any) -> bool:
+        """Whether ``session`` records this kernel."""
+        return session.wants(self.name)
 
-    def _codes(self, count: int) -> bytes:
+    def codes(self, count: int) -> bytes:
         """The access codes of a call with ``count`` arguments."""
         params = self.params()
         access = [a for _, _, a in params] + ["in"] * (count - len(params))
         return _tensors.access_codes(access)
 
-    def _define(self, session: Any) -> int:
+    def define(self, session: Any) -> int:
         """The kernel's id in ``session``'s trace, defined the first time."""
 
-        def define() -> dict[str, Any]:
+        def definition() -> dict[str, Any]:
             text = self.source()
             return {
                 "name": self.name,
@@ -105,7 +74,7 @@ class CppKernel:
                 "config": {},
             }
 
-        return session.kernel_id(("cpp", self.name, self.cpp_path), define)
+        return session.kernel_id(("cpp", self.name, self.cpp_path), definition)
 
 
 def parse_signature(source: str, name: str = "kernel") -> list[tuple[str, str, str]]:
@@ -164,7 +133,8 @@ def wrap_module(module: types.ModuleType) -> None:
     buffer allocators with recording proxies."""
     for name, value in list(vars(module).items()):
         if _is_cpp_kernel(value):
-            proxy: Any = CppKernel(name, value, getattr(module, "__file__", ""))
+            info = CppKernel(name, value, getattr(module, "__file__", ""))
+            proxy: Any = _native.CppKernelHook(value, info)
         elif (
             name in wrapper_allocations.NAMES
             and callable(value)
@@ -212,5 +182,5 @@ def uninstall() -> None:
     while _PATCHED:
         module, name, original = _PATCHED.pop()
         current = getattr(module, name, None)
-        if isinstance(current, CppKernel) or wrapper_allocations.is_proxy(current):
+        if isinstance(current, _native.CppKernelHook) or wrapper_allocations.is_proxy(current):
             setattr(module, name, original)

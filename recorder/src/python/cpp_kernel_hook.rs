@@ -62,12 +62,6 @@ impl CppKernelHook {
         self.kernel.clone_ref(py)
     }
 
-    /// Its Python description.
-    #[getter]
-    fn info(&self, py: Python<'_>) -> Py<PyAny> {
-        self.info.clone_ref(py)
-    }
-
     #[pyo3(signature = (*args))]
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let session = self.active.bind(py).getattr(intern!(py, "_ACTIVE"))?;

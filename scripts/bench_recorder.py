@@ -2,7 +2,8 @@
 CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided); the
 time a compiled kernel launch costs unrecorded, recorded with the default
 options (aten ops around the kernels, exact hashes before and after), and
-with aten ops off, with metadata only or exact hashes; a small
+with aten ops off, with metadata only or exact hashes; where the time
+a recorded call adds goes, piece by piece (``launch_breakdown``); a small
 compiled GPT's training step (AdamW) on two threads in the same modes,
 taking turns, with the time added per recorded launch; and its forward
 and backward compiled with ``cpp_wrapper=True``: the stock C++ wrapper,

@@ -15,12 +15,12 @@
 //! (`AtenTensorHandle`, that is `at::Tensor*`), integers and floats
 //! carried in the pointer's bits. Tensors are handed to the describer as
 //! new tensors sharing the handle's storage (a new handle, stolen by
-//! `torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr`), so that the
-//! launch is described and hashed exactly as the Python wrapper's; the
-//! rest of a launch runs here, with no Python frame of its own, as for
-//! [`super::triton_hook`]. What is fixed per site (its name, argument
-//! order and access, the kernel's definition, its grid for given sizes)
-//! comes from Python once and is cached.
+//! `torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs`, which frees
+//! it), so that the launch is described and hashed exactly as the Python
+//! wrapper's; the rest of a launch runs here, with no Python frame of its
+//! own, as for [`super::triton_hook`]. What is fixed per site (its name,
+//! argument order and access, the kernel's definition, its grid for given
+//! sizes) comes from Python once and is cached.
 
 use super::describe::Described;
 use super::dynamo_off::DynamoOff;
@@ -106,7 +106,7 @@ pub struct CppWrapperHook {
     session: HookSession,
     /// `tritontui.hooks.cpp_wrapper`: `prepare`, `define` and `grid`.
     helpers: Py<PyAny>,
-    /// Makes a Python tensor of an owning handle.
+    /// Makes Python tensors of a list of owning handles, freeing them.
     steal: Py<PyAny>,
     new_handle: NewHandle,
     /// `torch._C._cuda_getCurrentRawStream` (None in a torch without CUDA).
@@ -118,7 +118,8 @@ pub struct CppWrapperHook {
 impl CppWrapperHook {
     /// `session` is the recording session; `helpers` the Python module of
     /// these hooks; `steal` is
-    /// `torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr`;
+    /// `torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs` (its
+    /// singular twin copies the tensor and never frees the handle);
     /// `new_handle` the address of `aoti_torch_new_tensor_handle`;
     /// `current_stream` `torch._C._cuda_getCurrentRawStream` or None.
     #[new]
@@ -449,26 +450,40 @@ impl CppWrapperHook {
         values: &[*mut c_void],
     ) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for &i in positions {
+        // Where each tensor goes in `list`, and its new owning handle.
+        let mut tensors: Vec<(usize, *mut c_void)> = Vec::new();
+        let mut failed = None;
+        for (slot, &i) in positions.iter().enumerate() {
             let (Some(&code), Some(&value)) = (site.codes.get(i), values.get(i)) else {
                 list.append(py.None())?;
                 continue;
             };
             match code {
-                c if is_tensor(c) => list.append(self.tensor(py, value)?)?,
+                c if is_tensor(c) && !value.is_null() && failed.is_none() => {
+                    match self.owning_handle(value) {
+                        Ok(owned) => tensors.push((slot, owned)),
+                        Err(e) => failed = Some(e),
+                    }
+                    list.append(py.None())?;
+                }
                 b'n' => list.append(value as i64)?,
                 b'f' => list.append(f64::from_bits(value as u64))?,
                 _ => list.append(py.None())?,
             }
         }
+        // The handles are taken over (and freed) even when one failed.
+        let stolen = self.steal_all(py, &tensors)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for ((slot, _), tensor) in tensors.iter().zip(stolen.iter()) {
+            list.set_item(*slot, tensor)?;
+        }
         Ok(list)
     }
 
-    /// A new Python tensor sharing the storage of tensor handle `value`.
-    fn tensor<'py>(&self, py: Python<'py>, value: *mut c_void) -> PyResult<Bound<'py, PyAny>> {
-        if value.is_null() {
-            return Ok(py.None().into_bound(py));
-        }
+    /// A new handle owning a reference to tensor handle `value`'s tensor.
+    fn owning_handle(&self, value: *mut c_void) -> PyResult<*mut c_void> {
         let mut owned: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live tensor handle of the caller.
         let status = unsafe { (self.new_handle)(value, &mut owned) };
@@ -477,15 +492,36 @@ impl CppWrapperHook {
                 "aoti_torch_new_tensor_handle failed",
             ));
         }
-        // SAFETY: a capsule holding the new handle, with no name and no
-        // destructor: `steal` takes the handle over.
-        let capsule = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                pyo3::ffi::PyCapsule_New(owned, std::ptr::null(), None),
-            )
-        }?;
-        self.steal.bind(py).call1((capsule,))
+        Ok(owned)
+    }
+
+    /// Python tensors taking over owning handles `tensors` (each freed by
+    /// `steal`), in their order.
+    fn steal_all<'py>(
+        &self,
+        py: Python<'py>,
+        tensors: &[(usize, *mut c_void)],
+    ) -> PyResult<Bound<'py, PyList>> {
+        let capsules = PyList::empty(py);
+        if tensors.is_empty() {
+            return Ok(capsules);
+        }
+        for &(_, owned) in tensors {
+            // SAFETY: a capsule holding the new handle, with no name and
+            // no destructor: `steal` takes the handle over.
+            let capsule = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    pyo3::ffi::PyCapsule_New(owned, std::ptr::null(), None),
+                )
+            }?;
+            capsules.append(capsule)?;
+        }
+        Ok(self
+            .steal
+            .bind(py)
+            .call1((capsules,))?
+            .cast_into::<PyList>()?)
     }
 
     /// The current stream of the first CUDA tensor's device (the one the

@@ -804,7 +804,7 @@ def install(session: Any) -> None:
         hook = _native.CppWrapperHook(
             session,
             sys.modules[__name__],
-            torch._C._aoti.alloc_tensor_by_stealing_from_void_ptr,
+            torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs,
             _new_handle_address(),
             getattr(torch._C, "_cuda_getCurrentRawStream", None),
         )

@@ -122,6 +122,71 @@ def capture_cost(numel: int, steps: int, device: str) -> None:
     )
 
 
+# The modes of the launch-cost benchmark, as issue 34 measured them.
+LAUNCH_MODES = {
+    "unrecorded": None,
+    "defaults, metadata only (hash='none')": {"hash": "none"},
+    "metadata only, aten=False": {"hash": "none", "aten": False},
+    "defaults (exact hashes)": {},
+    "exact hashes, aten=False": {"aten": False},
+}
+
+
+def _sorted_chain(x: torch.Tensor) -> torch.Tensor:
+    """Eight pointwise kernels, each followed by ``torch.sort`` (an extern
+    fallback Inductor cannot fuse across)."""
+    for _ in range(8):
+        x = torch.sort(x * 1.5 + 1).values
+    return x
+
+
+def launch_cost(device: str, calls: int, rounds: int) -> None:
+    """What recording adds per call and per recorded launch to tiny
+    compiled calls on ``device``: one pointwise kernel (and its output's
+    allocation) per call, and a chain of eight split by extern fallbacks.
+    The modes take turns (:func:`take_turns`); each time is the median
+    over ``rounds`` of ``calls`` calls; the launches a call records are
+    counted from one more recorded call per mode."""
+    x = torch.randn(4096, device=device)
+    programs = {
+        "one kernel": torch.compile(lambda x: x * 2 + 1),
+        "8 kernels split by sort": torch.compile(_sorted_chain),
+    }
+    for name, program in programs.items():
+        program(x)
+
+        def measure(program=program) -> float:
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(calls):
+                program(x)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            return (time.perf_counter() - start) / calls
+
+        times = take_turns(LAUNCH_MODES, measure, rounds)
+        plain = statistics.median(times["unrecorded"])
+        print(f"\nlaunch cost on {device}, {name}, 4096 floats ({rounds} rounds of {calls} calls):")
+        print(f"  {'':38} {'per call':>10} {'added':>10} {'launches':>9} {'per launch':>11}")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t.msgpack")
+            for label, options in LAUNCH_MODES.items():
+                each = statistics.median(times[label])
+                if options is None:
+                    print(f"  {label:38} {each * 1e6:7.1f} us")
+                    continue
+                with recording(path, options):
+                    program(x)
+                records = dumped(path)
+                launches = sum(1 for r in records if r["type"] == "launch" and not r["autotune"])
+                added = (each - plain) * 1e6
+                print(
+                    f"  {label:38} {each * 1e6:7.1f} us {added:7.1f} us {launches:9}"
+                    f" {added / max(launches, 1):8.1f} us"
+                )
+
+
 def own_forward(model: torch.nn.Module, label: str) -> Callable[..., Any]:
     """``lambda *args: model(*args)`` with a code object of its own
     (``label`` names it). Dynamo keeps compiled graphs per code object:

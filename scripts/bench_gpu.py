@@ -1,5 +1,8 @@
 """GPU benchmark, side by side in one process (needs CUDA):
 
+0. What recording adds per recorded launch of tiny compiled calls (one
+   pointwise kernel; eight split by ``torch.sort``), modes taking turns
+   (``_bench.launch_cost``).
 1. tthash64-v1 on a 256 MB tensor, beside a device-to-device copy and
    DebugMode's L1-norm hash of the same tensor.
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
@@ -29,7 +32,7 @@
    hashes, taking turns (``_bench.cpp_wrapper_turns``).
 
     python scripts/bench_gpu.py [SECTION ...]   # ROUNDS=30 by default
-    (sections: hash, transformer, graphed, capture, cpp_wrapper; all by default)
+    (sections: launch, hash, transformer, graphed, capture, cpp_wrapper; all by default)
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from _bench import (
     capture_cost,
     cpp_wrapper_turns,
     dumped,
+    launch_cost,
     own_forward,
     paired_ratios,
     recording,
@@ -384,8 +388,17 @@ def cpp_wrapper_transformer(dtype: torch.dtype) -> None:
 if __name__ == "__main__":
     print(torch.cuda.get_device_name(0), torch.__version__)
     t0 = time.time()
-    # Sections to run (default: all): hash, transformer, graphed, capture, cpp_wrapper.
-    sections = set(sys.argv[1:]) or {"hash", "transformer", "graphed", "capture", "cpp_wrapper"}
+    # Sections to run (default: all): launch, hash, transformer, graphed, capture, cpp_wrapper.
+    sections = set(sys.argv[1:]) or {
+        "launch",
+        "hash",
+        "transformer",
+        "graphed",
+        "capture",
+        "cpp_wrapper",
+    }
+    if "launch" in sections:
+        launch_cost("cuda", 2000, 7)
     if "hash" in sections:
         hash_throughput()
     for dtype in (torch.bfloat16, torch.float32) if "transformer" in sections else ():

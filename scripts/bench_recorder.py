@@ -1,14 +1,15 @@
-"""Benchmark of the recorder on the CPU, side by side in one process:
-CPU hash throughput (tthash64-v1 on 256 MB, contiguous and strided); the
-time a compiled kernel launch costs unrecorded, recorded with the default
-options (aten ops around the kernels, exact hashes before and after), and
-with aten ops off, with metadata only or exact hashes; where the time
-a recorded call adds goes, piece by piece (``launch_breakdown``); a small
-compiled GPT's training step (AdamW) on two threads in the same modes,
-taking turns, with the time added per recorded launch; and its forward
-and backward compiled with ``cpp_wrapper=True``: the stock C++ wrapper,
-the one with the recorder's hooks unrecorded and recorded
-(``_bench.cpp_wrapper_turns``).
+"""Benchmark of the recorder on the CPU, side by side in one process: what
+recording adds per recorded launch of tiny compiled calls, modes taking
+turns (``_bench.launch_cost``); CPU hash throughput (tthash64-v1 on 256
+MB, contiguous and strided); the time a compiled kernel launch costs
+unrecorded, recorded with the default options (aten ops around the
+kernels, exact hashes before and after), and with aten ops off, with
+metadata only or exact hashes; where the time a recorded call adds goes,
+piece by piece (``launch_breakdown``); a small compiled GPT's training
+step (AdamW) on two threads in the same modes, taking turns, with the
+time added per recorded launch; and its forward and backward compiled
+with ``cpp_wrapper=True``: the stock C++ wrapper, the one with the
+recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``).
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -24,7 +25,15 @@ from pathlib import Path
 
 import torch
 import tritontui
-from _bench import capture_cost, cpp_wrapper_turns, own_forward, paired_ratios, summary, take_turns
+from _bench import (
+    capture_cost,
+    cpp_wrapper_turns,
+    launch_cost,
+    own_forward,
+    paired_ratios,
+    summary,
+    take_turns,
+)
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/corpus/programs"))
@@ -267,6 +276,7 @@ def gpt_cpp_wrapper() -> None:
 if __name__ == "__main__":
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} cores")
+    launch_cost("cpu", 1000, 7)
     hash_throughput()
     launch_overhead(1024, 2000)
     launch_breakdown()

@@ -187,6 +187,144 @@ def launch_cost(device: str, calls: int, rounds: int) -> None:
                 )
 
 
+@contextlib.contextmanager
+def _without(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name`` set to ``value`` inside the block."""
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
+def _knockouts(device: str) -> dict[str, Callable[[], contextlib.ExitStack]]:
+    """The recorder's pieces a compiled call passes through, each as what
+    puts back the unrecorded original: the graph-call hook, the launch
+    hooks (Triton's ``run``; the C++ kernels' proxies), the wrapper's
+    allocation proxies. Each entry takes away its piece and those above."""
+    from torch._inductor.output_code import CompiledFxGraph
+    from tritontui.hooks import cpp, graph_inputs, triton, wrapper_allocations
+
+    def stack(pieces: list[tuple[Any, str, Any]]) -> contextlib.ExitStack:
+        exits = contextlib.ExitStack()
+        for owner, name, value in pieces:
+            exits.enter_context(_without(owner, name, value))
+        return exits
+
+    graph = [(CompiledFxGraph, "__call__", graph_inputs._ORIGINAL)]
+    launches = [
+        (m, n, original) for m, n, original in cpp._PATCHED if n not in wrapper_allocations.NAMES
+    ]
+    if device == "cuda":
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+        launches.append((CachingAutotuner, "run", triton._ORIGINAL))
+    allocations = [(m, n, o) for m, n, o in cpp._PATCHED if n in wrapper_allocations.NAMES]
+    return {
+        "graph-call hook": lambda: stack(graph),
+        "launch hook": lambda: stack(graph + launches),
+        "allocation proxy": lambda: stack(graph + launches + allocations),
+    }
+
+
+def launch_pieces(device: str, calls: int, rounds: int, options: dict) -> None:
+    """Where the time that recording with ``options`` (aten ops off: this
+    measures the hooks of a compiled graph) adds to a call of one compiled
+    pointwise kernel on ``device`` goes:
+    the recorder's pieces are taken away one after another inside the
+    session (:func:`_knockouts`), each piece's cost being what taking it
+    away saves; the rest is what the session costs with none of them
+    (its mode off the stack, the checks of who records). Every measure
+    is the median over ``rounds`` of ``calls`` calls, all taking turns."""
+    x = torch.randn(4096, device=device)
+    program = torch.compile(lambda x: x * 2 + 1)
+    program(x)
+
+    def measure() -> float:
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            program(x)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - start) / calls
+
+    times: dict[str, list[float]] = {"unrecorded": [], "recorded": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(rounds):
+            times["unrecorded"].append(measure())
+            with tritontui.record(os.path.join(tmp, "t.msgpack"), aten=False, **options):
+                program(x)
+                times["recorded"].append(measure())
+                for label, knockout in _knockouts(device).items():
+                    with knockout():
+                        times.setdefault(label, []).append(measure())
+    medians = {label: statistics.median(seen) for label, seen in times.items()}
+    print(
+        f"\nwhere recording adds time to a compiled call on {device} (one kernel,"
+        f" aten=False, {options}; {rounds} rounds of {calls} calls):"
+    )
+    print(
+        f"  unrecorded {medians['unrecorded'] * 1e6:.1f} us, recorded"
+        f" {medians['recorded'] * 1e6:.1f} us per call"
+    )
+    last = medians["recorded"]
+    for label in list(medians)[2:]:
+        print(f"    {label:20} {(last - medians[label]) * 1e6:6.1f} us")
+        last = medians[label]
+    print(f"    {'the rest':20} {(last - medians['unrecorded']) * 1e6:6.1f} us")
+
+
+def launch_phases(device: str, calls: int) -> None:
+    """The recorder's phase timers (``_native.time_phases``: wall time
+    summed natively per phase, nested phases inside their hook's) over
+    ``calls`` recorded calls of each program of :func:`launch_cost`, with
+    metadata only and with the defaults: microseconds per call in each
+    phase, and how often it was entered per call. What the hooks' phases
+    leave of the time added per call is Python (the graph-call hook, the
+    session's helpers) and torch's own dispatch-mode machinery."""
+    from tritontui import _native
+
+    x = torch.randn(4096, device=device)
+    programs = {
+        "one kernel": torch.compile(lambda x: x * 2 + 1),
+        "8 kernels split by sort": torch.compile(_sorted_chain),
+    }
+
+    def run(program: Callable[..., Any]) -> float:
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            program(x)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - start) / calls
+
+    for name, program in programs.items():
+        program(x)
+        plain = min(run(program) for _ in range(3))
+        for label, options in (("metadata only", {"hash": "none"}), ("defaults", {})):
+            with (
+                tempfile.TemporaryDirectory() as tmp,
+                tritontui.record(os.path.join(tmp, "t.msgpack"), **options),
+            ):
+                program(x)
+                _native.time_phases(True)
+                each = run(program)
+                phases = _native.phase_times()
+                _native.time_phases(False)
+            print(
+                f"\nphases on {device}, {name}, {label}: {each * 1e6:.1f} us per call,"
+                f" {(each - plain) * 1e6:.1f} us added ({calls} calls)"
+            )
+            for phase, nanos, count in phases:
+                if count:
+                    print(f"  {phase:20} {nanos / calls / 1e3:7.2f} us {count / calls:6.1f}x")
+
+
 def own_forward(model: torch.nn.Module, label: str) -> Callable[..., Any]:
     """``lambda *args: model(*args)`` with a code object of its own
     (``label`` names it). Dynamo keeps compiled graphs per code object:

@@ -2,7 +2,8 @@
 
 0. What recording adds per recorded launch of tiny compiled calls (one
    pointwise kernel; eight split by ``torch.sort``), modes taking turns
-   (``_bench.launch_cost``).
+   (``_bench.launch_cost``), and where it goes (``_bench.launch_pieces``,
+   ``_bench.launch_phases``).
 1. tthash64-v1 on a 256 MB tensor, beside a device-to-device copy and
    DebugMode's L1-norm hash of the same tensor.
 2. A compiled 4-layer transformer (d=1024, 16 heads, batch 8 x 512 tokens),
@@ -53,6 +54,8 @@ from _bench import (
     cpp_wrapper_turns,
     dumped,
     launch_cost,
+    launch_phases,
+    launch_pieces,
     own_forward,
     paired_ratios,
     recording,
@@ -399,6 +402,9 @@ if __name__ == "__main__":
     }
     if "launch" in sections:
         launch_cost("cuda", 2000, 7)
+        launch_pieces("cuda", 2000, 9, {"hash": "none"})
+        launch_pieces("cuda", 2000, 9, {})
+        launch_phases("cuda", 3000)
     if "hash" in sections:
         hash_throughput()
     for dtype in (torch.bfloat16, torch.float32) if "transformer" in sections else ():

@@ -1,6 +1,7 @@
 """Benchmark of the recorder on the CPU, side by side in one process: what
 recording adds per recorded launch of tiny compiled calls, modes taking
-turns (``_bench.launch_cost``); CPU hash throughput (tthash64-v1 on 256
+turns (``_bench.launch_cost``), and the recorder's phase timers over
+them (``_bench.launch_phases``); CPU hash throughput (tthash64-v1 on 256
 MB, contiguous and strided); the time a compiled kernel launch costs
 unrecorded, recorded with the default options (aten ops around the
 kernels, exact hashes before and after), and with aten ops off, with
@@ -29,6 +30,7 @@ from _bench import (
     capture_cost,
     cpp_wrapper_turns,
     launch_cost,
+    launch_phases,
     own_forward,
     paired_ratios,
     summary,
@@ -277,6 +279,7 @@ if __name__ == "__main__":
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, {os.cpu_count()} cores")
     launch_cost("cpu", 1000, 7)
+    launch_phases("cpu", 2000)
     hash_throughput()
     launch_overhead(1024, 2000)
     launch_breakdown()

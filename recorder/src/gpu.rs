@@ -26,6 +26,7 @@ mod layout;
 pub use graph_table::{GRAPH_SLOTS, GraphTable, ReadBack};
 
 use crate::background::Delivered;
+use crate::phases::{Phase, timed};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use layout::{Dims, Layout, Read, coalesce, dims, reading};
@@ -740,6 +741,7 @@ impl Batch {
                 range: 0,
             });
         }
+        let _timed = timed(Phase::HashEvent);
         let event = self.returned.event()?;
         unsafe { result::event::record(event, self.stream as sys::CUstream)? };
         self.finished = true;
@@ -799,6 +801,7 @@ unsafe fn enqueue_table(
             first += blocks;
         }
         let params = [&mut table as *mut Table as *mut c_void];
+        let _timed = timed(Phase::HashTable);
         // SAFETY: the table lives until the driver has copied it.
         unsafe { launch_kernel(kernels.table, stream, first, params)? };
     }

@@ -6,6 +6,7 @@
 pub mod background;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod phases;
 pub mod procs;
 #[cfg(feature = "python")]
 mod python;

@@ -528,3 +528,24 @@ def test_a_cpp_kernel_follows_each_sessions_kernel_glob(tmp_path: Path) -> None:
     ours = [r for r in launches(second) if r["kernel"].startswith("cpp_fused")]
     assert len(ours) == 2 and ours[0]["kernel"] == ours[1]["kernel"], ours
     assert [a["access"] for a in ours[0]["args"]] == ["in", "out"], ours[0]["args"]
+
+
+def test_the_phase_timers_count_only_while_on(tmp_path: Path) -> None:
+    from tritontui import _native
+
+    def counts() -> dict[str, int]:
+        return {phase: count for phase, _, count in _native.phase_times()}
+
+    with tritontui.record(tmp_path / "t.msgpack"):
+        torch.ones(4).add(1)
+        assert counts()["aten hook"] == 0
+        _native.time_phases(True)
+        try:
+            torch.ones(4).add(1)
+            timed = counts()
+        finally:
+            _native.time_phases(False)
+    # ones and add, each through the dispatch mode and described.
+    assert timed["aten hook"] == timed["aten run"] == 2, timed
+    assert timed["describe"] >= 2, timed
+    assert counts()["aten hook"] == 0

@@ -9,6 +9,7 @@
 use super::dynamo_off::DynamoOff;
 use super::thread_state::{in_launch, thread_id};
 use super::trace_file::TraceFile;
+use crate::phases::{Phase, timed};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -64,7 +65,11 @@ impl AllocationHook {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let buffer = self.original.bind(py).call(args, kwargs)?;
+        let _timed = timed(Phase::AllocationHook);
+        let buffer = {
+            let _timed = timed(Phase::AllocationRun);
+            self.original.bind(py).call(args, kwargs)?
+        };
         if in_launch() {
             return Ok(buffer.unbind());
         }

@@ -14,6 +14,7 @@ use super::describe::{Described, is_tensor, is_tensor_subclass};
 use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::in_launch;
+use crate::phases::{Phase, timed};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -171,6 +172,7 @@ impl AtenHook {
         args: Option<&Bound<'_, PyTuple>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let _timed = timed(Phase::AtenHook);
         let args = match args {
             Some(args) => args.clone(),
             None => PyTuple::empty(py),
@@ -187,7 +189,10 @@ impl AtenHook {
             };
             return Ok(run.call(&args, kwargs)?.unbind());
         };
-        let out = plan.run.bind(py).call(&args, kwargs)?;
+        let out = {
+            let _timed = timed(Phase::AtenRun);
+            plan.run.bind(py).call(&args, kwargs)?
+        };
         let _off = DynamoOff::enter(py);
         let Some(recorded) = plan.recorded.as_ref() else {
             return Ok(out.unbind());

@@ -12,6 +12,7 @@
 use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::Inside;
+use crate::phases::{Phase, timed};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -64,6 +65,7 @@ impl CppKernelHook {
 
     #[pyo3(signature = (*args))]
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let _timed = timed(Phase::CppKernelHook);
         let session = self.active.bind(py).getattr(intern!(py, "_ACTIVE"))?;
         if session.is_none() {
             return self.run(py, args);

@@ -22,6 +22,7 @@ mod hook_session;
 mod host;
 mod numerics;
 mod pause;
+mod phase_times;
 mod scalar;
 mod tensor_impl;
 mod thread_state;
@@ -61,6 +62,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;
+    m.add_function(wrap_pyfunction!(phase_times::time_phases, m)?)?;
+    m.add_function(wrap_pyfunction!(phase_times::phase_times, m)?)?;
     m.add_function(wrap_pyfunction!(command::run_command, m)?)?;
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_bind, m)?)?;
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_unbind, m)?)?;

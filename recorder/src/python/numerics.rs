@@ -4,6 +4,7 @@
 //! environment, with no Python frame, compared with the last sample.
 //! Which flags there are, and their names, is `tritontui._settings`'s.
 
+use crate::phases::{Phase, timed};
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 use std::sync::Mutex;
@@ -61,6 +62,7 @@ impl NumericsSampler {
     /// Samples the flags: their values when any changed since the last
     /// sample, else None.
     fn changed<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let _timed = timed(Phase::Numerics);
         let now = self.read(py)?;
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         let mut same = last.len() == now.len();

@@ -14,6 +14,7 @@ use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
 use super::thread_state::{autotuning, thread_id};
 use crate::background::BackgroundWriter;
+use crate::phases::{Phase, timed};
 use crate::procs::Watcher;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -341,6 +342,7 @@ impl TraceFile {
         inherit: bool,
         launch: bool,
     ) -> PyResult<Described> {
+        let _timed = timed(Phase::Describe);
         self.with_state(py, |state| {
             let capturing = state.cuda_graphs.capturing();
             let inheriting = inherit && capturing.is_none();
@@ -412,6 +414,7 @@ impl TraceFile {
         hash_post: bool,
         stats: bool,
     ) -> PyResult<u64> {
+        let _timed = timed(Phase::LaunchRecord);
         self.with_state(py, |state| {
             let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
             let ts = self.elapsed();
@@ -535,6 +538,7 @@ impl TraceFile {
         described: &mut Described,
         all_recorded: bool,
     ) -> PyResult<()> {
+        let _timed = timed(Phase::GraphCall);
         self.with_state(py, |state| {
             if first == 0 {
                 state.scope.begin(thread_id(), all_recorded);
@@ -563,6 +567,7 @@ impl TraceFile {
     /// returned: deferred hashes are enqueued (nothing says what runs
     /// next).
     fn graph_call_end(&self, py: Python<'_>) -> PyResult<()> {
+        let _timed = timed(Phase::GraphCallEnd);
         self.with_state(py, |state| {
             state.release_deferred()?;
             state.scope.end();

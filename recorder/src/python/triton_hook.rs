@@ -13,6 +13,7 @@ use super::describe::Described;
 use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::thread_state::Inside;
+use crate::phases::{Phase, timed};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
@@ -152,6 +153,7 @@ impl BoundRun {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let _timed = timed(Phase::TritonHook);
         let hook = self.hook.get();
         let autotuner = self.autotuner.bind(py);
         let stream = match kwargs {
@@ -194,6 +196,7 @@ impl TritonHook {
         all.push(autotuner.clone());
         all.extend(args.iter());
         let all = PyTuple::new(py, all)?;
+        let _timed = timed(Phase::TritonRun);
         Ok(self.original.bind(py).call(all, kwargs)?.unbind())
     }
 

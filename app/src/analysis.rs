@@ -3,15 +3,15 @@
 //! root causes from divergences they explain.
 
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, Side, align_anchored};
-use crate::compare::{ArgIndex, Comparer, PairDiff, access_of};
+use crate::compare::{Comparer, PairDiff};
 use crate::gaps::Gap;
-use crate::producer::{Flow, Origin, is_allocation, is_collective, is_host_read, trace_flow};
+use crate::producer::{Flow, Origin, trace_flow};
 use crate::results::ResultComparison;
 use crate::signature::{alignment_keys, join};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
-use tritontui_trace::{Access, Trace};
+use tritontui_trace::{Access, ArgIndex, Trace};
 
 /// Why a launch diverges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -260,7 +260,7 @@ pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
     let weak = |trace: &Trace, launches: &[u32]| -> Vec<bool> {
         launches
             .iter()
-            .map(|&i| is_allocation(trace.kernel_of(&trace.launches[i as usize])))
+            .map(|&i| trace.kernel_of(&trace.launches[i as usize]).is_allocation())
             .collect()
     };
     let (a_weak, b_weak) = (weak(a, &a_launches), weak(b, &b_launches));
@@ -434,7 +434,7 @@ fn classify_rows(a: &Trace, b: &Trace, alignment: &Alignment) -> (Vec<RowStatus>
         if let Some((_, diff)) = pairs.next_if(|(r, _)| *r == row) {
             let collective = rows[row]
                 .a()
-                .is_some_and(|x| is_collective(a.kernel_of(&a.launches[x as usize])));
+                .is_some_and(|x| a.kernel_of(&a.launches[x as usize]).is_collective());
             let (mut kind, args) = classify_pair(&diff, collective);
             if kind == Some(Kind::NondeterministicKernel)
                 && let (Some(x), Some(y)) = (rows[row].a(), rows[row].b())
@@ -654,11 +654,11 @@ fn explain_inputs(
         // another of its inputs is explained. Alone, they still do.
         let kernel = a.kernel_of(&a.launches[launch as usize]);
         let returned_unwritten = |o: Origin| match o {
-            Origin::Allocated(l, _) => !is_allocation(a.kernel_of(&a.launches[l as usize])),
+            Origin::Allocated(l, _) => !a.kernel_of(&a.launches[l as usize]).is_allocation(),
             _ => false,
         };
         let stale = |o: &InputOrigin| {
-            let scratch = access_of(kernel, usize::from(o.arg)) == Access::Inout
+            let scratch = kernel.access_of(usize::from(o.arg)) == Access::Inout
                 && matches!(o.a, Origin::Unrecorded | Origin::Allocated(..));
             o.explained_by.is_none() && (scratch || returned_unwritten(o.a))
         };
@@ -715,7 +715,7 @@ fn wrote_what_is_read(trace: &Trace, writer: u32, reader: u32, arg: ArgIndex) ->
     let launch = &trace.launches[writer as usize];
     let kernel = trace.kernel_of(launch);
     trace.args_of(launch).enumerate().any(|(i, w)| match w {
-        ArgRef::Tensor(written) if crate::compare::was_written(kernel, i, &w) => {
+        ArgRef::Tensor(written) if kernel.wrote(i, &w) => {
             let (from, to) = written.byte_range();
             from < end && start < to
         }
@@ -901,7 +901,7 @@ pub fn cut_short<'t>(
 /// Whether the launch of run A in `row` hands what it reads to the host.
 fn reads_to_host(a: &Trace, row: Row) -> bool {
     row.a()
-        .is_some_and(|x| is_host_read(a.kernel_of(&a.launches[x as usize])))
+        .is_some_and(|x| a.kernel_of(&a.launches[x as usize]).is_host_read())
 }
 
 /// Whether a divergence itself put differing values into the results (in

@@ -2,10 +2,7 @@
 //! grid, layouts) and the hashes of every argument before and after.
 
 use rustc_hash::FxHashMap;
-use tritontui_trace::{Access, ArgRef, Kernel, Launch, Scalar, Trace};
-
-/// Index of an argument within its launch.
-pub type ArgIndex = u16;
+use tritontui_trace::{Access, ArgIndex, ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// What differs between two launches aligned to the same row.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,11 +47,6 @@ impl PairDiff {
     }
 }
 
-/// The declared access of argument `i`; undeclared arguments count as read.
-pub fn access_of(kernel: &Kernel, i: usize) -> Access {
-    kernel.args.get(i).map_or(Access::In, |a| a.access)
-}
-
 /// The aten ops that read only their `self` argument's metadata (shape,
 /// dtype, device), never its values: a `self` that differs between the
 /// runs makes no difference to them.
@@ -82,20 +74,7 @@ pub fn reads_values(kernel: &Kernel, i: usize) -> bool {
         let base = op.split('.').next().unwrap_or_default();
         METADATA_ONLY.contains(&base) && kernel.arg_name(i) == "self"
     };
-    access_of(kernel, i).reads() && !metadata_only()
-}
-
-/// Whether a tensor argument was written by its launch: flagged by the
-/// recorder or declared by the kernel, or its hash changed.
-pub fn was_written(kernel: &Kernel, i: usize, arg: &ArgRef<'_>) -> bool {
-    match arg {
-        ArgRef::Scalar(_) => false,
-        ArgRef::Tensor(t) => {
-            t.written
-                || access_of(kernel, i).writes()
-                || matches!((t.pre, t.post), (Some(x), Some(y)) if x != y)
-        }
-    }
+    kernel.access_of(i).reads() && !metadata_only()
 }
 
 /// Whether two host (non-tensor) arguments are the same value. Identities
@@ -189,7 +168,7 @@ impl<'t> Comparer<'t> {
         };
         // Arguments the recorder saw written in either run.
         let mut written: Vec<ArgIndex> = Vec::new();
-        let allocates = crate::producer::is_allocation(kernel);
+        let allocates = kernel.is_allocation();
         for (i, (x, y)) in self.a.args_of(la).zip(self.b.args_of(lb)).enumerate() {
             let index = i as ArgIndex;
             let reads = reads_values(kernel, i);
@@ -220,7 +199,7 @@ impl<'t> Comparer<'t> {
                     }
                     // Fresh memory is not hashed: nothing to compare after.
                     let fresh = allocates || tx.allocated || ty.allocated;
-                    if !fresh && (was_written(kernel, i, &x) || was_written(kernel_b, i, &y)) {
+                    if !fresh && (kernel.wrote(i, &x) || kernel_b.wrote(i, &y)) {
                         match (tx.post, ty.post) {
                             (Some(p), Some(q)) if p != q => diff.outputs.push(index),
                             (Some(_), Some(_)) => {}
@@ -243,7 +222,7 @@ impl<'t> Comparer<'t> {
             // aten op's `self` it fills (`bernoulli_` on fresh memory), a
             // buffer whose first use the recorder took for a read.
             let (overwritten, inputs) = diff.inputs.iter().partition(|&&i| {
-                access_of(kernel, usize::from(i)) == Access::Inout || written.contains(&i)
+                kernel.access_of(usize::from(i)) == Access::Inout || written.contains(&i)
             });
             diff.overwritten = overwritten;
             diff.inputs = inputs;

@@ -2,7 +2,6 @@
 //! scripts, tests and `jq`. Addresses and hashes are hex strings, because
 //! JSON readers lose integers above 2^53.
 
-use crate::compare::access_of;
 use serde_json::{Value, json};
 use std::io::{self, Write};
 use tritontui_trace::{ArgRef, Scalar, Trace};
@@ -69,7 +68,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             .enumerate()
             .map(|(i, arg)| {
                 let name = kernel.arg_name(i);
-                let io = access_of(kernel, i).as_str();
+                let io = kernel.access_of(i).as_str();
                 match arg {
                     ArgRef::Scalar(v) => json!({"name": name, "access": io, "value": scalar(v)}),
                     ArgRef::Tensor(t) => with_custom_hash(trace, launch.seq, i, json!({

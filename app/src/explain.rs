@@ -1,9 +1,8 @@
 //! Puts a divergence into words: what differs, and why the engine thinks so.
 
 use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
-use crate::compare::ArgIndex;
-use crate::producer::{Origin, is_allocation};
-use tritontui_trace::{ArgRef, Kernel, Scalar, Trace};
+use crate::producer::Origin;
+use tritontui_trace::{ArgIndex, ArgRef, Kernel, Scalar, Trace};
 
 /// The two runs being compared.
 #[derive(Clone, Copy)]
@@ -70,7 +69,7 @@ pub fn uses_atomics(trace: &Trace, kernel: &Kernel) -> bool {
 pub fn uninitialized_words(trace: &Trace, l: u32, arg: ArgIndex) -> String {
     let launch = &trace.launches[l as usize];
     let kernel = trace.kernel_of(launch);
-    if is_allocation(kernel) {
+    if kernel.is_allocation() {
         format!(
             "uninitialized memory: allocated by launch #{} {} and not written before this launch",
             launch.seq, kernel.name

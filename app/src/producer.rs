@@ -2,9 +2,8 @@
 //! map of the process's memory (host and devices) that records the last
 //! writer of every byte range.
 
-use crate::compare::{ArgIndex, was_written};
 use std::collections::BTreeMap;
-use tritontui_trace::{ArgRef, Trace};
+use tritontui_trace::{ArgIndex, ArgRef, Trace};
 
 /// Where the bytes an argument read before a launch came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,10 +274,10 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             };
         }
         let kernel = trace.kernel_of(launch);
-        let allocates = is_allocation(kernel);
+        let allocates = kernel.is_allocation();
         for (i, arg) in args.iter().enumerate() {
             if let ArgRef::Tensor(t) = arg
-                && was_written(kernel, i, arg)
+                && kernel.wrote(i, arg)
             {
                 time += 1;
                 let (start, end) = t.byte_range();
@@ -322,26 +321,6 @@ fn survivors(trace: &Trace, map: &WriteMap) -> Survivors {
     out.sort_unstable();
     out.dedup();
     Survivors(out)
-}
-
-/// Whether a kernel only hands out memory (`meta.allocates`): its outputs
-/// are uninitialized, not produced.
-pub fn is_allocation(kernel: &tritontui_trace::Kernel) -> bool {
-    kernel.meta.get("allocates") == Some(&tritontui_trace::Scalar::Bool(true))
-}
-
-/// Whether a kernel is a collective of torch.distributed (`c10d::*`, or
-/// a functional collective of a compiled graph, `_c10d_functional::*`):
-/// what it writes depends on the other ranks.
-pub fn is_collective(kernel: &tritontui_trace::Kernel) -> bool {
-    kernel.name.starts_with("c10d::") || kernel.name.starts_with("_c10d_functional::")
-}
-
-/// Whether a kernel hands what it reads to the host (`meta.host_read`:
-/// `.item()`, `.tolist()`, an op returning a number or a bool): what it
-/// reads is part of the program's results.
-pub fn is_host_read(kernel: &tritontui_trace::Kernel) -> bool {
-    kernel.meta.get("host_read") == Some(&tritontui_trace::Scalar::Bool(true))
 }
 
 #[cfg(test)]

@@ -20,5 +20,7 @@ pub use format::{
     ResultsRecord, Scalar, SettingsRecord, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
-pub use trace::{ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace};
+pub use trace::{
+    ArgIndex, ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace,
+};
 pub use writer::TraceWriter;

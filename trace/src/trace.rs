@@ -1,9 +1,9 @@
 //! A whole trace loaded into compact, index-addressed tables.
 
 use crate::format::{
-    ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CudaGraphRecord, CustomHashRecord,
-    EndRecord, GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef,
-    MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ReplayRecord,
+    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CompileRecord, CudaGraphRecord,
+    CustomHashRecord, EndRecord, GapRecord, GraphDef, Header, InputRecord, KernelDef, LaunchRecord,
+    LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ReplayRecord,
     ResultsRecord, Scalar, SettingsRecord, SourceDef, Stats, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched};
@@ -40,12 +40,56 @@ pub struct Kernel {
     pub config: BTreeMap<String, Scalar>,
 }
 
+/// Index of an argument within its launch.
+pub type ArgIndex = u16;
+
 impl Kernel {
     /// Name of parameter `i`, or `arg{i}` when the kernel does not declare it.
     pub fn arg_name(&self, i: usize) -> String {
         self.args
             .get(i)
             .map_or_else(|| format!("arg{i}"), |a| a.name.clone())
+    }
+
+    /// The declared access of argument `i`; undeclared arguments count as
+    /// read.
+    pub fn access_of(&self, i: usize) -> Access {
+        self.args.get(i).map_or(Access::In, |a| a.access)
+    }
+
+    /// Whether argument `i` of a launch of this kernel, `arg`, was written
+    /// by it: flagged by the recorder or declared by the kernel, or its
+    /// hash changed.
+    pub fn wrote(&self, i: usize, arg: &ArgRef<'_>) -> bool {
+        match arg {
+            ArgRef::Scalar(_) => false,
+            ArgRef::Tensor(t) => {
+                t.written
+                    || self.access_of(i).writes()
+                    || matches!((t.pre, t.post), (Some(x), Some(y)) if x != y)
+            }
+        }
+    }
+
+    /// Whether the kernel allocates its result (`meta.allocates`: an
+    /// `empty` op, a wrapper's buffer allocation): whatever its result's
+    /// bytes held before is nobody's output.
+    pub fn is_allocation(&self) -> bool {
+        self.meta.get("allocates") == Some(&Scalar::Bool(true))
+    }
+
+    /// Whether the kernel is a collective of torch.distributed (`c10d::*`,
+    /// or a functional collective of a compiled graph,
+    /// `_c10d_functional::*`): what it writes depends on the other ranks.
+    pub fn is_collective(&self) -> bool {
+        self.name.starts_with("c10d::") || self.name.starts_with("_c10d_functional::")
+    }
+
+    /// Whether the kernel hands what it reads to the host
+    /// (`meta.host_read`: `.item()`, `.tolist()`, an op returning a number
+    /// or a bool): what it reads is part of the program's results.
+    pub fn is_host_read(&self) -> bool {
+        self.meta.get("host_read") == Some(&Scalar::Bool(true))
     }
 }
 

@@ -5,7 +5,6 @@
 use super::{fit, grid_words, pane_block};
 use crate::align::Row;
 use crate::analysis::{Divergence, RowStatus};
-use crate::compare::access_of;
 use crate::explain::{TracePair, differ, divergence_words, origin_words};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
@@ -367,7 +366,7 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
         .args_of(launch)
         .enumerate()
         .map(|(i, arg)| {
-            let access = access_of(kernel, i);
+            let access = kernel.access_of(i);
             let io = access.as_str();
             let mut view = ArgView {
                 name: kernel.arg_name(i),

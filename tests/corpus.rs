@@ -6,9 +6,10 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tritontui::analysis::Verdict;
+use tritontui::Report;
 use tritontui::report::DivergenceReport;
-use tritontui::{Analysis, Options, Report};
+use tritontui_engine::analysis::Verdict;
+use tritontui_engine::{Analysis, Options};
 use tritontui_trace::Trace;
 
 fn pairs() -> Vec<PathBuf> {
@@ -132,7 +133,7 @@ fn every_pair_gets_its_expected_verdict() {
         // Two runs compared show that a kernel gave other bits on equal
         // inputs, not why: without a rerun of it alone the words say so.
         for root in &report.root_causes {
-            if root.kind == tritontui::Kind::NondeterministicKernel
+            if root.kind == tritontui_engine::Kind::NondeterministicKernel
                 && !root.detail.contains("unconfirmed")
             {
                 failures.push(format!(

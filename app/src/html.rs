@@ -6,11 +6,8 @@
 //! lines marked, and the aligned launch table with runs of equal launches
 //! folded away.
 
-use crate::align::Row;
-use crate::analysis::{Analysis, RowStatus};
 use crate::report::{DivergenceReport, Report};
 use crate::source_language::syntax_name;
-use crate::suspects::suspicious_lines;
 use crate::values::{HeatMap, Metrics, TensorValues};
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -18,6 +15,9 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::ThemeSet;
 use syntect::html::{IncludeBackground, styled_line_to_highlighted_html};
 use syntect::parsing::SyntaxSet;
+use tritontui_engine::align::Row;
+use tritontui_engine::analysis::{Analysis, RowStatus};
+use tritontui_engine::suspects::suspicious_lines;
 use tritontui_trace::{ArgRef, Launch, Trace};
 
 /// Equal launches in a row that stay on show; longer runs are folded.
@@ -110,7 +110,7 @@ fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
         );
     }
     page.push_str("</table>\n");
-    let unseen = crate::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    let unseen = tritontui_engine::explain::unseen_work(&report.gaps.a, &report.gaps.b);
     if !unseen.is_empty() {
         page.push_str("<h2>Not seen</h2>\n<ul>\n");
         for line in unseen {
@@ -160,7 +160,7 @@ fn programs_differ(page: &mut String, report: &Report) {
     }
     if !report.compile_differences.is_empty() {
         page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
-        for line in crate::compile_events::lines(&report.compile_differences) {
+        for line in tritontui_engine::compile_events::lines(&report.compile_differences) {
             let _ = writeln!(page, "<li>{}</li>", escape(&line));
         }
         page.push_str("</ul>\n");

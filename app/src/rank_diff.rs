@@ -6,7 +6,6 @@
 //! earliest cause across ranks is the root cause that did not come into
 //! its rank through a collective.
 
-use crate::analysis::{Analysis, Kind, Options, Verdict};
 use crate::report::{DivergenceReport, Reach, Report};
 use anyhow::Context;
 use serde::Serialize;
@@ -15,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use tritontui_engine::analysis::{Analysis, Kind, Options, Verdict};
 use tritontui_trace::{RecordReader, Trace};
 
 /// Shape version of the JSON document.
@@ -284,7 +284,7 @@ pub fn summary(report: &RanksReport) -> String {
             .map_or(String::new(), |d| {
                 format!(
                     "  first divergence {}  {}  {}",
-                    crate::report::index_words(d.a_index, d.b_index),
+                    tritontui_engine::explain::index_words(d.a_index, d.b_index),
                     d.kernel,
                     d.kind.as_str()
                 )
@@ -297,7 +297,7 @@ pub fn summary(report: &RanksReport) -> String {
             out += &format!(
                 "\nearliest cause: rank {}  {}  {}  {}\n  {}\n",
                 cause.rank,
-                crate::report::index_words(d.a_index, d.b_index),
+                tritontui_engine::explain::index_words(d.a_index, d.b_index),
                 d.kernel,
                 d.kind.as_str(),
                 d.detail

@@ -1,16 +1,16 @@
 //! The result of `tritontui diff`: a JSON report for scripts and a short
 //! summary for people. `docs/diff-json.md` documents the JSON.
 
-use crate::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
-use crate::explain::{
-    TracePair, divergence_words, impact_words, origin_words, result_name, result_words,
-    result_writer,
-};
-use crate::gaps::Gap;
-use crate::producer::Origin;
 use crate::values::TensorValues;
 use serde::Serialize;
 use std::fmt::Write as _;
+use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
+use tritontui_engine::explain::{
+    TracePair, divergence_words, impact_words, index_words, origin_words, result_name,
+    result_words, result_writer,
+};
+use tritontui_engine::gaps::Gap;
+use tritontui_engine::producer::Origin;
 use tritontui_trace::Trace;
 
 /// Version of the JSON report's shape.
@@ -31,11 +31,11 @@ pub struct Report {
     pub runs: RunPair,
     /// The runs' settings that differ (versions, devices, numerics flags,
     /// non-default configs, environment variables): often the answer.
-    pub settings: Vec<crate::settings::SettingDiff>,
+    pub settings: Vec<tritontui_engine::settings::SettingDiff>,
     /// Recompilations (with the guards that failed) and graph breaks (with
     /// their reasons) in one run only: why the runs compiled different
     /// programs.
-    pub compile_differences: Vec<crate::compile_events::CompileDifference>,
+    pub compile_differences: Vec<tritontui_engine::compile_events::CompileDifference>,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
     /// CUDA graph replays each run recorded (their launches are among the
@@ -368,8 +368,8 @@ impl Report {
                 a: run_info(a),
                 b: run_info(b),
             },
-            settings: crate::settings::differences(&a.header, &b.header),
-            compile_differences: crate::compile_events::differences(a, b),
+            settings: tritontui_engine::settings::differences(&a.header, &b.header),
+            compile_differences: tritontui_engine::compile_events::differences(a, b),
             launches: Counts {
                 a: analysis.launches.0,
                 b: analysis.launches.1,
@@ -399,7 +399,7 @@ impl Report {
 fn result_difference_report(
     runs: TracePair<'_>,
     analysis: &Analysis,
-    r: &crate::results::ResultDifference,
+    r: &tritontui_engine::results::ResultDifference,
 ) -> ResultDifferenceReport {
     let hash = |h: Option<u64>| h.map(|h| format!("{h:016x}"));
     let (ta, tb) = match (runs.a.results.as_deref(), runs.b.results.as_deref()) {
@@ -566,7 +566,10 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
     }
 }
 
-fn overwrite_report(runs: TracePair<'_>, o: crate::analysis::Overwrite) -> OverwriteReport {
+fn overwrite_report(
+    runs: TracePair<'_>,
+    o: tritontui_engine::analysis::Overwrite,
+) -> OverwriteReport {
     let (run, trace) = if o.in_a { ("a", runs.a) } else { ("b", runs.b) };
     OverwriteReport {
         run,
@@ -616,12 +619,6 @@ fn graph_use_words(replays: &Sides<usize>) -> Option<String> {
     })
 }
 
-/// `A#i B#j`, with `-` for a side that lacks the launch.
-pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
-    let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
-    format!("{} {}", side("A", a), side("B", b))
-}
-
 /// The short human summary printed by `tritontui diff`.
 pub fn summary(report: &Report) -> String {
     let mut out = String::new();
@@ -643,20 +640,20 @@ pub fn summary(report: &Report) -> String {
     }
     if !report.settings.is_empty() {
         let _ = writeln!(out, "settings differ (A | B):");
-        for line in crate::settings::lines(&report.settings) {
+        for line in tritontui_engine::settings::lines(&report.settings) {
             let _ = writeln!(out, "  {line}");
         }
     }
     if !report.compile_differences.is_empty() {
         let _ = writeln!(out, "compiled differently:");
-        for line in crate::compile_events::lines(&report.compile_differences) {
+        for line in tritontui_engine::compile_events::lines(&report.compile_differences) {
             let _ = writeln!(out, "  {line}");
         }
     }
     if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
         let _ = writeln!(out, "{words}");
     }
-    let unseen = crate::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    let unseen = tritontui_engine::explain::unseen_work(&report.gaps.a, &report.gaps.b);
     if !unseen.is_empty() {
         let _ = writeln!(out, "not seen:");
         for line in &unseen {

@@ -5,9 +5,10 @@
 //! one by one.
 
 use std::path::Path;
-use tritontui::analysis::Verdict;
+use tritontui::Report;
 use tritontui::report::{InReplay, Sides, summary};
-use tritontui::{Analysis, Options, Report};
+use tritontui_engine::analysis::Verdict;
+use tritontui_engine::{Analysis, Options};
 use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};
 use tritontui_trace::{
     Access, ArgDef, ArgValue, Header, KernelDef, LaunchRecord, Record, ResultsRecord, Trace,

@@ -2,11 +2,12 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use tritontui::analysis::{Impact, RowStatus, Verdict};
-use tritontui::producer::Origin;
+use tritontui::Report;
 use tritontui::report::Reach;
 use tritontui::synth::{Expected, Injection, Spec, generate};
-use tritontui::{Analysis, Kind, Options, Report};
+use tritontui_engine::analysis::{Impact, RowStatus, Verdict};
+use tritontui_engine::producer::Origin;
+use tritontui_engine::{Analysis, Kind, Options};
 use tritontui_trace::Trace;
 
 struct Pair {
@@ -424,7 +425,7 @@ fn hand_trace_returning_unwritten(
     Trace::from_bytes(Path::new("t"), &bytes).expect("load")
 }
 
-fn root_causes(analysis: &Analysis) -> Vec<&tritontui::analysis::Divergence> {
+fn root_causes(analysis: &Analysis) -> Vec<&tritontui_engine::analysis::Divergence> {
     analysis
         .divergences
         .iter()
@@ -703,7 +704,10 @@ fn an_output_returned_unwritten_is_uninitialized_memory_not_a_nondeterministic_k
     assert_eq!(analysis.divergences.len(), 1, "{:?}", analysis.divergences);
     let reader = &analysis.divergences[0];
     assert_eq!(reader.a, Some(1), "the reader, not the op that returned it");
-    assert_eq!(reader.kind, tritontui::analysis::Kind::DivergentInput);
+    assert_eq!(
+        reader.kind,
+        tritontui_engine::analysis::Kind::DivergentInput
+    );
     assert!(reader.absorbed, "its gradients agree");
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     let first = report
@@ -873,7 +877,7 @@ fn results_that_differ_make_the_runs_divergent_whatever_the_launches_say() {
 
 #[test]
 fn a_trace_with_gaps_is_inconclusive_never_identical() {
-    use tritontui::gaps::GapKind;
+    use tritontui_engine::gaps::GapKind;
     let verdict = |a: &Trace, b: &Trace| Analysis::run(a, b, Options::default());
     let clean = unseen_trace(8192, 1, &[], "exit", "*");
     assert_eq!(verdict(&clean, &clean).verdict, Verdict::Identical);

@@ -15,13 +15,13 @@ use ratatui::style::{Color, Modifier};
 use std::path::Path;
 use syntect::highlighting::ThemeSet;
 use syntect::parsing::SyntaxSet;
-use tritontui::Options;
 use tritontui::synth::{Injection, Spec, generate};
 use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
 use tritontui::tui::comparison::Comparison;
 use tritontui::tui::loader::{self, DEMO_A, DEMO_B, Inputs, LoadEvent, Progress};
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
+use tritontui_engine::Options;
 use tritontui_trace::Trace;
 
 /// The synthetic pair in tests/fixtures: 48 launches, the index_add at #19
@@ -49,7 +49,7 @@ fn the_bundled_demo_is_a_real_gpu_recording_with_one_root_cause() {
     let comparison = Comparison::pair(a, b, Options::default());
     assert_eq!(comparison.roots.len(), 1);
     let root = &comparison.divergences()[comparison.roots[0]];
-    assert_eq!(root.kind, tritontui::Kind::NondeterministicKernel);
+    assert_eq!(root.kind, tritontui_engine::Kind::NondeterministicKernel);
     assert_eq!(
         comparison
             .a

@@ -5,10 +5,9 @@
 mod args;
 mod values_rerun;
 
-use crate::analysis::Verdict;
 use crate::synth::{self, Spec};
 use crate::tui::loader::Inputs;
-use crate::{Analysis, Options, Report, attach};
+use crate::{Report, attach};
 use anyhow::Context;
 use args::{
     AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, LintArgs, RanksArgs, RecordArgs,
@@ -19,6 +18,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::time::Duration;
+use tritontui_engine::analysis::Verdict;
+use tritontui_engine::{Analysis, Options};
 use tritontui_trace::Trace;
 
 /// Exit status of a command.

@@ -161,7 +161,7 @@ pub fn escalate(
 /// Whether the escalated divergence is a kernel whose outputs differ on
 /// equal inputs: what a rerun alone can confirm.
 pub fn wants_rerun(report: &Report) -> bool {
-    target(report).is_some_and(|d| d.kind == crate::Kind::NondeterministicKernel)
+    target(report).is_some_and(|d| d.kind == tritontui_engine::Kind::NondeterministicKernel)
 }
 
 /// The escalation in words, after the verdict.

@@ -7,9 +7,9 @@
 //! propagates downstream exactly as a real one would. Each injection comes
 //! back with the divergence the engine must report for it.
 
-use crate::analysis::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
+use tritontui_engine::analysis::Kind;
 use tritontui_trace::{
     Access, ArgDef, ArgValue, CallRecord, Distributed, GraphDef, Header, KernelDef, LaunchRecord,
     Record, Scalar, TraceWriter, format::RecordOptions,

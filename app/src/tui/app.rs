@@ -8,16 +8,16 @@ use super::layout::{Areas, areas, list_rows};
 use super::loader::{Inputs, Progress};
 use super::search::Search;
 use super::theme::Theme;
-use crate::align::Row;
 use crate::attach::Target;
-use crate::explain::{TracePair, origin_words, uninitialized_words};
-use crate::producer::{Origin, find_origins};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use tritontui_engine::align::Row;
+use tritontui_engine::explain::{TracePair, origin_words, uninitialized_words};
+use tritontui_engine::producer::{Origin, find_origins};
 use tritontui_trace::{ArgRef, Trace};
 
 /// A pane that can have the focus.
@@ -727,7 +727,7 @@ pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<u
     let l = &trace.launches[launch as usize];
     let kernel = trace.kernel_of(l);
     let input = trace.args_of(l).enumerate().find(|(i, arg)| {
-        matches!(arg, ArgRef::Tensor(_)) && crate::compare::reads_values(kernel, *i)
+        matches!(arg, ArgRef::Tensor(_)) && tritontui_engine::compare::reads_values(kernel, *i)
     });
     let Some((arg, _)) = input else {
         return (None, "this launch reads no tensor".to_owned());

@@ -1,11 +1,11 @@
 //! What the TUI shows: one trace, or two with their analysis, plus the
 //! indexes the views need (row of each launch, rows of each kernel name).
 
-use crate::align::Row;
-use crate::analysis::{Analysis, Divergence, Options, RowStatus};
 use crate::values::TensorValues;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
+use tritontui_engine::align::Row;
+use tritontui_engine::analysis::{Analysis, Divergence, Options, RowStatus};
 use tritontui_trace::Trace;
 
 /// A loaded comparison.
@@ -35,7 +35,7 @@ pub struct Comparison {
     /// first shown, by launch seq in A and in B.
     values: Mutex<FxHashMap<(u64, u64), Option<CapturedValues>>>,
     /// The runs' settings that differ (shown in the header first).
-    pub settings: Vec<crate::settings::SettingDiff>,
+    pub settings: Vec<tritontui_engine::settings::SettingDiff>,
 }
 
 /// A pair of launches' captured values compared, or why they were not.
@@ -116,7 +116,7 @@ impl Comparison {
         roots: Vec<usize>,
     ) -> Comparison {
         let settings = b.as_ref().map_or_else(Vec::new, |b| {
-            crate::settings::differences(&a.header, &b.header)
+            tritontui_engine::settings::differences(&a.header, &b.header)
         });
         let mut comparison = Comparison {
             settings,
@@ -198,7 +198,7 @@ impl Comparison {
         }
     }
 
-    /// The divergence to open on (see [`crate::Analysis::first`]).
+    /// The divergence to open on (see [`tritontui_engine::Analysis::first`]).
     pub fn first_divergence(&self) -> Option<&Divergence> {
         self.analysis.as_ref().and_then(|a| a.first())
     }

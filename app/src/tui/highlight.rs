@@ -54,7 +54,7 @@ pub fn spawn<M: Send + 'static>(
 
 /// Highlights one source (also used directly by tests).
 pub fn highlight(syntaxes: &SyntaxSet, themes: &ThemeSet, request: &Request) -> Highlighted {
-    let suspicious = crate::suspects::suspicious_lines(&request.text);
+    let suspicious = tritontui_engine::suspects::suspicious_lines(&request.text);
     let plain = || {
         request
             .text

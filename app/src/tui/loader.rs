@@ -3,10 +3,10 @@
 
 use super::comparison::{Comparison, RankPlace};
 use super::ranks::RankSet;
-use crate::analysis::Options;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
+use tritontui_engine::analysis::Options;
 use tritontui_trace::{Trace, TraceError};
 
 /// Why the traces could not be loaded; each message is one line.

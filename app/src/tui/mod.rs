@@ -19,7 +19,6 @@ pub mod terminal;
 pub mod theme;
 mod timings;
 
-use crate::analysis::Options;
 use app::{Action, App, Effect, action_for_event};
 use highlight::{Highlighted, SourceKey};
 use loader::{Inputs, LoadEvent};
@@ -29,6 +28,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 use theme::Theme;
 use timings::Timings;
+use tritontui_engine::analysis::Options;
 
 /// Draws the whole screen.
 pub fn render(app: &App, frame: &mut Frame) {

@@ -2,9 +2,9 @@
 //! folders of rank traces): every rank's verdict, compared once when the
 //! runs open, for the rank picker; one rank's pair is open at a time.
 
-use crate::analysis::Options;
 use crate::rank_diff::{RanksReport, compare_with_progress};
 use std::path::{Path, PathBuf};
+use tritontui_engine::analysis::Options;
 
 /// Every rank of the two runs, with its verdict.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl RankSet {
                 let summary = match &r.report.first_divergence {
                     Some(d) => format!(
                         "{verdict:<10} {} {}  {}",
-                        crate::report::index_words(d.a_index, d.b_index),
+                        tritontui_engine::explain::index_words(d.a_index, d.b_index),
                         d.kernel,
                         d.kind.as_str()
                     ),

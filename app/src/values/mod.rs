@@ -6,12 +6,12 @@
 mod metrics;
 mod safetensors;
 
-use crate::analysis::{Options, align_runs};
 use anyhow::{Context, bail};
 pub use metrics::{HeatMap, Metrics, Worst};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
+use tritontui_engine::analysis::{Options, align_runs};
 use tritontui_trace::Trace;
 
 /// Shape version of the JSON document.

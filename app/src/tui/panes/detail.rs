@@ -3,9 +3,6 @@
 //! differ highlighted.
 
 use super::{fit, grid_words, pane_block};
-use crate::align::Row;
-use crate::analysis::{Divergence, RowStatus};
-use crate::explain::{TracePair, differ, divergence_words, origin_words};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use crate::values::{HeatMap, TensorValues};
@@ -14,6 +11,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use std::collections::BTreeMap;
+use tritontui_engine::align::Row;
+use tritontui_engine::analysis::{Divergence, RowStatus};
+use tritontui_engine::explain::{TracePair, differ, divergence_words, origin_words};
 use tritontui_trace::{ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// One side of a row: its trace and launch.
@@ -117,8 +117,8 @@ fn verdict_lines(app: &App, comparison: &Comparison, row: Row, lines: &mut Vec<L
     }
     for origin in &d.origins {
         let name = runs.arg_name(d, origin.arg);
-        let jump = if matches!(origin.a, crate::producer::Origin::Launch(..))
-            || matches!(origin.b, crate::producer::Origin::Launch(..))
+        let jump = if matches!(origin.a, tritontui_engine::producer::Origin::Launch(..))
+            || matches!(origin.b, tritontui_engine::producer::Origin::Launch(..))
         {
             "  (p: jump there)"
         } else {
@@ -134,7 +134,7 @@ fn verdict_lines(app: &App, comparison: &Comparison, row: Row, lines: &mut Vec<L
 
 fn divergence_head(
     runs: TracePair<'_>,
-    analysis: &crate::Analysis,
+    analysis: &tritontui_engine::Analysis,
     index: usize,
     d: &Divergence,
 ) -> String {
@@ -142,7 +142,9 @@ fn divergence_head(
     if d.is_root_cause() || d.absorbed {
         head.push_str(if d.absorbed { "" } else { " · root cause" });
         head.push_str(" · ");
-        head.push_str(&crate::explain::impact_words(runs, analysis, index));
+        head.push_str(&tritontui_engine::explain::impact_words(
+            runs, analysis, index,
+        ));
         return head;
     }
     match d.reached_from {
@@ -177,7 +179,7 @@ fn benign_words(comparison: &Comparison, row: Row) -> String {
     let (Some(ia), Some(ib), Some(b)) = (row.a(), row.b(), &comparison.b) else {
         return String::new();
     };
-    let diff = crate::compare::Comparer::new(&comparison.a, b).compare(ia, ib);
+    let diff = tritontui_engine::compare::Comparer::new(&comparison.a, b).compare(ia, ib);
     let mut what = Vec::new();
     if diff.source {
         what.push("source");
@@ -371,7 +373,7 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
             let mut view = ArgView {
                 name: kernel.arg_name(i),
                 io,
-                reads: crate::compare::reads_values(kernel, i),
+                reads: tritontui_engine::compare::reads_values(kernel, i),
                 ..ArgView::default()
             };
             match arg {

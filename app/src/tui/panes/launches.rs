@@ -2,8 +2,6 @@
 //! million launches draw as fast as ten.
 
 use super::{fit, fit_right, grid_words, pane_block};
-use crate::align::Row;
-use crate::analysis::RowStatus;
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use crate::tui::layout::list_rows;
@@ -12,6 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use tritontui_engine::align::Row;
+use tritontui_engine::analysis::RowStatus;
 use tritontui_trace::Trace;
 
 /// The glyph and style of a row's status.

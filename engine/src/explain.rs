@@ -386,7 +386,7 @@ pub fn result_words(
     );
     if let Some(up) = r.explained_by {
         let d = &analysis.divergences[up];
-        let at = crate::report::index_words(d.a.map(|x| runs.seq_a(x)), d.b.map(|y| runs.seq_b(y)));
+        let at = index_words(d.a.map(|x| runs.seq_a(x)), d.b.map(|y| runs.seq_b(y)));
         words.push_str(&format!(
             "; it holds what {at} {} wrote, which diverges ({})",
             runs.kernel(d).name,
@@ -543,7 +543,7 @@ pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> S
 }
 
 /// "x differs" or "x, y differ".
-pub(crate) fn differ(names: &str, count: usize) -> String {
+pub fn differ(names: &str, count: usize) -> String {
     if count == 1 {
         format!("{names} differs")
     } else {
@@ -661,4 +661,10 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
             }
         }
     }
+}
+
+/// `A#i B#j`, with `-` for a side that lacks the launch.
+pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
+    let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
+    format!("{} {}", side("A", a), side("B", b))
 }

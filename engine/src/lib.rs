@@ -1,0 +1,20 @@
+//! tritontui's engine: aligns the kernel launches of two recorded runs,
+//! compares each aligned pair, follows the data flow from launch to
+//! launch, finds where the runs diverge and why, and says it in words.
+//! It reads traces through `tritontui-trace` and nothing else: the app's
+//! commands, UI and outputs are built on it.
+
+pub mod align;
+pub mod analysis;
+pub mod autotuning;
+pub mod compare;
+pub mod compile_events;
+pub mod explain;
+pub mod gaps;
+pub mod producer;
+pub mod results;
+pub mod settings;
+pub mod signature;
+pub mod suspects;
+
+pub use analysis::{Analysis, Divergence, Kind, Options};

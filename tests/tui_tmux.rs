@@ -236,21 +236,21 @@ fn two_runs_of_ranks_open_at_the_earliest_cause_and_r_picks_a_rank() {
     // Four ranks; rank 2 runs a nondeterministic kernel in run B, which
     // reaches the other ranks through the all-reduces.
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(binary())
-        .args([
-            "synth",
-            "--ranks",
-            "4",
-            "-n",
-            "120",
-            "--inject",
-            "nondet@50",
-        ])
-        .args(["--fault-rank", "2", "-o"])
-        .arg(dir.path())
-        .output()
-        .expect("synth");
-    assert!(out.status.success(), "{out:?}");
+    let out = dir.path().display().to_string();
+    tritontui_synth::cli::run_args([
+        "tritontui-synth",
+        "--ranks",
+        "4",
+        "-n",
+        "120",
+        "--inject",
+        "nondet@50",
+        "--fault-rank",
+        "2",
+        "-o",
+        out.as_str(),
+    ])
+    .expect("synth");
     let tmux = Tmux::start();
     tmux.type_line(&format!(
         "cd {} && {} run0 run1; echo EXIT=$?",

@@ -16,7 +16,6 @@ pub mod rank_diff;
 pub mod report;
 pub mod repro;
 pub mod source_language;
-pub mod synth;
 pub mod tui;
 pub mod values;
 

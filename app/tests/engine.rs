@@ -4,10 +4,10 @@ use proptest::prelude::*;
 use std::path::Path;
 use tritontui::Report;
 use tritontui::report::Reach;
-use tritontui::synth::{Expected, Injection, Spec, generate};
 use tritontui_engine::analysis::{Impact, RowStatus, Verdict};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::{Analysis, Kind, Options};
+use tritontui_synth::{Expected, Injection, Spec, generate};
 use tritontui_trace::Trace;
 
 struct Pair {

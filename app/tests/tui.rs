@@ -15,13 +15,13 @@ use ratatui::style::{Color, Modifier};
 use std::path::Path;
 use syntect::highlighting::ThemeSet;
 use syntect::parsing::SyntaxSet;
-use tritontui::synth::{Injection, Spec, generate};
 use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
 use tritontui::tui::comparison::Comparison;
 use tritontui::tui::loader::{self, DEMO_A, DEMO_B, Inputs, LoadEvent, Progress};
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
 use tritontui_engine::Options;
+use tritontui_synth::{Injection, Spec, generate};
 use tritontui_trace::Trace;
 
 /// The synthetic pair in tests/fixtures: 48 launches, the index_add at #19
@@ -584,12 +584,12 @@ fn two_runs_of_ranks_open_at_the_earliest_cause_and_the_picker_opens_another_ran
         injections: vec![Injection::Nondeterministic { at: 30 }],
         autotune: false,
     };
-    let ranks = tritontui::synth::RankSpec {
+    let ranks = tritontui_synth::RankSpec {
         ranks: 3,
         fault_rank: 1,
         corrupt_collective: None,
     };
-    tritontui::synth::generate_ranks(&spec, &ranks, |is_b, rank| {
+    tritontui_synth::generate_ranks(&spec, &ranks, |is_b, rank| {
         let run = dir.path().join(if is_b { "run1" } else { "run0" });
         std::fs::create_dir_all(&run)?;
         std::fs::File::create(run.join(format!("rank{rank}.msgpack")))

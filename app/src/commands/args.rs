@@ -1,6 +1,5 @@
 //! The command line's flags, parsed by clap.
 
-use crate::synth::Injection;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -84,10 +83,6 @@ pub enum Command {
     Attach(AttachArgs),
     /// Resume the processes of a trace that are paused at a pause point.
     Resume(ResumeArgs),
-    /// Write a synthetic trace pair with chosen divergences (for tests and
-    /// benchmarks; not listed in the help).
-    #[command(hide = true)]
-    Synth(SynthArgs),
 }
 
 /// Flags of `tritontui diff`.
@@ -172,40 +167,6 @@ pub struct ReproArgs {
     /// the aligned launch too.
     #[arg(long, value_name = "TRACE_B")]
     pub against: Option<PathBuf>,
-}
-
-/// Flags of `tritontui synth`.
-#[derive(Debug, Args)]
-pub struct SynthArgs {
-    /// Directory to write run0.msgpack and run1.msgpack into.
-    #[arg(short, long, value_name = "DIR")]
-    pub out: PathBuf,
-    /// Program launches in run A.
-    #[arg(short = 'n', long, default_value_t = 1000)]
-    pub launches: usize,
-    /// A fault to put into run B: nondet@N, config@N, code@N, input@N,
-    /// weight@KERNEL, uninit@N, insert@N or insert@NxCOUNT, shape@N.
-    /// Repeatable.
-    #[arg(short, long, value_name = "KIND@N")]
-    pub inject: Vec<Injection>,
-    /// Insert COUNT single extra launches into run B at evenly spread places.
-    #[arg(long, value_name = "COUNT", default_value_t = 0)]
-    pub scatter_inserts: usize,
-    /// Add autotuning launches, which the engine must ignore.
-    #[arg(long)]
-    pub autotune: bool,
-    /// Write a run of this many ranks instead (DIR/run0/rank{r}.msgpack and
-    /// DIR/run1/...), which all-reduce an accumulator after every step of
-    /// 12 launches; the injections act on --fault-rank only.
-    #[arg(long, value_name = "N")]
-    pub ranks: Option<u32>,
-    /// The rank run B's injections act on (with --ranks).
-    #[arg(long, value_name = "RANK", default_value_t = 0, requires = "ranks")]
-    pub fault_rank: u32,
-    /// In run B, the fault rank's K-th all-reduce (from 0) leaves other
-    /// bytes than the other ranks' (with --ranks).
-    #[arg(long, value_name = "K", requires = "ranks")]
-    pub corrupt_collective: Option<u64>,
 }
 
 /// Flags of `tritontui dump`.

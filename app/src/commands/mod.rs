@@ -5,13 +5,12 @@
 mod args;
 mod values_rerun;
 
-use crate::synth::{self, Spec};
 use crate::tui::loader::Inputs;
 use crate::{Report, attach};
 use anyhow::Context;
 use args::{
     AttachArgs, CheckArgs, Cli, Command, DiffArgs, DumpArgs, LintArgs, RanksArgs, RecordArgs,
-    ReportArgs, ReproArgs, ResumeArgs, SynthArgs, ValuesArgs,
+    ReportArgs, ReproArgs, ResumeArgs, ValuesArgs,
 };
 use clap::Parser;
 use std::ffi::OsString;
@@ -60,7 +59,6 @@ where
     };
     let result = match cli.command {
         Some(Command::Diff(args)) => diff(&args),
-        Some(Command::Synth(args)) => synth(&args).map(|()| SUCCESS),
         Some(Command::Dump(args)) => dump(&args).map(|()| SUCCESS),
         Some(Command::Record(args)) => record(&args),
         Some(Command::Check(args)) => check(&args),
@@ -261,63 +259,6 @@ fn print_ignoring_closed_pipe(text: &str) -> anyhow::Result<()> {
     }
 }
 
-fn synth(args: &SynthArgs) -> anyhow::Result<()> {
-    let mut injections = args.inject.clone();
-    injections.extend(synth::spread_inserts(args.launches, args.scatter_inserts));
-    let spec = Spec {
-        launches: args.launches,
-        injections,
-        autotune: args.autotune,
-    };
-    let create = |path: std::path::PathBuf| -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("{}: cannot create", dir.display()))?;
-        }
-        let file = std::fs::File::create(&path)
-            .with_context(|| format!("{}: cannot create", path.display()))?;
-        Ok(std::io::BufWriter::with_capacity(1 << 20, file))
-    };
-    let expected = match args.ranks {
-        None => synth::generate(
-            &spec,
-            create(args.out.join("run0.msgpack"))?,
-            create(args.out.join("run1.msgpack"))?,
-        ),
-        Some(ranks) => {
-            if args.fault_rank >= ranks {
-                anyhow::bail!(
-                    "--fault-rank {} is not below --ranks {ranks}",
-                    args.fault_rank
-                );
-            }
-            let ranks = synth::RankSpec {
-                ranks,
-                fault_rank: args.fault_rank,
-                corrupt_collective: args.corrupt_collective,
-            };
-            synth::generate_ranks(&spec, &ranks, |is_b, rank| {
-                let run = if is_b { "run1" } else { "run0" };
-                create(args.out.join(run).join(format!("rank{rank}.msgpack")))
-                    .map_err(std::io::Error::other)
-            })
-        }
-    }
-    .with_context(|| format!("{}: cannot write the traces", args.out.display()))?;
-    for e in expected {
-        let seq = |s: Option<u64>| s.map_or("-".to_owned(), |s| s.to_string());
-        println!(
-            "{:?}: {} at A#{} B#{} {}",
-            e.injection,
-            e.kind.as_str(),
-            seq(e.a_seq),
-            seq(e.b_seq),
-            e.kernel
-        );
-    }
-    Ok(())
-}
-
 fn dump(args: &DumpArgs) -> anyhow::Result<()> {
     let trace = Trace::open(&args.trace)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -327,7 +268,7 @@ fn dump(args: &DumpArgs) -> anyhow::Result<()> {
     }
 }
 
-/// TracePair the command with the recorder's environment; its exit status
+/// Runs the command with the recorder's environment; its exit status
 /// becomes ours.
 fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     let (program, rest) = args

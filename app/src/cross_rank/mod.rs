@@ -551,17 +551,17 @@ mod tests {
     #[test]
     fn a_run_missing_a_rank_s_trace_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = crate::synth::Spec {
+        let spec = tritontui_synth::Spec {
             launches: 24,
             injections: Vec::new(),
             autotune: false,
         };
-        let ranks = crate::synth::RankSpec {
+        let ranks = tritontui_synth::RankSpec {
             ranks: 3,
             fault_rank: 0,
             corrupt_collective: Some(1),
         };
-        crate::synth::generate_ranks(&spec, &ranks, |is_b, rank| {
+        tritontui_synth::generate_ranks(&spec, &ranks, |is_b, rank| {
             let run = dir.path().join(if is_b { "b" } else { "a" });
             std::fs::create_dir_all(&run)?;
             std::fs::File::create(run.join(format!("rank{rank}.msgpack")))

@@ -1,4 +1,5 @@
-//! Synthetic trace pairs for tests, benchmarks and the bundled demo.
+//! Synthetic trace pairs for tests and benchmarks (a crate of its own,
+//! not part of the shipped app; `tritontui-synth` is its command line).
 //!
 //! A small simulated program runs twice: a cycle of Inductor-like kernels
 //! that read earlier outputs, weights (graph inputs) and an accumulator,
@@ -15,6 +16,7 @@ use tritontui_trace::{
     Record, Scalar, TraceWriter, format::RecordOptions,
 };
 
+pub mod cli;
 mod ranks;
 pub use ranks::{RankSpec, generate_ranks};
 

@@ -1,0 +1,32 @@
+//! `tritontui diff A B`: two traces, or two folders of rank traces.
+
+use super::args::DiffArgs;
+use super::inputs::{both_folders, load_pair, options};
+use super::output::print_diff;
+use super::status::{ExitCode, verdict_status};
+use crate::Report;
+use tritontui_engine::Analysis;
+
+/// `tritontui diff A B`.
+pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    if both_folders(&args.a, &args.b)? {
+        return diff_ranks(args);
+    }
+    let (a, b) = load_pair(&args.a, &args.b)?;
+    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
+    let report = Report::new(&a, &b, &analysis, args.limit);
+    print_diff(
+        &report,
+        args.json,
+        crate::report::summary,
+        verdict_status(analysis.verdict),
+    )
+}
+
+/// `tritontui diff RUN_A RUN_B` on two folders of rank traces.
+fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let report =
+        crate::rank_diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
+    let status = verdict_status(report.verdict());
+    print_diff(&report, args.json, crate::rank_diff::summary, status)
+}

@@ -1,0 +1,58 @@
+//! What the comparing commands share: two traces opened side by side,
+//! the analysis options, and whether two runs are folders of ranks.
+
+use anyhow::Context;
+use std::time::Duration;
+use tritontui_engine::Options;
+use tritontui_trace::Trace;
+
+/// Loads two traces side by side, warning about any that ended early.
+pub(super) fn load_pair(
+    a: &std::path::Path,
+    b: &std::path::Path,
+) -> anyhow::Result<(Trace, Trace)> {
+    let (ta, tb) = std::thread::scope(|s| {
+        let left = s.spawn(|| Trace::open(a));
+        let right = Trace::open(b);
+        (left.join(), right)
+    });
+    let ta = ta.map_err(|_| anyhow::anyhow!("{}: the reader crashed", a.display()))??;
+    let tb = tb?;
+    for trace in [&ta, &tb] {
+        if let Some(end) = &trace.early_end {
+            eprintln!(
+                "tritontui: warning: {}: the trace ended early ({}); comparing the {} launches it has",
+                trace.path.display(),
+                end,
+                trace.launches.len()
+            );
+        }
+    }
+    Ok((ta, tb))
+}
+
+/// The analysis options of `--align-deadline SECONDS`.
+pub(super) fn options(align_deadline: f64) -> anyhow::Result<Options> {
+    let deadline = Duration::try_from_secs_f64(align_deadline)
+        .context("--align-deadline must be a non-negative number of seconds")?;
+    Ok(Options {
+        align_deadline: deadline,
+    })
+}
+
+/// Whether runs `a` and `b` are folders of rank traces (true) or traces
+/// (false); one of each is an error.
+pub(super) fn both_folders(a: &std::path::Path, b: &std::path::Path) -> anyhow::Result<bool> {
+    match (a.is_dir(), b.is_dir()) {
+        (true, true) => Ok(true),
+        (false, false) => Ok(false),
+        (a_is_dir, _) => {
+            let (dir, file) = if a_is_dir { (a, b) } else { (b, a) };
+            anyhow::bail!(
+                "{}: a folder of rank traces, but {} is one trace: give two folders or two traces",
+                dir.display(),
+                file.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! `tritontui record -- COMMAND`: a program run with the recorder on.
+
+use super::args::RecordArgs;
+use super::status::ExitCode;
+use anyhow::Context;
+
+/// Runs the command with the recorder's environment; its exit status
+/// becomes ours.
+pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .context("give the command to record after --")?;
+    let mut command = recorded(program, rest, &args.output, &args.hash, args.no_aten);
+    command.env("TRITONTUI_KERNELS", &args.kernels);
+    if let Some(points) = &args.break_at {
+        command.env("TRITONTUI_BREAK", points);
+    }
+    if let Some(selection) = &args.capture {
+        command.env("TRITONTUI_CAPTURE", selection);
+    }
+    if let Some(budget) = args.capture_budget {
+        command.env("TRITONTUI_CAPTURE_BUDGET", budget.to_string());
+    }
+    if let Some(name) = &args.hash_fn {
+        command.env("TRITONTUI_HASH_FN", name);
+    }
+    let status = command
+        .status()
+        .with_context(|| format!("{program}: cannot run"))?;
+    let code = status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2));
+    if code == 0 {
+        eprintln!("tritontui: recorded to {}", args.output.display());
+    }
+    Ok(code)
+}
+
+/// `program rest...` with the recorder's environment: it records into
+/// `trace` (a pause point the user's environment sets, `TRITONTUI_BREAK`,
+/// stays).
+pub(super) fn recorded(
+    program: &str,
+    rest: &[String],
+    trace: &std::path::Path,
+    hash: &str,
+    no_aten: bool,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(rest)
+        .env("TRITONTUI_RECORD", trace)
+        .env("TRITONTUI_HASH", hash)
+        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" });
+    command
+}
+
+/// `command` run unattended (by `check`): no pause point of the user's
+/// environment stops it.
+pub(super) fn unattended(mut command: std::process::Command) -> std::process::Command {
+    command.env_remove("TRITONTUI_BREAK");
+    command
+}

@@ -5,7 +5,7 @@
 //! receive completes must hash as what the sender read.
 
 use super::collectives::{End, Message, Outcome, RankCollectives};
-use super::{Finding, RankValue};
+use super::findings::{Finding, RankValue, keep_earliest};
 use std::collections::BTreeMap;
 
 /// Where a transfer goes: its group, sender and receiver (global ranks)
@@ -100,12 +100,12 @@ pub(super) fn pair(by_rank: &BTreeMap<u32, RankCollectives>) -> Paired {
             };
             let [Some(send), Some(receive)] = ends else {
                 let found = finding("missing", &|side| side.op.to_owned());
-                super::keep_earliest(&mut paired.sequence, when, found);
+                keep_earliest(&mut paired.sequence, when, found);
                 break; // past a missing end the channel's ends no longer pair up
             };
             if send.shapes != receive.shapes {
                 let found = finding("shapes", &|side| side.shapes.to_owned());
-                super::keep_earliest(&mut paired.sequence, when, found);
+                keep_earliest(&mut paired.sequence, when, found);
                 break;
             }
             if let (Outcome::Hash(sent), Outcome::Hash(received)) =
@@ -117,7 +117,7 @@ pub(super) fn pair(by_rank: &BTreeMap<u32, RankCollectives>) -> Paired {
                         Outcome::Hash(h) => format!("{h:#018x}"),
                         _ => "-".into(),
                     });
-                    super::keep_earliest(&mut paired.results, when, found);
+                    keep_earliest(&mut paired.results, when, found);
                 }
             }
         }

@@ -7,7 +7,7 @@
 //! all-to-all (one tensor holding every piece) has no hash per piece and
 //! is not checked this way.
 
-use super::{Finding, Ran, RankValue};
+use super::findings::{Finding, Ran, RankValue};
 use rustc_hash::FxHashMap;
 
 /// The hashes of a list collective's pieces on one member.

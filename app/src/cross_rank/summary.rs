@@ -1,6 +1,6 @@
 //! `tritontui ranks`'s human summary.
 
-use super::{RankCheck, RankValue};
+use super::findings::{RankCheck, RankValue};
 
 /// The human summary of `tritontui ranks`.
 pub fn summary(check: &RankCheck) -> String {

@@ -109,7 +109,7 @@ def check_determinism(
     import torch
     from torch.utils._pytree import tree_map
 
-    from . import record
+    from ._recording import record
 
     if runs < 2:
         raise ValueError(f"runs must be at least 2, not {runs}")

@@ -605,7 +605,7 @@ def _probe_tensor_impl() -> None:
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 

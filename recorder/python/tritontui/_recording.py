@@ -1,0 +1,79 @@
+"""Starting and stopping a recording: the API's ``start``, ``stop`` and
+``record`` (re-exported by the package), in a module of their own so that
+the package's other modules can use them without importing the package."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+
+def start(
+    path: str | os.PathLike[str],
+    *,
+    hash: str = "both",
+    aten: bool = True,
+    kernels: str = "*",
+    stats: bool = False,
+    break_at: str | None = None,
+    capture: str | None = None,
+    capture_budget: int | None = None,
+    hash_fn: Any = None,
+    cuda_graphs: bool | None = None,
+) -> None:
+    """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
+
+    ``hash``: which argument values are hashed: ``"both"`` (before and
+    after each launch), ``"inputs"``, ``"outputs"``, or ``"none"``.
+    ``aten``: record aten ops too. ``kernels``: a glob of the kernel names
+    to record. ``stats``: also record min, max, mean |x| and NaN/Inf counts
+    of floating tensors. ``break_at``: pause points, comma-separated launch
+    numbers and kernel-name globs (default: ``TRITONTUI_BREAK``); the
+    process stops before each and waits to be resumed. ``capture``:
+    launches whose tensors are copied by value before and after them,
+    comma-separated launch numbers, ranges (``40-45``) and kernel-name
+    globs (default: ``TRITONTUI_CAPTURE``), written beside the trace in
+    ``TRACE.values/``, at most ``capture_budget`` bytes (default:
+    ``TRITONTUI_CAPTURE_BUDGET``, else 2 GB). ``hash_fn``: a hash
+    function of your own run on every recorded tensor before and after
+    each launch, beside the exact hashes: a callable (tensor to number or
+    string, recorded under its ``__name__``) or DebugMode's ``"norm"`` or
+    ``"hash_tensor"`` (default: ``TRITONTUI_HASH_FN``); where a tensor has
+    no exact hash, runs are compared by its values (equal or not).
+    ``cuda_graphs``: leave CUDA graphs as the program configured them and
+    record every replay (the default, unless ``TRITONTUI_CUDA_GRAPHS=0``),
+    or with False turn them off while recording (the header says so)."""
+    from . import _session, _spawned_ranks
+
+    _session.start(
+        path,
+        hash=hash,
+        aten=aten,
+        kernels=kernels,
+        stats=stats,
+        break_at=break_at,
+        capture=capture,
+        capture_budget=capture_budget,
+        hash_fn=hash_fn,
+        cuda_graphs=cuda_graphs,
+    )
+    _spawned_ranks.install()
+
+
+def stop() -> None:
+    """Stops recording and completes the trace."""
+    from . import _session
+
+    _session.stop()
+
+
+@contextlib.contextmanager
+def record(path: str | os.PathLike[str], **options: Any) -> Iterator[None]:
+    """Records the launches made inside the ``with`` block; see :func:`start`."""
+    start(path, **options)
+    try:
+        yield
+    finally:
+        stop()

@@ -22,9 +22,11 @@ use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched};
 
-/// How an argument is used, as the hooks pass it (one byte per argument).
+/// How a launch uses an argument, as the hooks pass it (one byte per
+/// argument): the declared access of the trace (`tritontui_trace::Access`)
+/// and, beside it, memory handed out unwritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum ArgUse {
     /// Read only: hashed before the launch.
     In,
     /// Written only: its old bytes do not matter, so not hashed before.
@@ -37,14 +39,14 @@ pub enum Access {
     Allocated,
 }
 
-impl Access {
+impl ArgUse {
     /// `i`, `o`, `x` or `a`.
-    pub fn from_code(code: u8) -> PyResult<Access> {
+    pub fn from_code(code: u8) -> PyResult<ArgUse> {
         Ok(match code {
-            b'i' => Access::In,
-            b'o' => Access::Out,
-            b'x' => Access::InOut,
-            b'a' => Access::Allocated,
+            b'i' => ArgUse::In,
+            b'o' => ArgUse::Out,
+            b'x' => ArgUse::InOut,
+            b'a' => ArgUse::Allocated,
             other => {
                 return Err(PyRuntimeError::new_err(format!(
                     "unknown access code {:?}",
@@ -60,7 +62,7 @@ struct TensorView {
     tensor: Py<PyAny>,
     /// Index of the argument in the record.
     arg: usize,
-    access: Access,
+    access: ArgUse,
     hashable: bool,
     /// Whether a hash before the launch is coming.
     hashed_before: bool,
@@ -301,7 +303,7 @@ impl Described {
         for (i, value) in values.try_iter()?.enumerate() {
             let value = value?;
             let code = access.get(i).copied().unwrap_or(b'i');
-            let access = Access::from_code(code)?;
+            let access = ArgUse::from_code(code)?;
             let Some(mut view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
             else {
                 self.args
@@ -322,7 +324,7 @@ impl Described {
                 )
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let tensor_index = self.tensors.len();
-            let wants_pre = hash_pre && matches!(access, Access::In | Access::InOut);
+            let wants_pre = hash_pre && matches!(access, ArgUse::In | ArgUse::InOut);
             // The same view's bytes known from the data flow: not hashed again.
             let inherited = wants_pre
                 && tables.known.and_then(|known| known.get(view.ptr, layout)) == Some(&true);
@@ -344,9 +346,9 @@ impl Described {
                 layout,
                 ptr: view.ptr,
                 flags: match access {
-                    Access::In => 0,
-                    Access::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
-                    Access::Out | Access::InOut => TensorArg::WRITTEN,
+                    ArgUse::In => 0,
+                    ArgUse::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
+                    ArgUse::Out | ArgUse::InOut => TensorArg::WRITTEN,
                 } | if inherited { TensorArg::INHERITED } else { 0 },
                 pre: None,
                 post: None,
@@ -363,7 +365,7 @@ impl Described {
     /// [`Described::complete`] asked for hashes after it when `hash_post`.
     pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
         let hashed =
-            |_, view: &TensorView| hash_post && view.hashable && view.access != Access::Allocated;
+            |_, view: &TensorView| hash_post && view.hashable && view.access != ArgUse::Allocated;
         self.touched(hashed, |_, layout| layout)
     }
 
@@ -391,7 +393,7 @@ impl Described {
                     ptr: view.ptr,
                     span: view.span(),
                     layout: key(view, arg.layout),
-                    allocated: view.access == Access::Allocated,
+                    allocated: view.access == ArgUse::Allocated,
                     value: value(index, view),
                 })
             })
@@ -436,7 +438,7 @@ impl Described {
     pub fn complete(&mut self, py: Python<'_>, hash_post: bool, stats: bool) -> PyResult<()> {
         let tensors = std::mem::take(&mut self.tensors);
         for (index, view) in tensors.iter().enumerate() {
-            if view.access == Access::Allocated {
+            if view.access == ArgUse::Allocated {
                 continue;
             }
             let mut post = None;
@@ -732,8 +734,8 @@ impl Described {
                 view.device >= 0
                     && match which {
                         Views::HashedBefore => view.hashed_before,
-                        Views::HashedAfter => view.hashable && view.access != Access::Allocated,
-                        Views::Written => matches!(view.access, Access::Out | Access::InOut),
+                        Views::HashedAfter => view.hashable && view.access != ArgUse::Allocated,
+                        Views::Written => matches!(view.access, ArgUse::Out | ArgUse::InOut),
                     }
             })
             .map(|view| Span {
@@ -750,7 +752,7 @@ fn read_tensor(
     dtypes: &mut Dtypes,
     value: &Bound<'_, PyAny>,
     arg: usize,
-    access: Access,
+    access: ArgUse,
 ) -> PyResult<Option<TensorView>> {
     let torch = torch(py)?;
     let exact =

@@ -1,6 +1,7 @@
 //! What the comparing commands share: two traces opened side by side,
 //! the analysis options, and whether two runs are folders of ranks.
 
+use crate::tui::loader::open_pair;
 use anyhow::Context;
 use std::time::Duration;
 use tritontui_engine::Options;
@@ -11,13 +12,7 @@ pub(super) fn load_pair(
     a: &std::path::Path,
     b: &std::path::Path,
 ) -> anyhow::Result<(Trace, Trace)> {
-    let (ta, tb) = std::thread::scope(|s| {
-        let left = s.spawn(|| Trace::open(a));
-        let right = Trace::open(b);
-        (left.join(), right)
-    });
-    let ta = ta.map_err(|_| anyhow::anyhow!("{}: the reader crashed", a.display()))??;
-    let tb = tb?;
+    let (ta, tb) = open_pair(a, b, &|_, path| Trace::open(path))?;
     for trace in [&ta, &tb] {
         if let Some(end) = &trace.early_end {
             eprintln!(

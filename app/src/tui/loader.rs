@@ -151,8 +151,10 @@ fn load(
     })
 }
 
-/// Reads traces `pa` and `pb` side by side.
-fn open_pair(
+/// Reads traces `pa` and `pb` side by side (`open` is given 0 or 1 and
+/// the path): the UI's loader and the comparing commands both read pairs
+/// so.
+pub fn open_pair(
     pa: &Path,
     pb: &Path,
     open: &(impl Fn(usize, &Path) -> Result<Trace, TraceError> + Sync),

@@ -668,3 +668,47 @@ pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
     let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
     format!("{} {}", side("A", a), side("B", b))
 }
+
+/// The first tensor argument launch `launch` reads, followed to where its
+/// bytes came from (one pass over the trace): the launch that wrote them,
+/// if a recorded one did, and the answer in words (`NAME: written by
+/// launch #S KERNEL (ARG)`, a graph input, uninitialized memory, or no
+/// recorded launch).
+pub fn first_input_origin(trace: &Trace, launch: u32) -> (Option<u32>, String) {
+    let l = &trace.launches[launch as usize];
+    let kernel = trace.kernel_of(l);
+    let input = trace.args_of(l).enumerate().find(|(i, arg)| {
+        matches!(arg, ArgRef::Tensor(_)) && crate::compare::reads_values(kernel, *i)
+    });
+    let Some((arg, _)) = input else {
+        return (None, "this launch reads no tensor".to_owned());
+    };
+    let name = kernel.arg_name(arg);
+    match crate::producer::find_origins(trace, &[(launch, arg as ArgIndex)])[0] {
+        Origin::Launch(producer, parg) => {
+            let p = &trace.launches[producer as usize];
+            let pk = trace.kernel_of(p);
+            let words = format!(
+                "{name}: written by launch #{} {} ({})",
+                p.seq,
+                pk.name,
+                pk.arg_name(usize::from(parg))
+            );
+            (Some(producer), words)
+        }
+        Origin::GraphInput(i) => (
+            None,
+            format!(
+                "{name}: graph input {}, no recorded launch wrote it",
+                trace.inputs[i as usize].name
+            ),
+        ),
+        Origin::Allocated(a, parg) => (
+            None,
+            format!("{name}: {}", uninitialized_words(trace, a, parg)),
+        ),
+        Origin::Unrecorded | Origin::Scalar => {
+            (None, format!("{name}: no recorded launch wrote it"))
+        }
+    }
+}

@@ -16,9 +16,9 @@ use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tritontui_engine::align::Row;
-use tritontui_engine::explain::{TracePair, origin_words, uninitialized_words};
-use tritontui_engine::producer::{Origin, find_origins};
-use tritontui_trace::{ArgRef, Trace};
+use tritontui_engine::explain::{TracePair, first_input_origin, origin_words};
+use tritontui_engine::producer::Origin;
+use tritontui_trace::Trace;
 
 /// A pane that can have the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -713,8 +713,9 @@ fn add(at: usize, n: isize) -> usize {
     (at as isize).saturating_add(n).max(0) as usize
 }
 
-/// For a row without a divergent input: the producer of the first tensor
-/// argument the kernel reads, found by one pass over the trace.
+/// For a row without a divergent input: the row of the producer of the
+/// first tensor argument the kernel reads (when a recorded launch wrote
+/// it), and what it is in words (`tritontui_engine::explain::first_input_origin`).
 pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<usize>, String) {
     let Some(&r) = comparison.rows().get(row) else {
         return (None, String::new());
@@ -724,42 +725,8 @@ pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<u
         (None, Some(b), Some(tb)) => (true, tb, b),
         _ => return (None, String::new()),
     };
-    let l = &trace.launches[launch as usize];
-    let kernel = trace.kernel_of(l);
-    let input = trace.args_of(l).enumerate().find(|(i, arg)| {
-        matches!(arg, ArgRef::Tensor(_)) && tritontui_engine::compare::reads_values(kernel, *i)
-    });
-    let Some((arg, _)) = input else {
-        return (None, "this launch reads no tensor".to_owned());
-    };
-    let name = kernel.arg_name(arg);
-    match find_origins(trace, &[(launch, arg as u16)])[0] {
-        Origin::Launch(producer, parg) => {
-            let p = &trace.launches[producer as usize];
-            let pk = trace.kernel_of(p);
-            let words = format!(
-                "{name}: written by launch #{} {} ({})",
-                p.seq,
-                pk.name,
-                pk.arg_name(usize::from(parg))
-            );
-            (comparison.row_of(is_b, producer), words)
-        }
-        Origin::GraphInput(i) => (
-            None,
-            format!(
-                "{name}: graph input {}, no recorded launch wrote it",
-                trace.inputs[i as usize].name
-            ),
-        ),
-        Origin::Allocated(a, parg) => (
-            None,
-            format!("{name}: {}", uninitialized_words(trace, a, parg)),
-        ),
-        Origin::Unrecorded | Origin::Scalar => {
-            (None, format!("{name}: no recorded launch wrote it"))
-        }
-    }
+    let (producer, words) = first_input_origin(trace, launch);
+    (producer.and_then(|p| comparison.row_of(is_b, p)), words)
 }
 
 /// Maps a crossterm event to an action.

@@ -94,7 +94,7 @@ pub enum Effect {
     /// Highlight a source on the worker.
     Highlight(Request),
     /// Find the producer of row `row`'s first input on a worker
-    /// ([`producer_of_first_input`]) and report it as `ProducerFound`.
+    /// ([`super::app::producer_of_first_input`]) and report it as `ProducerFound`.
     FindProducer {
         /// The comparison to search.
         comparison: Arc<Comparison>,

@@ -551,3 +551,42 @@ def test_the_phase_timers_count_only_while_on(tmp_path: Path) -> None:
     assert timed["aten hook"] >= 2, timed
     assert timed["describe"] >= 2, timed
     assert counts()["aten hook"] == 0
+
+
+def test_each_option_comes_from_its_keyword_else_its_variable_else_its_default() -> None:
+    from tritontui import _options
+
+    defaults = _options.resolve({}, environ={})
+    assert (defaults.hash, defaults.aten, defaults.kernels, defaults.stats) == (
+        "both",
+        True,
+        "*",
+        False,
+    )
+    assert (defaults.capture, defaults.capture_budget, defaults.cuda_graphs) == (None, None, True)
+    env = {
+        "TRITONTUI_HASH": "none",
+        "TRITONTUI_ATEN": "no",
+        "TRITONTUI_STATS": "1",
+        "TRITONTUI_CAPTURE_BUDGET": "1024",
+        "TRITONTUI_CUDA_GRAPHS": "false",
+        "TRITONTUI_KERNELS": "",
+    }
+    read = _options.resolve({}, environ=env)
+    assert (read.hash, read.aten, read.stats, read.capture_budget, read.cuda_graphs) == (
+        "none",
+        False,
+        True,
+        1024,
+        False,
+    )
+    assert read.kernels == "*"  # an empty variable is unset
+    given = _options.resolve({"hash": "inputs", "aten": True}, environ=env)
+    assert (given.hash, given.aten, given.stats) == ("inputs", True, True)
+    assert (given.hash_inputs, given.hash_outputs) == (True, False)
+    with pytest.raises(ValueError, match=r'aten \(TRITONTUI_ATEN\) is "maybe"; it takes 1, true'):
+        _options.resolve({}, environ={"TRITONTUI_ATEN": "maybe"})
+    with pytest.raises(ValueError, match="it takes both, inputs, outputs, none"):
+        _options.resolve({"hash": "all"}, environ={})
+    with pytest.raises(TypeError, match="no recording option colour"):
+        _options.resolve({"colour": "red"}, environ={})

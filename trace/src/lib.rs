@@ -10,6 +10,7 @@ pub mod format;
 pub mod framing;
 pub mod hash;
 pub mod known_views;
+pub mod options;
 pub mod reader;
 pub mod trace;
 pub mod writer;

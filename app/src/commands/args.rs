@@ -1,7 +1,9 @@
 //! The command line's flags, parsed by clap.
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use tritontui_trace::options;
 
 /// Kernel-level divergence debugger for torch.compile programs.
 ///
@@ -186,13 +188,14 @@ pub struct RecordArgs {
     pub output: PathBuf,
     /// What to hash: both (before and after each launch), inputs, outputs,
     /// none.
-    #[arg(long, default_value = "both", value_parser = ["both", "inputs", "outputs", "none"])]
+    #[arg(long, default_value = options::HASH.default,
+          value_parser = PossibleValuesParser::new(options::HASH.words().iter().copied()))]
     pub hash: String,
     /// Do not record aten ops, only compiled kernels.
     #[arg(long)]
     pub no_aten: bool,
     /// Record only kernels whose name matches this glob.
-    #[arg(long, default_value = "*", value_name = "GLOB")]
+    #[arg(long, default_value = options::KERNELS.default, value_name = "GLOB")]
     pub kernels: String,
     /// Pause before this launch (a sequence number) or the first launch of
     /// each kernel matching this glob; comma-separated. The process waits
@@ -209,7 +212,8 @@ pub struct RecordArgs {
     pub capture_budget: Option<u64>,
     /// Also hash every recorded tensor with DebugMode's function of this
     /// name, compared where a tensor has no exact hash (`--hash none`).
-    #[arg(long, value_name = "NAME", value_parser = ["norm", "hash_tensor"])]
+    #[arg(long, value_name = "NAME",
+          value_parser = PossibleValuesParser::new(options::HASH_FN.words().iter().copied()))]
     pub hash_fn: Option<String>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -251,7 +255,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
     /// What to hash: both, inputs, outputs.
-    #[arg(long, default_value = "both", value_parser = ["both", "inputs", "outputs"])]
+    #[arg(long, default_value = options::HASH.default, value_parser = ["both", "inputs", "outputs"])]
     pub hash: String,
     /// Do not record aten ops, only compiled kernels.
     #[arg(long)]

@@ -3,6 +3,7 @@
 use super::args::RecordArgs;
 use super::status::ExitCode;
 use anyhow::Context;
+use tritontui_trace::options;
 
 /// Runs the command with the recorder's environment; its exit status
 /// becomes ours.
@@ -12,18 +13,18 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
         .split_first()
         .context("give the command to record after --")?;
     let mut command = recorded(program, rest, &args.output, &args.hash, args.no_aten);
-    command.env("TRITONTUI_KERNELS", &args.kernels);
+    command.env(options::KERNELS.env, &args.kernels);
     if let Some(points) = &args.break_at {
-        command.env("TRITONTUI_BREAK", points);
+        command.env(options::BREAK_AT.env, points);
     }
     if let Some(selection) = &args.capture {
-        command.env("TRITONTUI_CAPTURE", selection);
+        command.env(options::CAPTURE.env, selection);
     }
     if let Some(budget) = args.capture_budget {
-        command.env("TRITONTUI_CAPTURE_BUDGET", budget.to_string());
+        command.env(options::CAPTURE_BUDGET.env, budget.to_string());
     }
     if let Some(name) = &args.hash_fn {
-        command.env("TRITONTUI_HASH_FN", name);
+        command.env(options::HASH_FN.env, name);
     }
     let status = command
         .status()
@@ -36,8 +37,8 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `program rest...` with the recorder's environment: it records into
-/// `trace` (a pause point the user's environment sets, `TRITONTUI_BREAK`,
-/// stays).
+/// `trace` with the options' variables (`tritontui_trace::options`) set
+/// (a pause point the user's environment sets, `TRITONTUI_BREAK`, stays).
 pub(super) fn recorded(
     program: &str,
     rest: &[String],
@@ -49,14 +50,14 @@ pub(super) fn recorded(
     command
         .args(rest)
         .env("TRITONTUI_RECORD", trace)
-        .env("TRITONTUI_HASH", hash)
-        .env("TRITONTUI_ATEN", if no_aten { "0" } else { "1" });
+        .env(options::HASH.env, hash)
+        .env(options::ATEN.env, if no_aten { "0" } else { "1" });
     command
 }
 
 /// `command` run unattended (by `check`): no pause point of the user's
 /// environment stops it.
 pub(super) fn unattended(mut command: std::process::Command) -> std::process::Command {
-    command.env_remove("TRITONTUI_BREAK");
+    command.env_remove(options::BREAK_AT.env);
     command
 }

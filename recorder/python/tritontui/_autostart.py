@@ -1,8 +1,8 @@
 """Starts recording at interpreter start when ``TRITONTUI_RECORD`` is set
-(imported by ``tritontui_autorecord.pth``). Options come from
-``TRITONTUI_HASH``, ``TRITONTUI_ATEN``, ``TRITONTUI_KERNELS`` and
-``TRITONTUI_BREAK``. In an Inductor compile worker, ``TRITONTUI_BREAK``'s
-kernel globs pause it before compiling a matching kernel.
+(imported by ``tritontui_autorecord.pth``). Options come from their
+``TRITONTUI_*`` variables (``_options``). In an Inductor compile worker,
+``TRITONTUI_BREAK``'s kernel globs pause it before compiling a matching
+kernel.
 
 Recording begins when the program imports torch, and the variable is
 removed from the environment so Inductor's compile workers and other
@@ -50,12 +50,8 @@ def _start() -> None:
     import tritontui
 
     try:
-        tritontui.start(
-            _PATH,
-            hash=os.environ.get("TRITONTUI_HASH", "both"),
-            aten=os.environ.get("TRITONTUI_ATEN", "1") not in ("0", "false", "no"),
-            kernels=os.environ.get("TRITONTUI_KERNELS", "*"),
-        )
+        # Every option from its TRITONTUI_* variable (tritontui._options).
+        tritontui.start(_PATH)
     except Exception as e:
         warnings.warn(
             f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1

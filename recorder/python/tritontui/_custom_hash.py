@@ -13,7 +13,6 @@ one of those for a program that does not call ``record`` itself."""
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -25,10 +24,7 @@ KNOWN = ("norm", "hash_tensor")
 
 
 def resolve(hash_fn: str | Callable[[torch.Tensor], Any] | None) -> CustomHash | None:
-    """The custom hash asked for (``hash_fn``, else ``TRITONTUI_HASH_FN``),
-    or None."""
-    if hash_fn is None:
-        hash_fn = os.environ.get("TRITONTUI_HASH_FN") or None
+    """The custom hash asked for (the ``hash_fn`` option), or None."""
     if hash_fn is None:
         return None
     if isinstance(hash_fn, str):

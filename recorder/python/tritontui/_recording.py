@@ -13,10 +13,10 @@ from typing import Any
 def start(
     path: str | os.PathLike[str],
     *,
-    hash: str = "both",
-    aten: bool = True,
-    kernels: str = "*",
-    stats: bool = False,
+    hash: str | None = None,
+    aten: bool | None = None,
+    kernels: str | None = None,
+    stats: bool | None = None,
     break_at: str | None = None,
     capture: str | None = None,
     capture_budget: int | None = None,
@@ -25,40 +25,47 @@ def start(
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
-    ``hash``: which argument values are hashed: ``"both"`` (before and
-    after each launch), ``"inputs"``, ``"outputs"``, or ``"none"``.
-    ``aten``: record aten ops too. ``kernels``: a glob of the kernel names
-    to record. ``stats``: also record min, max, mean |x| and NaN/Inf counts
-    of floating tensors. ``break_at``: pause points, comma-separated launch
-    numbers and kernel-name globs (default: ``TRITONTUI_BREAK``); the
-    process stops before each and waits to be resumed. ``capture``:
-    launches whose tensors are copied by value before and after them,
-    comma-separated launch numbers, ranges (``40-45``) and kernel-name
-    globs (default: ``TRITONTUI_CAPTURE``), written beside the trace in
-    ``TRACE.values/``, at most ``capture_budget`` bytes (default:
-    ``TRITONTUI_CAPTURE_BUDGET``, else 2 GB). ``hash_fn``: a hash
-    function of your own run on every recorded tensor before and after
-    each launch, beside the exact hashes: a callable (tensor to number or
-    string, recorded under its ``__name__``) or DebugMode's ``"norm"`` or
-    ``"hash_tensor"`` (default: ``TRITONTUI_HASH_FN``); where a tensor has
-    no exact hash, runs are compared by its values (equal or not).
-    ``cuda_graphs``: leave CUDA graphs as the program configured them and
-    record every replay (the default, unless ``TRITONTUI_CUDA_GRAPHS=0``),
-    or with False turn them off while recording (the header says so)."""
-    from . import _session, _spawned_ranks
+    Each option not given (None) is read from its ``TRITONTUI_*``
+    environment variable, else takes its default (in brackets).
+    ``hash`` (``TRITONTUI_HASH``, both): which argument values are hashed:
+    ``"both"`` (before and after each launch), ``"inputs"``, ``"outputs"``,
+    or ``"none"``. ``aten`` (``TRITONTUI_ATEN``, on): record aten ops too.
+    ``kernels`` (``TRITONTUI_KERNELS``, ``*``): a glob of the kernel names
+    to record. ``stats`` (``TRITONTUI_STATS``, off): also record min, max,
+    mean |x| and NaN/Inf counts of floating tensors. ``break_at``
+    (``TRITONTUI_BREAK``): pause points, comma-separated launch numbers and
+    kernel-name globs; the process stops before each and waits to be
+    resumed. ``capture`` (``TRITONTUI_CAPTURE``): launches whose tensors
+    are copied by value before and after them, comma-separated launch
+    numbers, ranges (``40-45``) and kernel-name globs, written beside the
+    trace in ``TRACE.values/``, at most ``capture_budget``
+    (``TRITONTUI_CAPTURE_BUDGET``, 2 GB) bytes. ``hash_fn``
+    (``TRITONTUI_HASH_FN``): a hash function of your own run on every
+    recorded tensor before and after each launch, beside the exact hashes:
+    a callable (tensor to number or string, recorded under its
+    ``__name__``) or DebugMode's ``"norm"`` or ``"hash_tensor"``; where a
+    tensor has no exact hash, runs are compared by its values (equal or
+    not). ``cuda_graphs`` (``TRITONTUI_CUDA_GRAPHS``, on): leave CUDA
+    graphs as the program configured them and record every replay, or
+    with False turn them off while recording (the header says so).
+    Flags in the environment are ``1``, ``true``, ``yes`` or ``0``,
+    ``false``, ``no``; a value an option does not take raises ValueError."""
+    from . import _options, _session, _spawned_ranks
 
-    _session.start(
-        path,
-        hash=hash,
-        aten=aten,
-        kernels=kernels,
-        stats=stats,
-        break_at=break_at,
-        capture=capture,
-        capture_budget=capture_budget,
-        hash_fn=hash_fn,
-        cuda_graphs=cuda_graphs,
+    options = _options.resolve(
+        {
+            "hash": hash,
+            "aten": aten,
+            "kernels": kernels,
+            "stats": stats,
+            "break_at": break_at,
+            "capture": capture,
+            "capture_budget": capture_budget,
+            "hash_fn": hash_fn,
+            "cuda_graphs": cuda_graphs,
+        }
     )
+    _session.start(path, options)
     _spawned_ranks.install()
 
 

@@ -27,6 +27,7 @@ from . import (
     _capture,
     _custom_hash,
     _native,
+    _options,
     _pause,
     _results,
     _settings,
@@ -38,7 +39,6 @@ from . import (
 # then (registered with the first session).
 _STOPS_AT_EXIT = False
 
-HASH_MODES = ("both", "inputs", "outputs", "none")
 # Graph inputs hashed in one device batch (a batch holds 1,024 results).
 INPUTS_PER_BATCH = 512
 
@@ -134,49 +134,30 @@ class Session:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        *,
-        hash: str = "both",
-        aten: bool = True,
-        kernels: str = "*",
-        stats: bool = False,
-        break_at: str | None = None,
-        capture: str | None = None,
-        capture_budget: int | None = None,
-        hash_fn: Any = None,
+        options: _options.Options,
         place: dict[str, Any] | None = None,
-        cuda_graphs: bool | None = None,
     ) -> None:
-        if hash not in HASH_MODES:
-            raise ValueError(f"hash must be one of {HASH_MODES}, not {hash!r}")
+        self.options = options
         # The path as given, before ``{rank}`` and the rest are filled in.
         self.template = os.fspath(path)
-        self.hash = hash
         self.place = place or distributed()
         self.path = expand_path(path, self.place)
-        self.hash_inputs = hash in ("both", "inputs")
-        self.hash_outputs = hash in ("both", "outputs")
-        self.aten = aten
-        self.kernels = kernels
-        self.stats = stats
-        if break_at is None:
-            break_at = os.environ.get("TRITONTUI_BREAK") or None
-        self.breaks = _pause.PausePoints(break_at) if break_at else None
-        if capture is None:
-            capture = os.environ.get("TRITONTUI_CAPTURE") or None
-        if capture_budget is None and os.environ.get("TRITONTUI_CAPTURE_BUDGET"):
-            capture_budget = int(os.environ["TRITONTUI_CAPTURE_BUDGET"])
+        self.breaks = _pause.PausePoints(options.break_at) if options.break_at else None
         # Launches captured by value, when asked for.
-        self.capture = _capture.Capture(capture, capture_budget, self.path) if capture else None
+        self.capture = (
+            _capture.Capture(options.capture, options.capture_budget, self.path)
+            if options.capture
+            else None
+        )
         # The program's own hash function, run beside the exact hashes.
-        self.custom_hash = _custom_hash.resolve(hash_fn)
-        # Whether launches are shown to Python (observe_before/after).
-        self.observes = self.capture is not None or self.custom_hash is not None
-        # CUDA graphs stay as the program configured them and are recorded
-        # as they run, unless turned off (TRITONTUI_CUDA_GRAPHS=0).
-        if cuda_graphs is None:
-            cuda_graphs = os.environ.get("TRITONTUI_CUDA_GRAPHS", "1") not in ("0", "false", "no")
-        self.cuda_graphs = cuda_graphs
-        self.cuda_graphs_disabled = not cuda_graphs
+        self.custom_hash = _custom_hash.resolve(options.hash_fn)
+        # What the native hooks need of the options, typed.
+        self.hook_options = _native.HookOptions(
+            options.hash,
+            options.stats,
+            self.breaks is not None,
+            self.capture is not None or self.custom_hash is not None,
+        )
         # The numerics flags as last sampled (set when the trace opens).
         self.numerics: _settings.Numerics | None = None
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
@@ -217,14 +198,14 @@ class Session:
             **versions,
             "options": {
                 "hash": _native.HASH_ALGORITHM
-                if (self.hash_inputs or self.hash_outputs)
+                if (self.options.hash_inputs or self.options.hash_outputs)
                 else "none",
-                "hash_inputs": self.hash_inputs,
-                "hash_outputs": self.hash_outputs,
-                "stats": self.stats,
-                "aten": self.aten,
-                "kernels": self.kernels,
-                "cuda_graphs_disabled": self.cuda_graphs_disabled,
+                "hash_inputs": self.options.hash_inputs,
+                "hash_outputs": self.options.hash_outputs,
+                "stats": self.options.stats,
+                "aten": self.options.aten,
+                "kernels": self.options.kernels,
+                "cuda_graphs_disabled": not self.options.cuda_graphs,
                 "inherited_hashes": inherits,
             },
         }
@@ -259,10 +240,10 @@ class Session:
         kernel) and hashed before and after, and not turned off with
         ``TRITONTUI_HASH_EVERY_INPUT=1``."""
         return (
-            self.aten
-            and self.kernels == "*"
-            and self.hash_inputs
-            and self.hash_outputs
+            self.options.aten
+            and self.options.kernels == "*"
+            and self.options.hash_inputs
+            and self.options.hash_outputs
             and os.environ.get("TRITONTUI_HASH_EVERY_INPUT") != "1"
         )
 
@@ -419,11 +400,11 @@ class Session:
 
     def wants(self, name: str) -> bool:
         """Whether kernels of this name are recorded (the ``kernels`` glob)."""
-        if self.kernels == "*":
+        if self.options.kernels == "*":
             return True
         import fnmatch
 
-        return fnmatch.fnmatchcase(name, self.kernels)
+        return fnmatch.fnmatchcase(name, self.options.kernels)
 
     def source_id(self, path: str, lang: str, text: str | None = None) -> int | None:
         """The id of a source file, reading and recording it the first time."""
@@ -494,7 +475,7 @@ class Session:
         return self.file.describe(
             values,
             access,
-            self.hash_inputs if hash_pre is None else hash_pre,
+            self.options.hash_inputs if hash_pre is None else hash_pre,
             self.device_hashing,
             stream,
             inherit,
@@ -514,8 +495,8 @@ class Session:
             grid,
             stream,
             threading.get_native_id(),
-            self.hash_outputs,
-            self.stats,
+            self.options.hash_outputs,
+            self.options.stats,
         )
         if described.gpu_error:
             self.gpu_failed(described.gpu_error)
@@ -558,7 +539,7 @@ class Session:
         ``all_recorded``: whether every launch the call makes is recorded
         (not for a cpp_wrapper graph), so that its launches may take their
         hashes before from the data flow."""
-        hash_pre = self.hash_inputs or self.hash_outputs
+        hash_pre = self.options.hash_inputs or self.options.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
             described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False)
@@ -610,8 +591,13 @@ def _version() -> str:
     return __version__
 
 
-def start(path: str | os.PathLike[str], **options: Any) -> Session:
-    """Starts recording to ``path`` until :func:`stop` (or exit)."""
+def start(
+    path: str | os.PathLike[str],
+    options: _options.Options,
+    place: dict[str, Any] | None = None,
+) -> Session:
+    """Starts recording to ``path`` until :func:`stop` (or exit); ``place``
+    is where this process runs among ranks, when its launcher says."""
     global _STOPS_AT_EXIT
     with _active.LOCK:
         recording = _active.active()
@@ -620,8 +606,8 @@ def start(path: str | os.PathLike[str], **options: Any) -> Session:
         if not _STOPS_AT_EXIT:
             atexit.register(stop, "exit")
             _STOPS_AT_EXIT = True
-        session = Session(path, **options)
-        if not session.cuda_graphs:
+        session = Session(path, options, place)
+        if not session.options.cuda_graphs:
             hooks.disable_cuda_graphs()
         session.open()
         hooks.install(session)

@@ -85,12 +85,12 @@ def _handed(session: Any) -> dict[str, Any]:
     return {
         "path": session.template,
         "options": {
-            "hash": session.hash,
-            "aten": session.aten,
-            "kernels": session.kernels,
-            "stats": session.stats,
-            "capture": session.capture.selection.text if session.capture else None,
-            "capture_budget": session.capture.budget if session.capture else None,
+            "hash": session.options.hash,
+            "aten": session.options.aten,
+            "kernels": session.options.kernels,
+            "stats": session.options.stats,
+            "capture": session.options.capture,
+            "capture_budget": session.options.capture_budget,
             # A callable stays in this process; a named function goes along.
             "hash_fn": session.custom_hash.name
             if session.custom_hash and session.custom_hash.name in _custom_hash.KNOWN
@@ -224,7 +224,7 @@ def _index_or(rank: int) -> int:
 def _start_rank(handed: dict[str, Any]) -> None:
     import torch.distributed as dist
 
-    from . import _session
+    from . import _options, _session
 
     try:
         rank = dist.get_rank()
@@ -238,7 +238,7 @@ def _start_rank(handed: dict[str, Any]) -> None:
             "run_id": handed["run_id"],
         }
         _move_launcher_trace(handed, _session.expand_path(handed["path"], place))
-        _session.start(handed["path"], **handed["options"], place=place)
+        _session.start(handed["path"], _options.resolve(handed["options"]), place)
     except Exception as e:
         warnings.warn(
             f"tritontui: this rank could not start recording to {handed['path']}: {e!r}",

@@ -5,6 +5,7 @@
 //! and stops recording.
 
 use super::describe::Described;
+use super::recording_options::HookOptions;
 use super::thread_state::thread_id;
 use super::trace_file::TraceFile;
 use pyo3::exceptions::PyRuntimeError;
@@ -31,18 +32,18 @@ pub struct HookSession {
 }
 
 impl HookSession {
-    /// Reads the session's `file`, `hash_inputs`, `hash_outputs`, `stats`
-    /// and `breaks` now (`device_hashing` at every launch).
+    /// Reads the session's `file` and its typed `hook_options` now
+    /// (`device_hashing` at every launch).
     pub fn new(py: Python<'_>, session: Py<PyAny>) -> PyResult<HookSession> {
         let s = session.bind(py);
-        let flag = |name: &str| -> PyResult<bool> { s.getattr(name)?.extract() };
+        let options: HookOptions = *s.getattr("hook_options")?.cast::<HookOptions>()?.get();
         Ok(HookSession {
             trace: s.getattr("file")?.extract()?,
-            hash_inputs: flag("hash_inputs")?,
-            hash_outputs: flag("hash_outputs")?,
-            stats: flag("stats")?,
-            pauses: !s.getattr("breaks")?.is_none(),
-            observes: s.getattr("observes")?.extract()?,
+            hash_inputs: options.hash_inputs,
+            hash_outputs: options.hash_outputs,
+            stats: options.stats,
+            pauses: options.pauses,
+            observes: options.observes,
             python: session,
         })
     }

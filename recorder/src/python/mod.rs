@@ -23,6 +23,7 @@ mod host;
 mod numerics;
 mod pause;
 mod phase_times;
+mod recording_options;
 mod scalar;
 mod tensor_impl;
 mod thread_state;
@@ -63,6 +64,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;
     m.add_function(wrap_pyfunction!(phase_times::time_phases, m)?)?;
+    m.add_function(wrap_pyfunction!(recording_options::recording_options, m)?)?;
+    m.add_function(wrap_pyfunction!(recording_options::option_error, m)?)?;
+    m.add_function(wrap_pyfunction!(recording_options::parse_flag, m)?)?;
+    m.add_class::<recording_options::HookOptions>()?;
     m.add_function(wrap_pyfunction!(phase_times::phase_times, m)?)?;
     m.add_function(wrap_pyfunction!(command::run_command, m)?)?;
     m.add_function(wrap_pyfunction!(cpp_wrapper_hook::cpp_wrapper_bind, m)?)?;

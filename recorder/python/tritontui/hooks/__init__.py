@@ -56,7 +56,7 @@ def install(session: Any) -> None:
     autotuning.install()
     process_groups.install(session)
     cuda_graphs.install(session)
-    if session.aten:
+    if session.options.aten:
         host_reads.install()
         point_to_point.install(session)
         _ATEN_MODE = aten.AtenRecorder(session)

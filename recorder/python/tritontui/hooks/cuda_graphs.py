@@ -37,7 +37,7 @@ def install(session: Any) -> None:
         return
     import torch
 
-    if not session.cuda_graphs:
+    if not session.options.cuda_graphs:
         _compile_without(session, torch)
         return
     graph = getattr(getattr(torch.cuda, "graphs", None), "CUDAGraph", None)
@@ -71,7 +71,7 @@ def _record_captures(session: Any, graph_class: Any, torch: Any) -> None:
         try:
             with _active.dynamo_off():
                 device = torch.cuda.current_device()
-                hashing = session.hash_inputs or session.hash_outputs
+                hashing = session.options.hash_inputs or session.options.hash_outputs
                 graph, missing = session.file.cuda_graph_begin(
                     device, raw_stream(device), hashing and session.device_hashing
                 )

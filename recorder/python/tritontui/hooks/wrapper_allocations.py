@@ -34,7 +34,7 @@ def kernel(session: Any, name: str) -> int | None:
     """The kernel of allocator ``name`` in ``session``, or None when the
     session records no allocations (aten ops off, or a kernel filter that
     leaves it out). Asked once per session by the native proxy."""
-    if not session.aten or not session.wants(name):
+    if not session.options.aten or not session.wants(name):
         return None
     return session.kernel_id(
         ("alloc", name),

@@ -140,6 +140,29 @@ def _sorted_chain(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def _tiny_programs() -> dict[str, Callable[..., Any]]:
+    """The launch-cost benchmark's programs, compiled: one pointwise
+    kernel, and eight split by ``torch.sort``."""
+    return {
+        "one kernel": torch.compile(lambda x: x * 2 + 1),
+        "8 kernels split by sort": torch.compile(_sorted_chain),
+    }
+
+
+def _seconds_per_call(program: Callable[..., Any], x: torch.Tensor, calls: int) -> float:
+    """Wall seconds per call of ``program(x)`` over ``calls`` calls (the
+    device's queue drained before and after)."""
+    cuda = x.is_cuda
+    if cuda:
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        program(x)
+    if cuda:
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls
+
+
 def launch_cost(device: str, calls: int, rounds: int) -> None:
     """What recording adds per call and per recorded launch to tiny
     compiled calls on ``device``: one pointwise kernel (and its output's
@@ -148,24 +171,11 @@ def launch_cost(device: str, calls: int, rounds: int) -> None:
     over ``rounds`` of ``calls`` calls; the launches a call records are
     counted from one more recorded call per mode."""
     x = torch.randn(4096, device=device)
-    programs = {
-        "one kernel": torch.compile(lambda x: x * 2 + 1),
-        "8 kernels split by sort": torch.compile(_sorted_chain),
-    }
-    for name, program in programs.items():
+    for name, program in _tiny_programs().items():
         program(x)
-
-        def measure(program=program) -> float:
-            if device == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(calls):
-                program(x)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            return (time.perf_counter() - start) / calls
-
-        times = take_turns(LAUNCH_MODES, measure, rounds)
+        times = take_turns(
+            LAUNCH_MODES, lambda program=program: _seconds_per_call(program, x, calls), rounds
+        )
         plain = statistics.median(times["unrecorded"])
         print(f"\nlaunch cost on {device}, {name}, 4096 floats ({rounds} rounds of {calls} calls):")
         print(f"  {'':38} {'per call':>10} {'added':>10} {'launches':>9} {'per launch':>11}")
@@ -238,18 +248,11 @@ def launch_pieces(device: str, calls: int, rounds: int, options: dict) -> None:
     (its mode off the stack, the checks of who records). Every measure
     is the median over ``rounds`` of ``calls`` calls, all taking turns."""
     x = torch.randn(4096, device=device)
-    program = torch.compile(lambda x: x * 2 + 1)
+    program = _tiny_programs()["one kernel"]
     program(x)
 
     def measure() -> float:
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            program(x)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return (time.perf_counter() - start) / calls
+        return _seconds_per_call(program, x, calls)
 
     times: dict[str, list[float]] = {"unrecorded": [], "recorded": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -288,24 +291,9 @@ def launch_phases(device: str, calls: int) -> None:
     from tritontui import _native
 
     x = torch.randn(4096, device=device)
-    programs = {
-        "one kernel": torch.compile(lambda x: x * 2 + 1),
-        "8 kernels split by sort": torch.compile(_sorted_chain),
-    }
-
-    def run(program: Callable[..., Any]) -> float:
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(calls):
-            program(x)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return (time.perf_counter() - start) / calls
-
-    for name, program in programs.items():
+    for name, program in _tiny_programs().items():
         program(x)
-        plain = min(run(program) for _ in range(3))
+        plain = min(_seconds_per_call(program, x, calls) for _ in range(3))
         for label, options in (("metadata only", {"hash": "none"}), ("defaults", {})):
             with (
                 tempfile.TemporaryDirectory() as tmp,
@@ -313,7 +301,7 @@ def launch_phases(device: str, calls: int) -> None:
             ):
                 program(x)
                 _native.time_phases(True)
-                each = run(program)
+                each = _seconds_per_call(program, x, calls)
                 phases = _native.phase_times()
                 _native.time_phases(False)
             print(

@@ -400,14 +400,7 @@ pub fn result_words(
         };
         match w.origin {
             Origin::Launch(l, arg) => {
-                let launch = &trace.launches[l as usize];
-                let kernel = trace.kernel_of(launch);
-                let after = format!(
-                    "launch #{} {} ({}) last wrote it",
-                    launch.seq,
-                    kernel.name,
-                    kernel.arg_name(usize::from(arg))
-                );
+                let after = format!("{} last wrote it", launch_words(trace, l, Some(arg)));
                 if w.holds == Some(false) {
                     format!("{after}, and something the trace did not record changed it since")
                 } else {
@@ -686,15 +679,8 @@ pub fn first_input_origin(trace: &Trace, launch: u32) -> (Option<u32>, String) {
     let name = kernel.arg_name(arg);
     match crate::producer::find_origins(trace, &[(launch, arg as ArgIndex)])[0] {
         Origin::Launch(producer, parg) => {
-            let p = &trace.launches[producer as usize];
-            let pk = trace.kernel_of(p);
-            let words = format!(
-                "{name}: written by launch #{} {} ({})",
-                p.seq,
-                pk.name,
-                pk.arg_name(usize::from(parg))
-            );
-            (Some(producer), words)
+            let by = launch_words(trace, producer, Some(parg));
+            (Some(producer), format!("{name}: written by {by}"))
         }
         Origin::GraphInput(i) => (
             None,

@@ -250,20 +250,16 @@ def launch_pieces(device: str, calls: int, rounds: int, options: dict) -> None:
     x = torch.randn(4096, device=device)
     program = _tiny_programs()["one kernel"]
     program(x)
-
-    def measure() -> float:
-        return _seconds_per_call(program, x, calls)
-
     times: dict[str, list[float]] = {"unrecorded": [], "recorded": []}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(rounds):
-            times["unrecorded"].append(measure())
+            times["unrecorded"].append(_seconds_per_call(program, x, calls))
             with tritontui.record(os.path.join(tmp, "t.msgpack"), aten=False, **options):
                 program(x)
-                times["recorded"].append(measure())
+                times["recorded"].append(_seconds_per_call(program, x, calls))
                 for label, knockout in _knockouts(device).items():
                     with knockout():
-                        times.setdefault(label, []).append(measure())
+                        times.setdefault(label, []).append(_seconds_per_call(program, x, calls))
     medians = {label: statistics.median(seen) for label, seen in times.items()}
     print(
         f"\nwhere recording adds time to a compiled call on {device} (one kernel,"

@@ -56,11 +56,12 @@ def resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None = None) 
     defaults. Raises ValueError naming an option that takes no such
     value."""
     environ = os.environ if environ is None else environ
-    unknown = set(given) - {name for name, *_ in _native.recording_options()}
+    table = _native.recording_options()
+    unknown = set(given) - {name for name, *_ in table}
     if unknown:
         raise TypeError(f"no recording option {', '.join(sorted(unknown))}")
     values: dict[str, Any] = {}
-    for name, env, default, kind in _native.recording_options():
+    for name, env, default, kind in table:
         value = given.get(name)
         if value is None:
             text = environ.get(env) or default

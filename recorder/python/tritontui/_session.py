@@ -153,7 +153,8 @@ class Session:
         self.custom_hash = _custom_hash.resolve(options.hash_fn)
         # What the native hooks need of the options, typed.
         self.hook_options = _native.HookOptions(
-            options.hash,
+            options.hash_inputs,
+            options.hash_outputs,
             options.stats,
             self.breaks is not None,
             self.capture is not None or self.custom_hash is not None,

@@ -7,6 +7,7 @@
 //! `tritontui.hooks.wrapper_allocations`).
 
 use super::dynamo_off::DynamoOff;
+use super::recording_options::HookOptions;
 use super::thread_state::{in_launch, thread_id};
 use super::trace_file::TraceFile;
 use crate::phases::{Phase, timed};
@@ -148,7 +149,7 @@ impl AllocationHook {
             .call_method1(intern!(py, "kernel"), (session, &self.name))?
             .extract()?;
         let trace: Py<TraceFile> = session.getattr(intern!(py, "file"))?.extract()?;
-        let pauses = !session.getattr(intern!(py, "breaks"))?.is_none();
+        let pauses = HookOptions::of(session)?.pauses;
         *lock()? = Some(Seen {
             session: session.clone().unbind(),
             trace: trace.clone_ref(py),

@@ -197,7 +197,9 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref() else {
             return Ok(out.unbind());
         };
-        if recorded.traits.waits && (self.session.hash_outputs || self.session.stats) {
+        if recorded.traits.waits
+            && (self.session.options.hash_outputs || self.session.options.stats)
+        {
             let waited = self
                 .helpers
                 .bind(py)
@@ -360,7 +362,7 @@ impl AtenHook {
             py,
             PyList::new(py, &call.values)?.as_any(),
             &call.codes,
-            self.session.hash_inputs && !recorded.traits.allocates,
+            self.session.options.hash_inputs && !recorded.traits.allocates,
             None,
             &recorded.name,
         )?;

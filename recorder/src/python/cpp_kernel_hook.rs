@@ -122,7 +122,7 @@ impl CppKernelHook {
                 py,
                 args.as_any(),
                 &codes,
-                fixed.session.hash_inputs,
+                fixed.session.options.hash_inputs,
                 None,
                 &fixed.name,
             )

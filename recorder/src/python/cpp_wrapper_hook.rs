@@ -364,7 +364,7 @@ impl CppWrapperHook {
                     py,
                     given.as_any(),
                     &site.access,
-                    self.session.hash_inputs,
+                    self.session.options.hash_inputs,
                     stream,
                     &site.name,
                 )?;

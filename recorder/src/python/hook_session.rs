@@ -18,17 +18,8 @@ pub struct HookSession {
     /// `device_hashing`, and the hooks' helpers).
     pub python: Py<PyAny>,
     trace: Py<TraceFile>,
-    /// Arguments are hashed before each launch.
-    pub hash_inputs: bool,
-    /// Arguments are hashed after each launch.
-    pub hash_outputs: bool,
-    /// Summary statistics are taken after each launch.
-    pub stats: bool,
-    /// Pause points are set: each launch asks the session first.
-    pauses: bool,
-    /// Launches are observed by Python (captured by value, hashed by the
-    /// program's own hash function) where the session says.
-    observes: bool,
+    /// What the session's options ask of the hooks.
+    pub options: HookOptions,
 }
 
 impl HookSession {
@@ -36,14 +27,9 @@ impl HookSession {
     /// (`device_hashing` at every launch).
     pub fn new(py: Python<'_>, session: Py<PyAny>) -> PyResult<HookSession> {
         let s = session.bind(py);
-        let options: HookOptions = *s.getattr("hook_options")?.cast::<HookOptions>()?.get();
         Ok(HookSession {
             trace: s.getattr("file")?.extract()?,
-            hash_inputs: options.hash_inputs,
-            hash_outputs: options.hash_outputs,
-            stats: options.stats,
-            pauses: options.pauses,
-            observes: options.observes,
+            options: HookOptions::of(s)?,
             python: session,
         })
     }
@@ -103,12 +89,12 @@ impl HookSession {
             true,
             true,
         )?;
-        if self.observes {
+        if self.options.observes {
             let taken =
                 session.call_method1(intern!(py, "observe_before"), (kernel, values, codes))?;
             described.observed = (!taken.is_none()).then(|| taken.unbind());
         }
-        if self.pauses {
+        if self.options.pauses {
             session.call_method1(intern!(py, "before_launch"), (kernel,))?;
         }
         Ok(described)
@@ -137,8 +123,8 @@ impl HookSession {
             grid,
             stream,
             thread_id(),
-            self.hash_outputs,
-            self.stats,
+            self.options.hash_outputs,
+            self.options.stats,
         )?;
         if let Some(taken) = described.observed.take() {
             let results = results.map(|(values, _)| values);

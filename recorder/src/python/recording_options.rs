@@ -3,6 +3,7 @@
 //! native hooks record by ([`HookOptions`]).
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use tritontui_trace::options::{self, Values};
 
@@ -64,16 +65,30 @@ pub struct HookOptions {
 
 #[pymethods]
 impl HookOptions {
-    /// `hash` is the recording option of that name.
     #[new]
-    fn new(hash: &str, stats: bool, pauses: bool, observes: bool) -> PyResult<Self> {
-        options::HASH.check(hash).map_err(PyValueError::new_err)?;
-        Ok(HookOptions {
-            hash_inputs: matches!(hash, "both" | "inputs"),
-            hash_outputs: matches!(hash, "both" | "outputs"),
+    fn new(
+        hash_inputs: bool,
+        hash_outputs: bool,
+        stats: bool,
+        pauses: bool,
+        observes: bool,
+    ) -> Self {
+        HookOptions {
+            hash_inputs,
+            hash_outputs,
             stats,
             pauses,
             observes,
-        })
+        }
+    }
+}
+
+impl HookOptions {
+    /// The `hook_options` of Python session `session`.
+    pub fn of(session: &Bound<'_, PyAny>) -> PyResult<HookOptions> {
+        Ok(*session
+            .getattr(intern!(session.py(), "hook_options"))?
+            .cast::<HookOptions>()?
+            .get())
     }
 }

@@ -217,7 +217,7 @@ impl TritonHook {
             py,
             args.as_any(),
             &fixed.codes,
-            self.session.hash_inputs,
+            self.session.options.hash_inputs,
             stream,
             &fixed.name,
         );

@@ -316,7 +316,7 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
 
     turn()  # compiles
     times = take_turns({"unrecorded": None, **GRAPHED_MODES}, turn, ROUNDS)
-    counts: dict[str, tuple[int, int, int]] = {}
+    counts: dict[str, tuple[int, int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
         for label, options in GRAPHED_MODES.items():
@@ -338,8 +338,13 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
             # What the hash kernels inside the graphs read: each replay
             # reads its graph's table's bytes once (a hash before a launch
             # that shares the slot of an earlier hash after reads nothing).
-            read = {r["graph"]: r["bytes"] for r in records if r["type"] == "cuda_graph"}
-            counts[label] = (len(replays), len(stepped), sum(read[g] for g, _ in replays))
+            graphs = {r["graph"]: r for r in records if r["type"] == "cuda_graph"}
+            counts[label] = (
+                len(replays),
+                len(stepped),
+                sum(graphs[g]["bytes"] for g, _ in replays),
+                sum(graphs[g]["hash_kernels"] for g, _ in replays),
+            )
     plain = statistics.median(times["unrecorded"])
     print(
         f"\ntransformer forward compiled with mode='reduce-overhead' ({dtype}, inference),"
@@ -347,23 +352,24 @@ def graphed_transformer(dtype: torch.dtype, bandwidth: float) -> None:
     )
     print(
         f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'replays':>8} {'launches':>9}"
-        f" {'us/replay':>10} {'GB':>6} {'traffic alone':>14}"
+        f" {'us/replay':>10} {'GB':>6} {'traffic alone':>14} {'hash kernels':>13}"
     )
     ratios = paired_ratios(times, "unrecorded")
     for label in GRAPHED_MODES:
-        replays, launched, hashed = counts[label]
+        replays, launched, hashed, kernels = counts[label]
         median = statistics.median(times[label])
         per_replay = (median - plain) / max(replays, 1) * 1e6
         implied = 1 + hashed / bandwidth / plain
         print(
             f"  {label:40} {median * 1e3:8.2f} {summary(ratios[label])} {replays:8d}"
             f" {launched:9d} {per_replay:10.2f} {hashed / 1e9:6.2f} {implied:13.2f}x"
+            f" {kernels:13d}"
         )
     print(
         f"  (median of {ROUNDS} per-round ratios, graphs captured afresh every turn; replays,"
         " launches: per step, the launches those replays ran; GB: bytes the exact hashes"
         " read per step; traffic alone: the ratio reading those bytes once at the measured"
-        " bandwidth would give)"
+        " bandwidth would give; hash kernels: per step, inside the replayed graphs)"
     )
 
 

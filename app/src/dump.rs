@@ -96,7 +96,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         line(json!({
             "type": "cuda_graph", "graph": g.graph, "launches": g.launches, "slots": g.slots,
             "device": g.device, "stream": hex(g.stream), "missing": g.missing, "pool": g.pool,
-            "bytes": g.bytes, "ts": g.ts,
+            "bytes": g.bytes, "hash_kernels": g.hash_kernels, "ts": g.ts,
         }))?;
     }
     for r in &trace.replays {

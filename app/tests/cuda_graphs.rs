@@ -149,6 +149,7 @@ fn graph_record(graph: u64, launches: u32, slots: u32, pool: Option<[u64; 2]>) -
         missing: String::new(),
         pool,
         bytes: 0,
+        hash_kernels: 0,
         ts: 2,
     })
 }

@@ -23,7 +23,7 @@
 mod graph_table;
 mod layout;
 
-pub use graph_table::{GRAPH_SLOTS, GraphTable, ReadBack};
+pub use graph_table::{FORKS, GRAPH_SLOTS, GraphTable, ReadBack};
 
 use crate::background::Delivered;
 use crate::phases::{Phase, timed};
@@ -398,7 +398,31 @@ impl Carried {
     /// stream may run before them).
     pub fn enqueue(self) -> Result<()> {
         // SAFETY: every item was made by `Batch::hash` on this device.
-        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &self.items) }
+        let launched =
+            unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &self.items)? };
+        self.table.add_kernels(launched);
+        Ok(())
+    }
+
+    /// Enqueues the carried hashes beside the graph's launches, as fork `n`
+    /// of its table ([`GraphTable::fork`]).
+    pub fn enqueue_beside(self, n: usize) -> Result<()> {
+        self.table.fork(self.stream, n, |side| {
+            // SAFETY: every item was made by `Batch::hash` on this device.
+            let launched = unsafe { enqueue_table(&self.kernels, side, self.ring, &self.items)? };
+            TABLE_LAUNCHES_BESIDE.fetch_add(u64::from(launched), Ordering::Relaxed);
+            Ok(launched)
+        })
+    }
+
+    /// The graph table the hashes write into.
+    pub fn table(&self) -> &Arc<GraphTable> {
+        &self.table
+    }
+
+    /// The stream they were captured on.
+    pub fn stream(&self) -> u64 {
+        self.stream
     }
 }
 
@@ -647,7 +671,11 @@ impl Batch {
         self.dispatched = true;
         let items = std::mem::take(&mut self.table);
         // SAFETY: every item was handed in under `hash`'s contract.
-        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }
+        let launched = unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items)? };
+        if let Some(graph) = &self.graph {
+            graph.add_kernels(launched);
+        }
+        Ok(())
     }
 
     /// Hands the hashes added since the last dispatch to `gathered`, to be
@@ -769,9 +797,12 @@ impl Drop for Batch {
 
 /// Hash table launches enqueued by this process (for benchmarks and tests).
 pub static TABLE_LAUNCHES: AtomicU64 = AtomicU64::new(0);
+/// Of those, the ones enqueued beside a CUDA graph's launches
+/// ([`Carried::enqueue_beside`]).
+pub static TABLE_LAUNCHES_BESIDE: AtomicU64 = AtomicU64::new(0);
 
 /// Launches `tthash_table` on `stream` for `items` (slots counted from
-/// `ring`), [`TABLE_ITEMS`] at a time.
+/// `ring`), [`TABLE_ITEMS`] at a time; returns how many launches that took.
 ///
 /// # Safety
 /// Every item must have been made by [`Batch::hash`] on this device.
@@ -780,7 +811,8 @@ unsafe fn enqueue_table(
     stream: u64,
     ring: Results,
     items: &[Item],
-) -> Result<()> {
+) -> Result<u32> {
+    let mut launched = 0;
     for chunk in items.chunks(TABLE_ITEMS) {
         TABLE_LAUNCHES.fetch_add(1, Ordering::Relaxed);
         let mut table = Table {
@@ -804,8 +836,9 @@ unsafe fn enqueue_table(
         let _timed = timed(Phase::HashTable);
         // SAFETY: the table lives until the driver has copied it.
         unsafe { launch_kernel(kernels.table, stream, first, params)? };
+        launched += 1;
     }
-    Ok(())
+    Ok(launched)
 }
 
 /// The blocks `item` gets in a table launch whose contiguous and word
@@ -890,7 +923,7 @@ impl Gathered {
         }
         make_current(self.kernels.ctx)?;
         // SAFETY: every item was made by `Batch::hash` on this device.
-        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }
+        unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }.map(drop)
     }
 }
 

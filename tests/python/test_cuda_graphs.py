@@ -55,10 +55,20 @@ def run_trees(
 ) -> tuple[Path, int]:
     """Records the graph tree training; returns its trace and the replays
     torch made."""
+    trace, replays, _ = run_trees_beside(run_program, tmp_path, name, *args, env=env)
+    return trace, replays
+
+
+def run_trees_beside(
+    run_program, tmp_path: Path, name: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[Path, int, int]:
+    """``run_trees``, with the hash kernels the recorder ran beside the
+    graphs' launches."""
     trace = tmp_path / f"{name}.msgpack"
     out = run_program("cuda_graph_trees.py", str(trace), *args, env=env).stdout
     replays = int(re.search(r"replays (\d+)", out).group(1))
-    return trace, replays
+    beside = int(re.search(r"hash kernels beside (\d+)", out).group(1))
+    return trace, replays, beside
 
 
 def check_every_replay_recorded(trace: Path, replays: int) -> list[dict]:
@@ -79,13 +89,24 @@ def test_graph_trees_keep_their_graphs_and_every_replay_is_recorded(
     # The first run compiles; the two compared find the compiled code
     # in the cache alike.
     run_trees(run_program, tmp_path, "cold")
-    a, replays_a = run_trees(run_program, tmp_path, "a")
+    a, replays_a, beside = run_trees_beside(run_program, tmp_path, "a")
     b, replays_b = run_trees(run_program, tmp_path, "b")
-    check_every_replay_recorded(a, replays_a)
+    records = check_every_replay_recorded(a, replays_a)
     check_every_replay_recorded(b, replays_b)
     _, report = diff(a, b)
     assert report["verdict"] == "identical", report["root_causes"]
     assert report["cuda_graph_replays"] == {"a": replays_a, "b": replays_b}
+    # The hashes after a captured launch wait for the next launch's table
+    # kernel, past the buffers the wrapper hands out between launches: at
+    # most one hash kernel per launch, one for the call's inputs and one
+    # after the last launch.
+    graphs = [g for g in records if g["type"] == "cuda_graph" and g["launches"]]
+    assert graphs, records
+    for graph in graphs:
+        assert 0 < graph["hash_kernels"] <= graph["launches"] + 2, graph
+    # Those that read no bytes the next launch writes run beside it, and
+    # give the same hashes (the two runs compare identical above).
+    assert 0 < beside < sum(g["hash_kernels"] for g in graphs), (beside, graphs)
 
 
 def test_an_atomic_in_a_graph_is_found_in_its_replays_with_the_graph_s_other_launches_equal(

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 13;
+pub const SCHEMA_MINOR: u32 = 14;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1020,6 +1020,10 @@ pub struct CudaGraphRecord {
     /// Bytes its hash kernels read at each replay (1.13).
     #[serde(default)]
     pub bytes: u64,
+    /// Hash kernels its capture put into it, each run at every replay
+    /// (1.14).
+    #[serde(default)]
+    pub hash_kernels: u32,
     /// Nanoseconds since the header's `created_ns`.
     #[serde(default)]
     pub ts: u64,

@@ -14,11 +14,19 @@
 //! host memory ([`GraphTable::read_back`]); the writer thread waits for it
 //! and finalises the sums ([`ReadBack::wait`]). Nothing here synchronizes,
 //! allocates or queries an event while the graph is being captured.
+//!
+//! Hash kernels may also run beside the graph's launches: a table has a
+//! stream of its own that joins the capture ([`GraphTable::fork`]: it waits
+//! for what the capturing stream enqueued so far, and its kernels become a
+//! branch of the graph), and the capturing stream waits for a fork's
+//! kernels where its caller says ([`GraphTable::join`]), at the latest
+//! before the capture ends.
 
 use super::{GpuError, Result, Results, device, make_current, poisoned};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use tritontui_trace::hash::{LEN_MUL, fmix64};
 
@@ -32,6 +40,10 @@ const READ_BACKS: usize = 64;
 const READ_BACK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long the writer thread sleeps between asking whether a copy is done.
 const POLL: std::time::Duration = std::time::Duration::from_micros(100);
+/// Forks of one graph whose ends are told apart ([`GraphTable::join`]
+/// names a fork by its number, modulo this): more than a caller leaves
+/// unjoined at once.
+pub const FORKS: usize = 4;
 
 /// One captured graph's result slots on its device, and the pinned buffers
 /// its replays' results come back in. Its device memory is never freed:
@@ -47,7 +59,35 @@ pub struct GraphTable {
     frozen: OnceLock<Arc<[u64]>>,
     /// Whether a hash found no slot left.
     overflowed: std::sync::atomic::AtomicBool,
+    /// Hash kernels enqueued into the graph: each runs at every replay.
+    kernels: AtomicU32,
+    /// The stream its captures begin on ([`GraphTable::clear`]).
+    origin: AtomicU64,
+    /// Where hash kernels run beside the graph's launches; None when the
+    /// stream or its events could not be made.
+    side: Option<Side>,
     buffers: Arc<Buffers>,
+}
+
+/// A stream of the table's own, with the events its forks begin and end
+/// with. Never destroyed, like the table's memory: the graph refers to
+/// them.
+struct Side {
+    stream: sys::CUstream,
+    begun: sys::CUevent,
+    ended: [sys::CUevent; FORKS],
+}
+
+impl Side {
+    /// Made before the capture begins.
+    fn new() -> Result<Side> {
+        let event = || result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        Ok(Side {
+            stream: result::stream::create(result::stream::StreamKind::NonBlocking)?,
+            begun: event()?,
+            ended: [event()?, event()?, event()?, event()?],
+        })
+    }
 }
 
 // SAFETY: the handles are driver objects owned by this table; the device
@@ -83,6 +123,9 @@ impl GraphTable {
             lens: Mutex::new(Vec::new()),
             frozen: OnceLock::new(),
             overflowed: Default::default(),
+            kernels: Default::default(),
+            origin: Default::default(),
+            side: Side::new().ok(),
             buffers: Arc::new(Buffers {
                 free: Mutex::new((Vec::new(), 0)),
                 returned: Condvar::new(),
@@ -106,6 +149,7 @@ impl GraphTable {
     /// event recorded on this one after it), so that at every replay the
     /// hash kernels add into zeroed slots.
     pub fn clear(&self, stream: u64) -> Result<()> {
+        self.origin.store(stream, Ordering::Relaxed);
         make_current(self.ctx)?;
         // SAFETY: the slots are the table's own, alive as long as the
         // graph (never freed).
@@ -128,8 +172,7 @@ impl GraphTable {
         }
         let mut lens = self.lens.lock().ok()?;
         if lens.len() == GRAPH_SLOTS {
-            self.overflowed
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.overflowed.store(true, Ordering::Relaxed);
             return None;
         }
         lens.push(len);
@@ -153,10 +196,80 @@ impl GraphTable {
         self.frozen.get().map_or(0, |lens| lens.iter().sum())
     }
 
+    /// The stream the capture began on, once it began.
+    pub fn origin(&self) -> u64 {
+        self.origin.load(Ordering::Relaxed)
+    }
+
+    /// Whether hash kernels can run beside the graph's launches.
+    pub fn has_side(&self) -> bool {
+        self.side.is_some()
+    }
+
+    /// Runs `enqueue` on the table's own stream, after everything `main`
+    /// (a stream this graph's capture runs on) enqueued so far, as fork
+    /// `n`: its kernels become a branch of the graph that `main` does not
+    /// wait for until [`GraphTable::join`]. Once the branch has begun, its
+    /// end is marked whatever `enqueue` returns, so that it can be joined.
+    pub(super) fn fork(
+        &self,
+        main: u64,
+        n: usize,
+        enqueue: impl FnOnce(u64) -> Result<u32>,
+    ) -> Result<()> {
+        let side = self
+            .side
+            .as_ref()
+            .ok_or_else(|| GpuError("the graph's table has no stream of its own".into()))?;
+        // SAFETY: events and streams of this table, and a stream the
+        // caller captures on; the branch joins that capture.
+        unsafe {
+            result::event::record(side.begun, main as sys::CUstream)?;
+            result::stream::wait_event(
+                side.stream,
+                side.begun,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )?;
+        }
+        let enqueued = enqueue(side.stream as u64);
+        // SAFETY: as above.
+        unsafe { result::event::record(side.ended[n % FORKS], side.stream)? };
+        self.add_kernels(enqueued?);
+        Ok(())
+    }
+
+    /// `main` waits for fork `n` and every fork before it (the forks run
+    /// one after another on the table's stream).
+    pub fn join(&self, main: u64, n: usize) -> Result<()> {
+        let Some(side) = &self.side else {
+            return Ok(());
+        };
+        // SAFETY: an event of this table, recorded by a fork of the
+        // capture `main` runs.
+        unsafe {
+            result::stream::wait_event(
+                main as sys::CUstream,
+                side.ended[n % FORKS],
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )?
+        };
+        Ok(())
+    }
+
+    /// `launched` more hash kernels joined the graph.
+    pub(super) fn add_kernels(&self, launched: u32) {
+        self.kernels.fetch_add(launched, Ordering::Relaxed);
+    }
+
+    /// The hash kernels the capture put into the graph.
+    pub fn kernels(&self) -> u32 {
+        self.kernels.load(Ordering::Relaxed)
+    }
+
     /// Whether some hash of the capture found no slot (it is missing from
     /// every replay).
     pub fn overflowed(&self) -> bool {
-        self.overflowed.load(std::sync::atomic::Ordering::Relaxed)
+        self.overflowed.load(Ordering::Relaxed)
     }
 
     /// After a replay enqueued on `stream` (a raw `cudaStream_t`):

@@ -153,12 +153,17 @@ impl CudaGraphs {
         self.capturing()?;
         let capturing = CAPTURING.take()?;
         #[cfg(feature = "cuda")]
-        let (slots, overflowed, bytes) = match &capturing.table {
-            Some(table) => (table.freeze(), table.overflowed(), table.hashed_bytes()),
-            None => (0, false, 0),
+        let (slots, overflowed, bytes, hash_kernels) = match &capturing.table {
+            Some(table) => (
+                table.freeze(),
+                table.overflowed(),
+                table.hashed_bytes(),
+                table.kernels(),
+            ),
+            None => (0, false, 0, 0),
         };
         #[cfg(not(feature = "cuda"))]
-        let (slots, overflowed, bytes) = (0, false, 0);
+        let (slots, overflowed, bytes, hash_kernels) = (0, false, 0, 0);
         let missing = match missing {
             Some(why) => why,
             None if overflowed => format!("the graph holds more than {} hashes", slots),
@@ -182,6 +187,7 @@ impl CudaGraphs {
             missing,
             pool,
             bytes,
+            hash_kernels,
             ts,
         })
     }

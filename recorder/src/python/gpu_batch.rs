@@ -166,3 +166,15 @@ pub(super) fn hash_table_launches() -> u64 {
     #[cfg(not(feature = "cuda"))]
     0
 }
+
+/// Hash table launches this process has enqueued beside the launches of
+/// CUDA graphs it captured (0 without CUDA support), for tests.
+#[pyfunction]
+pub(super) fn hash_table_launches_beside() -> u64 {
+    #[cfg(feature = "cuda")]
+    {
+        crate::gpu::TABLE_LAUNCHES_BESIDE.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "cuda"))]
+    0
+}

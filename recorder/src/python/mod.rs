@@ -7,6 +7,8 @@ mod allocation_hook;
 mod aten_hook;
 mod call_scope;
 mod capabilities;
+#[cfg(feature = "cuda")]
+mod captured_hashes;
 mod command;
 mod cpp_kernel_hook;
 mod cpp_wrapper_hook;
@@ -60,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(capabilities::leave_autotuning, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches_beside, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;

@@ -59,11 +59,10 @@ struct TraceState {
     device_error: Option<String>,
     /// The CUDA graphs captured while recording, for their replays.
     cuda_graphs: CudaGraphs,
-    /// The hashes after the last launch captured inside a graph call,
-    /// waiting to be enqueued with the next captured launch's hashes
-    /// before it (one graph node for both).
+    /// The hashes of launches captured inside a graph call, waiting for
+    /// the next captured launch or running beside the graph's launches.
     #[cfg(feature = "cuda")]
-    carried: Option<crate::gpu::Carried>,
+    captured: super::captured_hashes::CapturedHashes,
 }
 
 /// The state of a [`TraceFile`], held by this thread until dropped.
@@ -196,7 +195,7 @@ impl TraceState {
     /// hashes carried from the last captured launch: a device failure is
     /// kept for the session (`take_device_error`).
     fn release_deferred(&mut self) -> PyResult<()> {
-        self.release_carried();
+        self.release_captured();
         if let Some(error) = self.enqueue_deferred()? {
             self.device_error.get_or_insert(error);
         }
@@ -204,12 +203,12 @@ impl TraceState {
     }
 
     /// Enqueues on their own the hashes carried from the last captured
-    /// launch (something other than the next captured launch comes).
-    fn release_carried(&mut self) {
+    /// launch, and has the capturing stream wait for those running beside
+    /// the graph's launches (something other than the next captured launch
+    /// comes).
+    fn release_captured(&mut self) {
         #[cfg(feature = "cuda")]
-        if let Some(carried) = self.carried.take()
-            && let Err(e) = carried.enqueue()
-        {
+        if let Err(e) = self.captured.release() {
             self.device_error.get_or_insert(e.to_string());
         }
     }
@@ -289,7 +288,7 @@ impl TraceFile {
                 device_error: None,
                 cuda_graphs: CudaGraphs::default(),
                 #[cfg(feature = "cuda")]
-                carried: None,
+                captured: Default::default(),
             };
             Ok(TraceFile {
                 state: Mutex::new(state),
@@ -347,6 +346,9 @@ impl TraceFile {
             let capturing = state.cuda_graphs.capturing();
             let inheriting = inherit && capturing.is_none();
             let capture = capturing.filter(|_| launch);
+            #[cfg(feature = "cuda")]
+            let beside =
+                inherit && capture.is_some() && state.scope.captured_slots(thread_id()).is_some();
             let tables = state.tables(inheriting, inherit && capture.is_some())?;
             let mut described = Described::new(
                 py,
@@ -361,16 +363,12 @@ impl TraceFile {
             #[cfg(feature = "cuda")]
             {
                 // The hashes after the last captured launch go with this
-                // one's before it, into one table kernel, when both are
-                // captured on one stream into one graph.
-                if let Some(carried) = state.carried.take() {
-                    let left = match described.batch_mut() {
-                        Some(batch) => batch.join(carried).err(),
-                        None => Some(carried),
-                    };
-                    if let Some(Err(e)) = left.map(crate::gpu::Carried::enqueue) {
-                        described.device_failed(e.to_string());
-                    }
+                // one's before it, into one table kernel, beside it when it
+                // may run there. What is not a launch (a buffer handed out,
+                // a graph call's inputs) writes nothing after this: they
+                // wait for the next launch.
+                if launch && let Err(e) = state.captured.before_launch(py, &mut described, beside) {
+                    described.device_failed(e.to_string());
                 }
                 let deferring = state.deferring();
                 if let Some(writer) = state.writer.as_ref() {
@@ -451,7 +449,7 @@ impl TraceFile {
                 // call: its hashes after it may wait for the next one's.
                 #[cfg(feature = "cuda")]
                 if state.scope.captured_slots(thread_id()).is_some() {
-                    state.carried = described.batch_mut().and_then(crate::gpu::Batch::carry);
+                    state.captured.after_launch(py, described);
                 }
             }
             let launch = LaunchRecord {
@@ -603,10 +601,11 @@ impl TraceFile {
     }
 
     /// This thread's capture is about to end: hashes carried from its last
-    /// launch are enqueued now, into the graph.
+    /// launch are enqueued now, into the graph, and the capturing stream
+    /// waits for those running beside its launches.
     fn before_capture_end(&self, py: Python<'_>) -> PyResult<()> {
         self.with_state(py, |state| {
-            state.release_carried();
+            state.release_captured();
             Ok(())
         })
     }

@@ -2,7 +2,8 @@
 recorded into a trace: ``--atomic`` pools by an atomic index_add,
 ``--ungraphed`` compiles it without CUDA graphs. Prints the number of
 CUDA graph replays torch made (counted by wrapping ``CUDAGraph.replay``
-before recording starts) and the hash of the losses."""
+before recording starts), the hash kernels the recorder ran beside the
+graphs' launches, and the hash of the losses."""
 
 import argparse
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import torch
 import tritontui
+from tritontui import _native
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus" / "programs"))
 from _graphed import graphed_training
@@ -35,4 +37,5 @@ main = graphed_training(args.atomic, mode=None if args.ungraphed else "reduce-ov
 with tritontui.record(args.trace):
     results = main()
 print(f"replays {replays}")
+print(f"hash kernels beside {_native.hash_table_launches_beside()}")
 print(f"losses {tritontui.hash_tensor(results['loss']):016x}")

@@ -1,0 +1,177 @@
+//! The hashes of the launches a thread captures into a CUDA graph inside a
+//! graph call whose every launch is recorded (`CallScope::captured_slots`),
+//! run beside the graph's launches rather than between them.
+//!
+//! A captured launch's hashes after it wait for the next captured launch
+//! ([`CapturedHashes::after_launch`]); there they join that launch's hashes
+//! before it into one table kernel ([`CapturedHashes::before_launch`]).
+//! When the launch writes none of the bytes that kernel reads, the kernel
+//! forks from the capturing stream onto the graph table's own stream
+//! (`GraphTable::fork`): at every replay it runs beside the launch. The
+//! capturing stream waits for a fork before the launch after next
+//! ([`BESIDE`]), before any launch that writes bytes a fork reads, and
+//! before the capture ends ([`CapturedHashes::release`]). Otherwise the
+//! kernel runs on the capturing stream before the launch, as every hash of
+//! a capture outside such a call does.
+//!
+//! A fork's tensors are kept alive until the capturing stream has waited
+//! for it: memory the program frees meanwhile could otherwise be handed to
+//! an allocation inside an op (its result, a workspace) and written while
+//! the fork still reads it. Writes to live memory are the launches'
+//! arguments, which the check above sees (nothing but recorded launches
+//! runs inside such a call). The hashes are those of the same bytes a
+//! kernel on the capturing stream would read, so the trace is the one
+//! recorded without forks.
+
+use super::describe::{Described, Span, Views};
+use crate::gpu::{Batch, Carried, GpuError, GraphTable};
+use pyo3::prelude::*;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Launches a fork may run beside: the capturing stream waits for it
+/// before the launch after those. More buy nothing on an H200 (a
+/// transformer's graph replays in the same time with up to 7) and keep
+/// tensors alive longer.
+const BESIDE: usize = 1;
+const _: () = assert!(BESIDE < crate::gpu::FORKS);
+
+/// Hashes waiting for the next captured launch, with the bytes they read
+/// and the tensors they read them from.
+struct Waiting {
+    hashes: Carried,
+    reads: Vec<Span>,
+    tensors: Vec<Py<PyAny>>,
+}
+
+/// A table kernel running beside the graph's launches, until the capturing
+/// stream waits for it.
+struct Fork {
+    n: usize,
+    table: Arc<GraphTable>,
+    reads: Vec<Span>,
+    _tensors: Vec<Py<PyAny>>,
+}
+
+/// The captured hashes of one trace, waiting or forked.
+#[derive(Default)]
+pub struct CapturedHashes {
+    waiting: Option<Waiting>,
+    forks: VecDeque<Fork>,
+    /// Forks made so far (their numbers).
+    made: usize,
+}
+
+impl CapturedHashes {
+    /// After a captured launch, inside a call whose every launch is
+    /// recorded: its hashes after it wait for the next captured launch.
+    pub fn after_launch(&mut self, py: Python<'_>, described: &mut Described) {
+        let reads = described.device_spans(Views::HashedAfter).collect();
+        let tensors = described.tensors_kept(py);
+        self.waiting = described
+            .batch_mut()
+            .and_then(Batch::carry)
+            .map(|hashes| Waiting {
+                hashes,
+                reads,
+                tensors,
+            });
+    }
+
+    /// Before a launch (its hashes before it gathered in `described`): the
+    /// waiting hashes join them, and the table kernel they make runs beside
+    /// the launch when `beside` (it is captured inside a call whose every
+    /// launch is recorded) and the launch writes none of its bytes.
+    pub fn before_launch(
+        &mut self,
+        py: Python<'_>,
+        described: &mut Described,
+        beside: bool,
+    ) -> Result<(), GpuError> {
+        let written: Vec<Span> = described.device_spans(Views::Written).collect();
+        if !beside
+            || self
+                .forks
+                .iter()
+                .any(|fork| overlaps(&fork.reads, &written))
+        {
+            self.join_all()?;
+        }
+        let (mut reads, mut tensors) = (Vec::new(), Vec::new());
+        if let Some(waiting) = self.waiting.take() {
+            match described.batch_mut() {
+                Some(batch) => match batch.join(waiting.hashes) {
+                    Ok(()) => (reads, tensors) = (waiting.reads, waiting.tensors),
+                    Err(hashes) => hashes.enqueue()?,
+                },
+                None => waiting.hashes.enqueue()?,
+            }
+        }
+        let Some(hashes) = described.batch_mut().and_then(Batch::carry) else {
+            return Ok(());
+        };
+        reads.extend(described.device_spans(Views::HashedBefore));
+        let table = Arc::clone(hashes.table());
+        let alongside = beside
+            && table.has_side()
+            && hashes.stream() == table.origin()
+            && !overlaps(&reads, &written);
+        if !alongside {
+            return hashes.enqueue();
+        }
+        tensors.extend(described.tensors_kept(py));
+        let n = self.made;
+        self.made += 1;
+        hashes.enqueue_beside(n)?;
+        self.forks.push_back(Fork {
+            n,
+            table,
+            reads,
+            _tensors: tensors,
+        });
+        while self.forks.len() > BESIDE {
+            self.join_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Something other than the next captured launch comes (the call or
+    /// the capture ends, the trace is flushed): the waiting hashes are
+    /// enqueued on their own, and the capturing stream waits for every
+    /// fork.
+    pub fn release(&mut self) -> Result<(), GpuError> {
+        let enqueued = match self.waiting.take() {
+            Some(waiting) => waiting.hashes.enqueue(),
+            None => Ok(()),
+        };
+        self.join_all().and(enqueued)
+    }
+
+    /// The capturing stream waits for every fork; their tensors go.
+    fn join_all(&mut self) -> Result<(), GpuError> {
+        let last = self
+            .forks
+            .back()
+            .map(|fork| (Arc::clone(&fork.table), fork.n));
+        self.forks.clear();
+        match last {
+            Some((table, n)) => table.join(table.origin(), n),
+            None => Ok(()),
+        }
+    }
+
+    /// The capturing stream waits for the oldest fork; its tensors go.
+    fn join_oldest(&mut self) -> Result<(), GpuError> {
+        match self.forks.pop_front() {
+            Some(fork) => fork.table.join(fork.table.origin(), fork.n),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether any of `reads` shares a byte with any of `written`.
+fn overlaps(reads: &[Span], written: &[Span]) -> bool {
+    written
+        .iter()
+        .any(|w| reads.iter().any(|read| read.overlaps(w)))
+}

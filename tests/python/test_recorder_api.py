@@ -590,3 +590,17 @@ def test_each_option_comes_from_its_keyword_else_its_variable_else_its_default()
         _options.resolve({"hash": "all"}, environ={})
     with pytest.raises(TypeError, match="no recording option colour"):
         _options.resolve({"colour": "red"}, environ={})
+
+
+def test_the_environment_is_read_and_set_in_one_module() -> None:
+    # Every variable the package reads or sets is named in _environment;
+    # a module reaching into os.environ itself would escape that list.
+    package = Path(tritontui.__file__).parent
+    touching = [
+        f"{path.relative_to(package)}:{number}"
+        for path in sorted(package.rglob("*.py"))
+        if path.name != "_environment.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "os.environ" in line or "getenv" in line or "putenv" in line
+    ]
+    assert touching == [], touching

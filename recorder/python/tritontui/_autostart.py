@@ -23,6 +23,8 @@ import os
 import sys
 import warnings
 
+from tritontui import _environment
+
 # The modules that run torchrun's launcher.
 _LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")
 
@@ -35,15 +37,15 @@ def _is_launcher() -> bool:
     return any(a == "-m" and b in _LAUNCHERS for a, b in itertools.pairwise(argv))
 
 
-if os.environ.get("TRITONTUI_RECORD") and _is_launcher():
+if _environment.get(_environment.RECORD) and _is_launcher():
     _PATH = ""
     print(
-        f"tritontui: torchrun's ranks record into {os.environ['TRITONTUI_RECORD']} "
+        f"tritontui: torchrun's ranks record into {_environment.get(_environment.RECORD)} "
         "(one trace per rank; the launcher itself is not recorded)",
         file=sys.stderr,
     )
 else:
-    _PATH = os.environ.pop("TRITONTUI_RECORD", "")
+    _PATH = _environment.take(_environment.RECORD)
 
 
 def _start() -> None:
@@ -107,11 +109,11 @@ def _after_torch(then) -> None:
 
 if _PATH:
     _after_torch(_start)
-elif os.environ.get("TRITONTUI_SPAWNED_RANKS"):
+elif _environment.get(_environment.SPAWNED_RANKS):
     from tritontui import _spawned_ranks
 
     _HANDED = _spawned_ranks.take_handover()
     if _HANDED:
         _after_torch(lambda: _spawned_ranks.await_rank(_HANDED))
-elif os.environ.get("TRITONTUI_BREAK") and any("compile_worker" in a for a in sys.argv):
+elif _environment.get(_environment.BREAK) and any("compile_worker" in a for a in sys.argv):
     _after_torch(_worker_pause)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import _environment
+
 
 @dataclass
 class DeterminismReport:
@@ -84,7 +86,7 @@ def _launch_words(d: dict[str, Any]) -> str:
 def command() -> list[str]:
     """The ``tritontui`` command: ``$TRITONTUI_BIN`` when set (a binary
     built with cargo, say), else this package's own, run by this Python."""
-    found = os.environ.get("TRITONTUI_BIN")
+    found = _environment.tritontui_binary()
     return [found] if found else [sys.executable, "-m", "tritontui"]
 
 

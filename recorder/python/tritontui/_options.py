@@ -2,16 +2,15 @@
 ``TRITONTUI_*`` variable, else its default, as the trace crate's one
 table defines them (``_native.recording_options``: names, variables,
 defaults, checks), which ``tritontui record`` reads too. This is the one
-module that reads the options from the environment."""
+module that resolves them (from the environment ``_environment`` gives)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import _native
+from . import _environment, _native
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ def resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None = None) 
     ``environ`` (the process's environment by default) or their
     defaults. Raises ValueError naming an option that takes no such
     value."""
-    environ = os.environ if environ is None else environ
+    environ = _environment.variables() if environ is None else environ
     table = _native.recording_options()
     unknown = set(given) - {name for name, *_ in table}
     if unknown:

@@ -30,7 +30,7 @@ import tempfile
 import threading
 from typing import Any
 
-from . import _native
+from . import _environment, _native
 
 # Milliseconds between checks while paused.
 TICK_MS = 50
@@ -74,7 +74,7 @@ def claim(index: int) -> bool:
     """Claims glob number ``index`` for this process: a file created
     exclusively under the session's ``TRITONTUI_BREAK_ID``, so a glob stops
     one process once, not every compile worker that meets it."""
-    session = os.environ.get("TRITONTUI_BREAK_ID")
+    session = _environment.get(_environment.BREAK_ID)
     if not session:
         return True
     path = os.path.join(tempfile.gettempdir(), f"tritontui-claimed-{session}-{index}")
@@ -89,7 +89,7 @@ def claim(index: int) -> bool:
 
 def release_claims() -> None:
     """Removes the claim files of this process's session."""
-    session = os.environ.pop("TRITONTUI_BREAK_ID", None)
+    session = _environment.take(_environment.BREAK_ID)
     if not session:
         return
     directory = tempfile.gettempdir()
@@ -164,7 +164,7 @@ def install_in_compile_worker() -> None:
     """In an Inductor compile worker under ``TRITONTUI_BREAK`` with kernel
     globs: pauses before compiling a matching Triton kernel. The recording
     process's watcher sees the resume file and writes the pause records."""
-    spec = os.environ.get("TRITONTUI_BREAK", "")
+    spec = _environment.get(_environment.BREAK)
     if not spec or not any("compile_worker" in a for a in sys.argv):
         return
     points = PausePoints(spec)
@@ -173,7 +173,7 @@ def install_in_compile_worker() -> None:
     from torch._inductor.runtime import compile_tasks
 
     original = compile_tasks._worker_compile_triton
-    trace = os.environ.get("TRITONTUI_TRACE", "TRACE")
+    trace = _environment.get(_environment.TRACE) or "TRACE"
 
     def compile_after_pause(load_kernel: Any, *args: Any, **kwargs: Any) -> Any:
         kernel = load_kernel()

@@ -26,6 +26,7 @@ from . import (
     _active,
     _capture,
     _custom_hash,
+    _environment,
     _native,
     _options,
     _pause,
@@ -47,23 +48,7 @@ def distributed() -> dict[str, Any] | None:
     """This process's place in a multi-process run, as its launcher
     (torchrun) set it in the environment: the header's ``distributed``;
     None outside one."""
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        return None
-
-    def number(name: str) -> int:
-        try:
-            return int(os.environ.get(name, "0"))
-        except ValueError:
-            return 0
-
-    return {
-        "rank": number("RANK"),
-        "world_size": number("WORLD_SIZE"),
-        "local_rank": number("LOCAL_RANK"),
-        "local_world_size": number("LOCAL_WORLD_SIZE"),
-        "node_rank": number("GROUP_RANK"),
-        "run_id": os.environ.get("TORCHELASTIC_RUN_ID", ""),
-    }
+    return _environment.torchrun_placement()
 
 
 def expand_path(path: str | os.PathLike[str], place: dict[str, Any] | None = None) -> str:
@@ -223,16 +208,16 @@ class Session:
         self.file.inherit_hashes = inherits
         # Where hashes are inherited, device hashes may wait for the next
         # launch's table (TRITONTUI_DEFER_HASHES=0: launch by launch).
-        self.defers_hashes = inherits and os.environ.get("TRITONTUI_DEFER_HASHES") != "0"
+        self.defers_hashes = inherits and not _environment.deferred_hashes_off()
         self.file.defer_hashes = self.defers_hashes
         self.device_hashing = _tensors.gpu_hashing()
-        if os.environ.get("TRITONTUI_ALLOW_ATTACH") == "1":
+        if _environment.any_tracer_allowed():
             _pause.allow_any_tracer()
         # Compile workers started from now on name the trace when they
         # pause, and share the session's pause points with it.
-        os.environ["TRITONTUI_TRACE"] = self.path
+        _environment.hand_over(_environment.TRACE, self.path)
         if self.breaks is not None:
-            os.environ["TRITONTUI_BREAK_ID"] = f"{os.getpid()}-{time.time_ns()}"
+            _environment.hand_over(_environment.BREAK_ID, f"{os.getpid()}-{time.time_ns()}")
 
     def inherits_hashes(self) -> bool:
         """Whether a launch inside a graph call takes its hashes before
@@ -245,7 +230,7 @@ class Session:
             and self.options.kernels == "*"
             and self.options.hash_inputs
             and self.options.hash_outputs
-            and os.environ.get("TRITONTUI_HASH_EVERY_INPUT") != "1"
+            and not _environment.every_input_hashed()
         )
 
     def close(self, reason: str = "exit") -> None:

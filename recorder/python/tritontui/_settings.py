@@ -14,11 +14,10 @@ they change, with a ``settings`` record whenever they changed."""
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
-from . import _native
+from . import _environment, _native
 
 # Environment variables that change what runs or how: their prefixes.
 ENV_PREFIXES = (
@@ -58,7 +57,7 @@ def settings(numerics: Numerics) -> dict[str, str]:
             out["cuda.driver"] = driver
         out.update(_non_defaults("inductor", "torch._inductor.config"))
         out.update(_non_defaults("dynamo", "torch._dynamo.config"))
-    for name, value in os.environ.items():
+    for name, value in _environment.variables().items():
         if (name.startswith(ENV_PREFIXES) or name in ENV_NAMES) and not name.endswith(
             ENV_IGNORED_SUFFIXES
         ):

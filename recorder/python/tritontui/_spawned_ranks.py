@@ -31,9 +31,8 @@ import sys
 import warnings
 from typing import Any
 
-from . import _active, _custom_hash
+from . import _active, _custom_hash, _environment
 
-ENV = "TRITONTUI_SPAWNED_RANKS"
 # The option that multiprocessing gives a child it spawns.
 SPAWNED_CHILD_FLAG = "--multiprocessing-fork"
 _INSTALLED = False
@@ -71,7 +70,7 @@ def _starting(original: Any) -> Any:
     @functools.wraps(original)
     def start(process: Any) -> Any:
         session = _active.active()
-        if session is None or ENV in os.environ:
+        if session is None or _environment.get(_environment.SPAWNED_RANKS):
             return original(process)
         handed = {**_handed(session), "launcher_trace": os.path.abspath(session.path)}
         return _with_handover(json.dumps(handed), original, process)
@@ -105,11 +104,11 @@ def _with_handover(handed: str | None, original: Any, *args: Any, **kwargs: Any)
     their environment (nothing when None)."""
     if handed is None:
         return original(*args, **kwargs)
-    os.environ[ENV] = handed
+    _environment.hand_over(_environment.SPAWNED_RANKS, handed)
     try:
         return original(*args, **kwargs)
     finally:
-        os.environ.pop(ENV, None)
+        _environment.take(_environment.SPAWNED_RANKS)
 
 
 def _launching(original: Any) -> Any:
@@ -159,7 +158,7 @@ def take_handover() -> str:
     """What a recording launcher handed to this process, if it is a child
     that multiprocessing spawned; else "". Takes the variable out of the
     environment either way, so that no process this one starts records."""
-    handed = os.environ.pop(ENV, "")
+    handed = _environment.take(_environment.SPAWNED_RANKS)
     return handed if SPAWNED_CHILD_FLAG in sys.argv else ""
 
 
@@ -228,11 +227,11 @@ def _start_rank(handed: dict[str, Any]) -> None:
 
     try:
         rank = dist.get_rank()
-        local = os.environ.get("LOCAL_RANK")
+        local = _environment.local_rank()
         place = {
             "rank": rank,
             "world_size": dist.get_world_size(),
-            "local_rank": int(local) if local and local.isdigit() else _index_or(rank),
+            "local_rank": _index_or(rank) if local is None else local,
             "local_world_size": 0,
             "node_rank": 0,
             "run_id": handed["run_id"],

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import os
 import warnings
 
 import torch
 
-from . import _native
+from . import _environment, _native
 
 # Whether CUDA tensors are hashed on the device: None until first asked.
 _GPU: dict[str, bool | None] = {"enabled": None}
@@ -26,7 +25,7 @@ _GPU: dict[str, bool | None] = {"enabled": None}
 def gpu_hashing() -> bool:
     """Hash CUDA tensors on the device (TRITONTUI_GPU_HASH=0 turns it off)."""
     if _GPU["enabled"] is None:
-        _GPU["enabled"] = _native.gpu_supported() and os.environ.get("TRITONTUI_GPU_HASH") != "0"
+        _GPU["enabled"] = _native.gpu_supported() and not _environment.gpu_hashing_off()
     return bool(_GPU["enabled"])
 
 

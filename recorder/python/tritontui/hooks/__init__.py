@@ -14,11 +14,11 @@ exist into it. None of them imports the session module."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import warnings
 from typing import Any
 
+from .. import _environment
 from . import (
     aot_inductor,
     aten,
@@ -61,7 +61,7 @@ def install(session: Any) -> None:
         point_to_point.install(session)
         _ATEN_MODE = aten.AtenRecorder(session)
         _ATEN_MODE.__enter__()
-        if os.environ.get("TRITONTUI_EXTERN_HOOK") != "0":
+        if not _environment.extern_hook_off():
             extern_kernels.install(_ATEN_MODE)
 
 

@@ -20,10 +20,16 @@
 //! that the driver library loads before calling into it, because cudarc
 //! panics rather than failing when it does not.
 
+mod device;
+mod driver;
 mod graph_table;
 mod layout;
 
+pub use driver::{GpuError, driver_present, stream_capturing};
 pub use graph_table::{FORKS, GRAPH_SLOTS, GraphTable, ReadBack};
+
+use device::{BATCH, Kernels, RANGES, Results, Returned, THREADS, UNWRITTEN, device};
+use driver::{Result, make_current, poisoned, relax_capture_mode};
 
 use crate::background::Delivered;
 use crate::phases::{Phase, timed};
@@ -31,288 +37,22 @@ use cudarc::driver::result;
 use cudarc::driver::sys;
 use layout::{Dims, Layout, Read, coalesce, dims, reading};
 use smallvec::SmallVec;
-use std::ffi::{CString, c_void};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tritontui_trace::hash::{LEN_MUL, fmix64};
 
-/// The kernels, compiled from `assets/cuda/tthash.cu` for compute_80.
-const PTX: &str = include_str!("../../assets/cuda/tthash.ptx");
-
-/// Slots (one u64 each) a launch may use: one per hash, [`STATS_SLOTS`]
-/// per summary.
-pub const BATCH: usize = 1024;
 /// Slots a summary of one tensor takes (see `ttstats` in the PTX source).
 pub const STATS_SLOTS: usize = 69;
-/// Batches the ring holds per device.
-const RANGES: usize = 1024;
 /// How long a thread waiting for a batch sleeps between polls.
 const POLL: std::time::Duration = std::time::Duration::from_micros(50);
 /// How often a waiting thread asks the driver about the batch's event
 /// while its results have not all arrived.
 const ASK_DRIVER: std::time::Duration = std::time::Duration::from_millis(2);
-/// What a host-mapped result slot holds until a kernel writes it (no raw
-/// hash sum or summary word is expected to equal it; if one does, the
-/// event still says when the batch is done).
-const UNWRITTEN: u64 = u64::MAX;
 /// The longest a batch waits for its range of the ring to come free.
 const RANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Hashes one `tthash_table` launch computes (`TABLE_ITEMS` in the source).
 const TABLE_ITEMS: usize = 16;
-
-/// Why the GPU could not hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuError(pub String);
-
-impl std::fmt::Display for GpuError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<result::DriverError> for GpuError {
-    fn from(e: result::DriverError) -> Self {
-        GpuError(format!("CUDA driver: {e:?}"))
-    }
-}
-
-type Result<T> = std::result::Result<T, GpuError>;
-
-/// Whether the CUDA driver library can be loaded (it is never called
-/// otherwise). Asked once per process: cudarc's check opens the library
-/// under each of its candidate names every time, which costs more than a
-/// recorded launch may.
-pub fn driver_present() -> bool {
-    static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to dlopen libcuda.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
-}
-
-/// Whether a CUDA graph is being captured on `stream` (a raw
-/// `cudaStream_t`): work enqueued there now would join the graph.
-pub fn stream_capturing(stream: u64) -> Result<bool> {
-    if !driver_present() {
-        return Err(GpuError("the CUDA driver library is not installed".into()));
-    }
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    // SAFETY: a stream handle the recorded program is launching on, and a
-    // status to write.
-    unsafe { sys::cuStreamIsCapturing(stream as sys::CUstream, &mut status).result()? };
-    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
-}
-
-/// Lets this thread call into the driver while another thread captures a
-/// graph in the global capture mode (`torch.cuda.graph`'s default), which
-/// otherwise forbids the calls a recorder's waiting thread makes. Once per
-/// thread.
-fn relax_capture_mode() -> Result<()> {
-    thread_local! {
-        static RELAXED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-    if RELAXED.get() {
-        return Ok(());
-    }
-    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-    // SAFETY: writes this thread's mode, and the old one into `mode`.
-    unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode).result()? };
-    RELAXED.set(true);
-    Ok(())
-}
-
-/// What the writer thread hands back: free ranges of the ring, and events
-/// to record again.
-struct Returned {
-    ranges: Mutex<Vec<bool>>,
-    released: Condvar,
-    events: Mutex<Vec<usize>>,
-}
-
-impl Returned {
-    /// An event to record, from the pool or new (in the current context).
-    fn event(&self) -> Result<sys::CUevent> {
-        if let Some(event) = self.events.lock().map_err(poisoned)?.pop() {
-            return Ok(event as sys::CUevent);
-        }
-        Ok(result::event::create(
-            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
-        )?)
-    }
-
-    fn release_range(&self, range: usize) {
-        if let Ok(mut free) = self.ranges.lock() {
-            free[range] = true;
-            self.released.notify_all();
-        }
-    }
-}
-
-/// Where the kernels put results: `Results` in the PTX source.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Results {
-    acc: u64,
-    arrived: u64,
-    host: u64,
-}
-
-/// What a batch needs to enqueue work on its device, copied into it at
-/// [`Batch::begin`] so that enqueuing takes no lock.
-#[derive(Clone, Copy)]
-struct Kernels {
-    ctx: sys::CUcontext,
-    table: sys::CUfunction,
-    stats: sys::CUfunction,
-    max_blocks: u32,
-    /// Blocks of `tthash_table` the device runs at once: what a table
-    /// launch shares among its hashes.
-    resident: u32,
-}
-
-/// Per-device state: the primary context, the kernels and the result ring.
-struct Device {
-    kernels: Kernels,
-    /// Device accumulators (u64) and arrival counters (u32), one per slot.
-    acc: sys::CUdeviceptr,
-    arrived: sys::CUdeviceptr,
-    /// Host-mapped results, one u64 per slot, and their device address.
-    host: *mut u64,
-    host_on_device: sys::CUdeviceptr,
-    returned: Arc<Returned>,
-    /// Batches begun so far: the next one takes the range after.
-    next: AtomicUsize,
-}
-
-// SAFETY: the raw handles are process-wide driver objects and never change
-// after `open`; a range of the mapped ring is written by the device and
-// read by the writer thread once every slot of it has arrived (or its
-// event completed), and ranges are handed out one at a time (`next` is
-// atomic, the free list behind a lock).
-unsafe impl Send for Device {}
-unsafe impl Sync for Device {}
-
-/// Devices a process hashes on, by ordinal.
-const MAX_DEVICES: usize = 64;
-
-/// The devices opened so far: found without a lock at every launch.
-static DEVICES: [OnceLock<Device>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
-
-/// The device `ordinal`, opened the first time.
-fn device(ordinal: i32) -> Result<&'static Device> {
-    static OPENING: Mutex<()> = Mutex::new(());
-    let slot = usize::try_from(ordinal)
-        .ok()
-        .and_then(|i| DEVICES.get(i))
-        .ok_or_else(|| GpuError(format!("no CUDA device {ordinal} to hash on")))?;
-    if let Some(device) = slot.get() {
-        return Ok(device);
-    }
-    let _opening = OPENING.lock().map_err(poisoned)?;
-    if let Some(device) = slot.get() {
-        return Ok(device);
-    }
-    let device = Device::open(ordinal)?;
-    Ok(slot.get_or_init(|| device))
-}
-
-/// Makes `ctx` current on this thread unless it already is (torch's
-/// launching threads have it current).
-fn make_current(ctx: sys::CUcontext) -> Result<()> {
-    let mut current: sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: writes the calling thread's current context.
-    unsafe { sys::cuCtxGetCurrent(&mut current).result()? };
-    if current != ctx {
-        unsafe { result::ctx::set_current(ctx)? };
-    }
-    Ok(())
-}
-
-fn poisoned<T>(_: T) -> GpuError {
-    GpuError("poisoned lock".into())
-}
-
-impl Device {
-    fn open(ordinal: i32) -> Result<Device> {
-        if !driver_present() {
-            return Err(GpuError("the CUDA driver library is not installed".into()));
-        }
-        result::init()?;
-        let dev = result::device::get(ordinal)?;
-        // SAFETY: the primary context is the one torch uses; retaining it
-        // keeps it alive and shares its address space.
-        let ctx = unsafe { result::primary_ctx::retain(dev)? };
-        unsafe { result::ctx::set_current(ctx)? };
-        let ptx = CString::new(PTX).map_err(|_| GpuError("PTX holds a NUL byte".into()))?;
-        // SAFETY: a NUL-terminated PTX image.
-        let module = unsafe { result::module::load_data(ptx.as_ptr() as *const c_void)? };
-        let function = |name: &str| -> Result<sys::CUfunction> {
-            let name = CString::new(name).map_err(|_| GpuError("bad kernel name".into()))?;
-            // SAFETY: the module was just loaded.
-            Ok(unsafe { result::module::get_function(module, name)? })
-        };
-        let sms = unsafe {
-            result::device::get_attribute(
-                dev,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?
-        };
-        let slots = BATCH * RANGES;
-        // SAFETY: plain allocations of `slots` entries, owned by this Device
-        // for the life of the process; the kernels keep the accumulators and
-        // counters zero between uses, starting from here.
-        let (acc, arrived, host) = unsafe {
-            let acc = result::malloc_sync(slots * 8)?;
-            let arrived = result::malloc_sync(slots * 4)?;
-            result::memset_d8_sync(acc, 0, slots * 8)?;
-            result::memset_d8_sync(arrived, 0, slots * 4)?;
-            let host = result::malloc_host(
-                slots * 8,
-                sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
-            )? as *mut u64;
-            std::slice::from_raw_parts_mut(host, slots).fill(UNWRITTEN);
-            (acc, arrived, host)
-        };
-        let mut host_on_device: sys::CUdeviceptr = 0;
-        // SAFETY: `host` was just allocated mapped.
-        unsafe {
-            sys::cuMemHostGetDevicePointer_v2(&mut host_on_device, host as *mut c_void, 0)
-                .result()?
-        };
-        let table = function("tthash_table")?;
-        // SAFETY: the function was just loaded.
-        let per_sm = unsafe {
-            result::occupancy::max_active_block_per_multiprocessor(table, THREADS as i32, 0)?
-        };
-        Ok(Device {
-            kernels: Kernels {
-                ctx,
-                table,
-                stats: function("ttstats")?,
-                max_blocks: (sms.max(1) as u32) * 16,
-                resident: (sms.max(1) * per_sm.max(1)) as u32,
-            },
-            acc,
-            arrived,
-            host,
-            host_on_device,
-            returned: Arc::new(Returned {
-                ranges: Mutex::new(vec![true; RANGES]),
-                released: Condvar::new(),
-                events: Mutex::new(Vec::new()),
-            }),
-            next: AtomicUsize::new(0),
-        })
-    }
-
-    /// The whole ring's result pointers, as the kernels take them (a
-    /// slot is an index into the ring).
-    fn ring(&self) -> Results {
-        Results {
-            acc: self.acc,
-            arrived: self.arrived,
-            host: self.host_on_device,
-        }
-    }
-}
 
 /// The hashes of one launch, being computed on the device.
 pub struct Batch {
@@ -926,9 +666,6 @@ impl Gathered {
         unsafe { enqueue_table(&self.kernels, self.stream, self.ring, &items) }.map(drop)
     }
 }
-
-/// Threads per block of every kernel.
-const THREADS: u32 = 256;
 
 impl Finished {
     /// Waits for the device (on the caller's thread) and returns the

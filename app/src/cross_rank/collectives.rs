@@ -2,7 +2,6 @@
 //! ran (interned per rank: a run repeats the same few collectives) and
 //! what it left, so that many ranks fit in memory at once.
 
-use super::pieces::{Pieces, is_list_collective};
 use rustc_hash::FxHashMap;
 use std::path::Path;
 use tritontui_trace::hash::fmix64;
@@ -395,6 +394,33 @@ fn parse_process_group(text: &str) -> Option<Group> {
         }
     }
     (!group.name.is_empty()).then_some(group)
+}
+
+/// The hashes of a list collective's pieces on one member.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pieces {
+    /// What it put in, piece by piece (hash before, or after where the
+    /// hash before was inherited).
+    pub ins: Vec<Option<u64>>,
+    /// What it got, piece by piece (hash after).
+    pub outs: Vec<Option<u64>>,
+}
+
+/// Which input of member `from` (by group rank) member `to` gets as its
+/// piece `from`, for op `op`; None when `op` is not a list collective
+/// checked here.
+pub(super) fn input_for(op: &str, to: usize) -> Option<usize> {
+    match op.split('.').next().unwrap_or(op) {
+        "c10d::allgather_" => Some(0),
+        "c10d::alltoall_" => Some(to),
+        _ => None,
+    }
+}
+
+/// Whether op `name` puts its pieces in tensor lists (`pieces` checks
+/// them).
+pub fn is_list_collective(name: &str) -> bool {
+    input_for(name, 0).is_some()
 }
 
 #[cfg(test)]

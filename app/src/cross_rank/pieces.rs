@@ -7,34 +7,9 @@
 //! all-to-all (one tensor holding every piece) has no hash per piece and
 //! is not checked this way.
 
+use super::collectives::{Pieces, input_for, is_list_collective};
 use super::findings::{Finding, Ran, RankValue};
 use rustc_hash::FxHashMap;
-
-/// The hashes of a list collective's pieces on one member.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Pieces {
-    /// What it put in, piece by piece (hash before, or after where the
-    /// hash before was inherited).
-    pub ins: Vec<Option<u64>>,
-    /// What it got, piece by piece (hash after).
-    pub outs: Vec<Option<u64>>,
-}
-
-/// Which input of member `from` (by group rank) member `to` gets as its
-/// piece `from`, for op `op`; None when `op` is not a list collective
-/// checked here.
-fn input_for(op: &str, to: usize) -> Option<usize> {
-    match op.split('.').next().unwrap_or(op) {
-        "c10d::allgather_" => Some(0),
-        "c10d::alltoall_" => Some(to),
-        _ => None,
-    }
-}
-
-/// Whether op `name` puts its pieces in tensor lists this module checks.
-pub fn is_list_collective(name: &str) -> bool {
-    input_for(name, 0).is_some()
-}
 
 /// What comparing the pieces found.
 pub(super) enum PieceCheck {

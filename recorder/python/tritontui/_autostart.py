@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-from tritontui import _environment
+from . import _environment
 
 # The modules that run torchrun's launcher.
 _LAUNCHERS = ("torch.distributed.run", "torch.distributed.launch")
@@ -49,11 +49,11 @@ else:
 
 
 def _start() -> None:
-    import tritontui
+    from ._recording import start
 
     try:
         # Every option from its TRITONTUI_* variable (tritontui._options).
-        tritontui.start(_PATH)
+        start(_PATH)
     except Exception as e:
         warnings.warn(
             f"tritontui: could not start recording to {_PATH}: {e}", RuntimeWarning, stacklevel=1
@@ -90,7 +90,7 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
 
 
 def _worker_pause() -> None:
-    from tritontui import _pause
+    from . import _pause
 
     try:
         _pause.install_in_compile_worker()
@@ -110,7 +110,7 @@ def _after_torch(then) -> None:
 if _PATH:
     _after_torch(_start)
 elif _environment.get(_environment.SPAWNED_RANKS):
-    from tritontui import _spawned_ranks
+    from . import _spawned_ranks
 
     _HANDED = _spawned_ranks.take_handover()
     if _HANDED:

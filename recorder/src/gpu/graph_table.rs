@@ -22,7 +22,8 @@
 //! kernels where its caller says ([`GraphTable::join`]), at the latest
 //! before the capture ends.
 
-use super::{GpuError, Result, Results, device, make_current, poisoned};
+use super::device::{Results, device};
+use super::driver::{GpuError, Result, make_current, poisoned, relax_capture_mode};
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use std::ffi::c_void;
@@ -365,7 +366,7 @@ impl ReadBack {
     /// returns the hash of every slot, in slot order.
     pub fn wait(self) -> Result<Vec<u64>> {
         unsafe { result::ctx::set_current(self.ctx)? };
-        super::relax_capture_mode()?;
+        relax_capture_mode()?;
         loop {
             // SAFETY: an event recorded after the copy, outside a capture.
             match unsafe { sys::cuEventQuery(self.event) } {

@@ -9,7 +9,7 @@
 //! logical order, the words of a permuted or transposed view lie rows apart
 //! in memory, and a warp's loads touch as many rows as it has threads.
 
-use super::{GpuError, Result};
+use super::driver::{GpuError, Result};
 use smallvec::SmallVec;
 
 /// Most dimensions a strided view may keep after merging.

@@ -1,6 +1,6 @@
 //! The attach list: recorded processes a debugger can be attached to.
 
-use super::{fit, list_overlay};
+use super::draw::{fit, list_overlay};
 use crate::attach::Alive;
 use crate::tui::app::App;
 use ratatui::Frame;

@@ -2,7 +2,7 @@
 //! grid and config, and every argument side by side with the cells that
 //! differ highlighted.
 
-use super::{fit, grid_words, pane_block};
+use super::draw::{fit, grid_words, pane_block};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use crate::values::{HeatMap, TensorValues};

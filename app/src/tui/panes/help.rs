@@ -1,6 +1,6 @@
 //! The key help overlay, listed from the key table (`tui::keys`).
 
-use super::centered;
+use super::draw::centered;
 use crate::tui::app::App;
 use crate::tui::keys::{BINDINGS, GLYPHS, name};
 use ratatui::Frame;

@@ -1,7 +1,7 @@
 //! The side-by-side launch list. Only the visible rows are built, so a
 //! million launches draw as fast as ten.
 
-use super::{fit, fit_right, grid_words, pane_block};
+use super::draw::{fit, fit_right, grid_words, pane_block};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use crate::tui::layout::list_rows;

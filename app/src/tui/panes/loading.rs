@@ -1,6 +1,6 @@
 //! The loading screen, with progress per file.
 
-use super::{centered, fit};
+use super::draw::{centered, fit};
 use crate::tui::app::App;
 use crate::tui::loader::Progress;
 use ratatui::Frame;

@@ -1,7 +1,7 @@
 //! The rank picker: every rank of two runs of several ranks, its verdict
 //! and first divergence; Enter opens the highlighted rank.
 
-use super::{fit, list_overlay};
+use super::draw::{fit, list_overlay};
 use crate::tui::app::App;
 use crate::tui::comparison::Comparison;
 use ratatui::Frame;

@@ -1,6 +1,6 @@
 //! The kernel search box, drawn over the main screen.
 
-use super::{centered, fit};
+use super::draw::{centered, fit};
 use crate::tui::app::App;
 use crate::tui::comparison::Comparison;
 use ratatui::Frame;

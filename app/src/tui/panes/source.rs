@@ -1,7 +1,7 @@
 //! The selected kernel's source, highlighted, with the lines that commonly
 //! cause nondeterminism marked in the gutter.
 
-use super::pane_block;
+use super::draw::pane_block;
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use ratatui::Frame;

@@ -44,7 +44,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
     // Cut the left part so the focus marker always shows.
     let text: String = line.to_string();
     if text.chars().count() > width {
-        line = Line::raw(super::fit(&text, width));
+        line = Line::raw(super::draw::fit(&text, width));
     }
     let pad = width.saturating_sub(line.width());
     line.spans.push(Span::raw(" ".repeat(pad)));

@@ -4,6 +4,7 @@ the program it records."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import signal
@@ -604,3 +605,39 @@ def test_the_environment_is_read_and_set_in_one_module() -> None:
         if "os.environ" in line or "getenv" in line or "putenv" in line
     ]
     assert touching == [], touching
+
+
+def test_no_module_of_the_package_imports_in_a_circle() -> None:
+    # Function-level imports count: a circle there is one too, only later.
+    package = Path(tritontui.__file__).parent
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    # The native extension is a module of the package too, with no imports.
+    native = "tritontui._native"
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                source = ".".join([*base, node.module] if node.module else base)
+                targets = [f"{source}.{alias.name}" for alias in node.names]
+                edges[name].update(t if t in modules or t == native else source for t in targets)
+            elif isinstance(node, ast.Import):
+                edges[name].update(alias.name for alias in node.names)
+        edges[name] = {t for t in edges[name] if t in modules and t != name}
+
+    def circle_through(path: list[str]) -> list[str] | None:
+        for child in sorted(edges[path[-1]]):
+            if child == path[0]:
+                return [*path, child]
+            if child not in path and child > path[0]:
+                found = circle_through([*path, child])
+                if found:
+                    return found
+        return None
+
+    circles = [c for name in sorted(modules) if (c := circle_through([name]))]
+    assert circles == [], circles[0]

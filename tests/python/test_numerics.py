@@ -5,6 +5,8 @@ random generator an op draws from (its ``default_generator`` input)."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import tritontui
@@ -29,6 +31,44 @@ def test_a_setting_switched_while_recording_is_recorded_where_it_acts(tmp_path):
     sums = [r["seq"] for r in records if r["type"] == "launch" and r["kernel"] == "aten::sum"]
     changes = [r for r in records if r["type"] == "settings"]
     assert [(c["before"], c["values"]["torch.num_threads"]) for c in changes] == [(sums[1], "1")]
+
+
+def test_a_text_and_an_enum_setting_switched_while_recording_are_recorded(tmp_path):
+    # The sampler keeps a text (the matmul precision) and one of torch's
+    # enums (the preferred BLAS library) as values of its own: a switch of
+    # either is seen, and so is switching back.
+    trace = tmp_path / "t.msgpack"
+    x = torch.randn(64, 64)
+    precision = torch.get_float32_matmul_precision()
+    library = torch.backends.cuda.preferred_blas_library()
+    other = "Cublas" if str(library).endswith("Cublaslt") else "Cublaslt"
+    try:
+        with tritontui.record(trace), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the BLAS choice is experimental
+            x.mm(x)
+            torch.set_float32_matmul_precision("medium")
+            x.mm(x)
+            torch.backends.cuda.preferred_blas_library(other.lower())
+            x.mm(x)
+            torch.backends.cuda.preferred_blas_library(library)
+            x.mm(x)
+    finally:
+        torch.set_float32_matmul_precision(precision)
+        torch.backends.cuda.preferred_blas_library(library)
+    records = dump(trace)
+    blas = "torch.backends.cuda.preferred_blas_library"
+    first = records[0]["settings"][blas]
+    mms = [r["seq"] for r in records if r["type"] == "launch" and r["kernel"] == "aten::mm"]
+    changes = [
+        (c["before"], c["values"]["torch.float32_matmul_precision"], c["values"][blas])
+        for c in records
+        if c["type"] == "settings"
+    ]
+    assert changes == [
+        (mms[1], "medium", first),
+        (mms[2], "medium", f"_BlasBackend.{other}"),
+        (mms[3], "medium", first),
+    ]
 
 
 def test_an_environment_variable_set_while_recording_is_recorded_where_it_acts(

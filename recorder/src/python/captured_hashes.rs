@@ -24,6 +24,7 @@
 //! recorded without forks.
 
 use super::describe::{Described, Span, Views};
+use super::thread_state::thread_id;
 use crate::gpu::{Batch, Carried, GpuError, GraphTable};
 use pyo3::prelude::*;
 use std::collections::VecDeque;
@@ -60,12 +61,15 @@ pub struct CapturedHashes {
     forks: VecDeque<Fork>,
     /// Forks made so far (their numbers).
     made: usize,
+    /// The thread whose capture they belong to.
+    thread: u64,
 }
 
 impl CapturedHashes {
     /// After a captured launch, inside a call whose every launch is
     /// recorded: its hashes after it wait for the next captured launch.
     pub fn after_launch(&mut self, py: Python<'_>, described: &mut Described) {
+        self.thread = thread_id();
         let reads = described.device_spans(Views::HashedAfter).collect();
         let tensors = described.tensors_kept(py);
         self.waiting = described
@@ -88,6 +92,13 @@ impl CapturedHashes {
         described: &mut Described,
         beside: bool,
     ) -> Result<(), GpuError> {
+        let pending = self.waiting.is_some() || !self.forks.is_empty();
+        if pending && self.thread != thread_id() {
+            // Another thread's capture: its own next launch or the end of
+            // its call or capture takes them.
+            return Ok(());
+        }
+        self.thread = thread_id();
         let written: Vec<Span> = described.device_spans(Views::Written).collect();
         if !beside
             || self

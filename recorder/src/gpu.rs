@@ -145,8 +145,9 @@ impl Carried {
     }
 
     /// Enqueues the carried hashes beside the graph's launches, as fork `n`
-    /// of its table ([`GraphTable::fork`]).
-    pub fn enqueue_beside(self, n: usize) -> Result<()> {
+    /// of its table ([`GraphTable::fork`]: the outer error says no branch
+    /// began, the inner one that its kernels failed).
+    pub fn enqueue_beside(self, n: usize) -> Result<Result<()>> {
         self.table.fork(self.stream, n, |side| {
             // SAFETY: every item was made by `Batch::hash` on this device.
             let launched = unsafe { enqueue_table(&self.kernels, side, self.ring, &self.items)? };

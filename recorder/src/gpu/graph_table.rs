@@ -210,14 +210,16 @@ impl GraphTable {
     /// Runs `enqueue` on the table's own stream, after everything `main`
     /// (a stream this graph's capture runs on) enqueued so far, as fork
     /// `n`: its kernels become a branch of the graph that `main` does not
-    /// wait for until [`GraphTable::join`]. Once the branch has begun, its
-    /// end is marked whatever `enqueue` returns, so that it can be joined.
+    /// wait for until [`GraphTable::join`]. The outer error says no branch
+    /// began (there is nothing to join); once one has, its end is marked
+    /// whatever `enqueue` returns (the inner result), and it must be
+    /// joined.
     pub(super) fn fork(
         &self,
         main: u64,
         n: usize,
         enqueue: impl FnOnce(u64) -> Result<u32>,
-    ) -> Result<()> {
+    ) -> Result<Result<()>> {
         let side = self
             .side
             .as_ref()
@@ -234,9 +236,10 @@ impl GraphTable {
         }
         let enqueued = enqueue(side.stream as u64);
         // SAFETY: as above.
-        unsafe { result::event::record(side.ended[n % FORKS], side.stream)? };
-        self.add_kernels(enqueued?);
-        Ok(())
+        let ended = unsafe { result::event::record(side.ended[n % FORKS], side.stream) };
+        Ok(enqueued
+            .map(|launched| self.add_kernels(launched))
+            .and(ended.map_err(GpuError::from)))
     }
 
     /// `main` waits for fork `n` and every fork before it (the forks run

@@ -70,16 +70,14 @@ impl CapturedHashes {
     /// recorded: its hashes after it wait for the next captured launch.
     pub fn after_launch(&mut self, py: Python<'_>, described: &mut Described) {
         self.thread = thread_id();
-        let reads = described.device_spans(Views::HashedAfter).collect();
-        let tensors = described.tensors_kept(py);
-        self.waiting = described
-            .batch_mut()
-            .and_then(Batch::carry)
-            .map(|hashes| Waiting {
-                hashes,
-                reads,
-                tensors,
-            });
+        let Some(hashes) = described.batch_mut().and_then(Batch::carry) else {
+            return;
+        };
+        self.waiting = Some(Waiting {
+            hashes,
+            reads: described.device_spans(Views::HashedAfter).collect(),
+            tensors: described.tensors_kept(py),
+        });
     }
 
     /// Before a launch (its hashes before it gathered in `described`): the
@@ -133,7 +131,8 @@ impl CapturedHashes {
         tensors.extend(described.tensors_kept(py));
         let n = self.made;
         self.made += 1;
-        hashes.enqueue_beside(n)?;
+        // A branch that began is joined, even when its kernels failed.
+        let enqueued = hashes.enqueue_beside(n)?;
         self.forks.push_back(Fork {
             n,
             table,
@@ -143,7 +142,7 @@ impl CapturedHashes {
         while self.forks.len() > BESIDE {
             self.join_oldest()?;
         }
-        Ok(())
+        enqueued
     }
 
     /// Something other than the next captured launch comes (the call or

@@ -8,11 +8,11 @@
 //! When the launch writes none of the bytes that kernel reads, the kernel
 //! forks from the capturing stream onto the graph table's own stream
 //! (`GraphTable::fork`): at every replay it runs beside the launch. The
-//! capturing stream waits for a fork before the launch after next
-//! ([`BESIDE`]), before any launch that writes bytes a fork reads, and
-//! before the capture ends ([`CapturedHashes::release`]). Otherwise the
-//! kernel runs on the capturing stream before the launch, as every hash of
-//! a capture outside such a call does.
+//! capturing stream waits for a fork before the launch after the one it
+//! runs beside ([`BESIDE`]), before any launch that writes bytes a fork
+//! reads, and before the capture ends ([`CapturedHashes::release`]).
+//! Otherwise the kernel runs on the capturing stream before the launch, as
+//! every hash of a capture outside such a call does.
 //!
 //! A fork's tensors are kept alive until the capturing stream has waited
 //! for it: memory the program frees meanwhile could otherwise be handed to

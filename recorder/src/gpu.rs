@@ -146,9 +146,10 @@ impl Carried {
 
     /// Enqueues the carried hashes beside the graph's launches, as fork `n`
     /// of its table ([`GraphTable::fork`]: the outer error says no branch
-    /// began, the inner one that its kernels failed).
+    /// began, the inner one that its kernels failed). They must have been
+    /// captured on the stream the capture began on.
     pub fn enqueue_beside(self, n: usize) -> Result<Result<()>> {
-        self.table.fork(self.stream, n, |side| {
+        self.table.fork(n, |side| {
             // SAFETY: every item was made by `Batch::hash` on this device.
             let launched = unsafe { enqueue_table(&self.kernels, side, self.ring, &self.items)? };
             TABLE_LAUNCHES_BESIDE.fetch_add(u64::from(launched), Ordering::Relaxed);

@@ -20,6 +20,8 @@ pub(super) const RANGES: usize = 1024;
 /// hash sum or summary word is expected to equal it; if one does, the
 /// event still says when the batch is done).
 pub(super) const UNWRITTEN: u64 = u64::MAX;
+/// Threads per block of every kernel.
+pub(super) const THREADS: u32 = 256;
 
 /// What the writer thread hands back: free ranges of the ring, and events
 /// to record again.
@@ -57,8 +59,8 @@ pub(super) struct Results {
     pub(super) host: u64,
 }
 
-/// What a batch needs to enqueue work on its device, copied into it at
-/// [`Batch::begin`] so that enqueuing takes no lock.
+/// What a batch needs to enqueue work on its device, copied into it when
+/// it begins (`Batch::begin`) so that enqueuing takes no lock.
 #[derive(Clone, Copy)]
 pub(super) struct Kernels {
     pub(super) ctx: sys::CUcontext,
@@ -199,6 +201,3 @@ impl Device {
         }
     }
 }
-
-/// Threads per block of every kernel.
-pub(super) const THREADS: u32 = 256;

@@ -207,16 +207,15 @@ impl GraphTable {
         self.side.is_some()
     }
 
-    /// Runs `enqueue` on the table's own stream, after everything `main`
-    /// (a stream this graph's capture runs on) enqueued so far, as fork
-    /// `n`: its kernels become a branch of the graph that `main` does not
-    /// wait for until [`GraphTable::join`]. The outer error says no branch
+    /// Runs `enqueue` on the table's own stream, after everything the
+    /// capture's stream ([`GraphTable::origin`]) enqueued so far, as fork
+    /// `n`: its kernels become a branch of the graph that the capture's
+    /// stream does not wait for until [`GraphTable::join`]. The outer error says no branch
     /// began (there is nothing to join); once one has, its end is marked
     /// whatever `enqueue` returns (the inner result), and it must be
     /// joined.
     pub(super) fn fork(
         &self,
-        main: u64,
         n: usize,
         enqueue: impl FnOnce(u64) -> Result<u32>,
     ) -> Result<Result<()>> {
@@ -227,7 +226,7 @@ impl GraphTable {
         // SAFETY: events and streams of this table, and a stream the
         // caller captures on; the branch joins that capture.
         unsafe {
-            result::event::record(side.begun, main as sys::CUstream)?;
+            result::event::record(side.begun, self.origin() as sys::CUstream)?;
             result::stream::wait_event(
                 side.stream,
                 side.begun,
@@ -242,17 +241,17 @@ impl GraphTable {
             .and(ended.map_err(GpuError::from)))
     }
 
-    /// `main` waits for fork `n` and every fork before it (the forks run
-    /// one after another on the table's stream).
-    pub fn join(&self, main: u64, n: usize) -> Result<()> {
+    /// The capture's stream waits for fork `n` and every fork before it
+    /// (the forks run one after another on the table's stream).
+    pub fn join(&self, n: usize) -> Result<()> {
         let Some(side) = &self.side else {
             return Ok(());
         };
         // SAFETY: an event of this table, recorded by a fork of the
-        // capture `main` runs.
+        // capture its origin runs.
         unsafe {
             result::stream::wait_event(
-                main as sys::CUstream,
+                self.origin() as sys::CUstream,
                 side.ended[n % FORKS],
                 sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
             )?

@@ -91,6 +91,11 @@ impl CapturedHashes {
         beside: bool,
     ) -> Result<(), GpuError> {
         let pending = self.waiting.is_some() || !self.forks.is_empty();
+        if !pending && !beside {
+            // Most launches: outside any capture, or one outside such a
+            // call (its hashes are dispatched with it, as ever).
+            return Ok(());
+        }
         if pending && self.thread != thread_id() {
             // Another thread's capture: its own next launch or the end of
             // its call or capture takes them.
@@ -157,25 +162,24 @@ impl CapturedHashes {
         self.join_all().and(enqueued)
     }
 
-    /// The capturing stream waits for every fork; their tensors go.
+    /// The capturing stream waits for every fork (for the last, which
+    /// ran after the others); their tensors go.
     fn join_all(&mut self) -> Result<(), GpuError> {
-        let last = self
-            .forks
-            .back()
-            .map(|fork| (Arc::clone(&fork.table), fork.n));
+        let joined = self.forks.back().map_or(Ok(()), Fork::join);
         self.forks.clear();
-        match last {
-            Some((table, n)) => table.join(table.origin(), n),
-            None => Ok(()),
-        }
+        joined
     }
 
     /// The capturing stream waits for the oldest fork; its tensors go.
     fn join_oldest(&mut self) -> Result<(), GpuError> {
-        match self.forks.pop_front() {
-            Some(fork) => fork.table.join(fork.table.origin(), fork.n),
-            None => Ok(()),
-        }
+        self.forks.pop_front().map_or(Ok(()), |fork| fork.join())
+    }
+}
+
+impl Fork {
+    /// The capturing stream waits for this fork and every one before it.
+    fn join(&self) -> Result<(), GpuError> {
+        self.table.join(self.n)
     }
 }
 

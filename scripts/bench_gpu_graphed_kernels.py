@@ -5,7 +5,10 @@ and recorded with the defaults (exact hashes), each replay's kernels as
 beside the recorder's hash kernels (``tthash_table``). Prints the last of
 three replays kernel by kernel, then the totals. Needs CUDA.
 
-    python scripts/bench_gpu_graphed_kernels.py [bfloat16|float32]
+    python scripts/bench_gpu_graphed_kernels.py [bfloat16|float32] [TRACE]
+
+With TRACE, the recorded run's trace is kept there (to read each graph's
+captured launches and the bytes their hashes read beside the timeline).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ if __name__ == "__main__":
     x = torch.randn(8, 512, 1024, device="cuda", dtype=dtype)
     print(torch.cuda.get_device_name(0), torch.__version__, dtype)
     show("unrecorded", timeline(model, x))
-    with tritontui.record(tempfile.mktemp(suffix=".msgpack")):
+    trace = sys.argv[2] if len(sys.argv) > 2 else tempfile.mktemp(suffix=".msgpack")
+    with tritontui.record(trace):
         recorded = timeline(model, x)
     show("recorded (defaults: exact hashes)", recorded)

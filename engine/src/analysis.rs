@@ -613,11 +613,29 @@ fn explain_inputs(
         let readers = (launch, divergences[index].b.unwrap_or_default());
         let mut origins = Vec::with_capacity(args.len());
         for arg in args {
-            let Some((oa, ob)) = answers.next() else {
+            let Some((writers_a, writers_b)) = answers.next() else {
                 break;
             };
-            let by_producer = explanation(oa, rows_a, statuses, divergences)
-                .or_else(|| explanation(ob, rows_b, statuses, divergences));
+            let (mut oa, mut ob) = (writers_a.last, writers_b.last);
+            // The last writer first; then the earlier writers whose bytes
+            // the input still holds (part of a reused buffer), in either run.
+            let explains = |o: Origin, rows: &[u32]| {
+                explanation(o, rows, statuses, divergences).map(|up| (up, o))
+            };
+            let by_producer = explains(oa, rows_a)
+                .map(|(up, _)| up)
+                .or_else(|| explains(ob, rows_b).map(|(up, _)| up))
+                .or_else(|| {
+                    let in_a = writers_a.earlier.iter().find_map(|&o| explains(o, rows_a));
+                    let in_b = writers_b.earlier.iter().find_map(|&o| explains(o, rows_b));
+                    // Name the earlier writer that explains it.
+                    if let Some((_, o)) = in_a {
+                        oa = o;
+                    } else if let Some((_, o)) = in_b {
+                        ob = o;
+                    }
+                    in_a.or(in_b).map(|(up, _)| up)
+                });
             // A launch that absorbs an outside value does not stand for
             // it: a later reader whose outputs differ does.
             let absorbed = divergences[index].absorbed;

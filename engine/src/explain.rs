@@ -109,7 +109,13 @@ pub fn origin_words(
     }
     if let (Some(up), false) = (origin.explained_by, origin.same_outside_value) {
         let producer = &analysis.divergences[up];
-        let (trace, o) = if matches!(origin.a, Origin::Launch(..)) {
+        // The run whose writer is the diverging producer (the last writer,
+        // or an earlier one whose bytes the input still holds).
+        let wrote =
+            |o: Origin, launch: Option<u32>| matches!(o, Origin::Launch(l, _) if Some(l) == launch);
+        let (trace, o) = if wrote(origin.a, producer.a)
+            || !wrote(origin.b, producer.b) && matches!(origin.a, Origin::Launch(..))
+        {
             (runs.a, origin.a)
         } else {
             (runs.b, origin.b)

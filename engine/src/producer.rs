@@ -5,6 +5,24 @@
 use std::collections::BTreeMap;
 use tritontui_trace::{ArgIndex, ArgRef, Trace};
 
+/// Who wrote the bytes an argument read before a launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writers {
+    /// The last writer of any of them.
+    pub last: Origin,
+    /// The earlier writers whose bytes are still part of them, latest
+    /// first, each once: a buffer reused for a larger tensor holds what its
+    /// last writer wrote over part of it and what others wrote before.
+    pub earlier: Vec<Origin>,
+}
+
+impl Writers {
+    /// Every writer, the last one first.
+    pub fn all(&self) -> impl Iterator<Item = Origin> + '_ {
+        std::iter::once(self.last).chain(self.earlier.iter().copied())
+    }
+}
+
 /// Where the bytes an argument read before a launch came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
@@ -115,18 +133,37 @@ impl WriteMap {
         reached >= end
     }
 
-    fn last_writer(&self, start: u64, end: u64) -> Option<Origin> {
+    /// The segments holding any byte of `[start, end)`.
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = &Segment> {
         let before = self
             .segments
             .range(..start)
             .next_back()
             .filter(|(_, seg)| seg.end > start);
         let inside = self.segments.range(start..end.max(start + 1));
-        before
-            .into_iter()
-            .chain(inside)
-            .max_by_key(|(_, seg)| seg.time)
-            .map(|(_, seg)| seg.origin)
+        before.into_iter().chain(inside).map(|(_, seg)| seg)
+    }
+
+    fn last_writer(&self, start: u64, end: u64) -> Option<Origin> {
+        self.overlapping(start, end)
+            .max_by_key(|seg| seg.time)
+            .map(|seg| seg.origin)
+    }
+
+    /// Every writer whose bytes are part of `[start, end)`, latest first;
+    /// `None` when none is.
+    fn writers(&self, start: u64, end: u64) -> Option<Writers> {
+        let mut segments: Vec<&Segment> = self.overlapping(start, end).collect();
+        segments.sort_unstable_by_key(|seg| std::cmp::Reverse(seg.time));
+        let mut origins = segments.into_iter().map(|seg| seg.origin);
+        let last = origins.next()?;
+        let mut earlier: Vec<Origin> = Vec::new();
+        for origin in origins {
+            if origin != last && !earlier.contains(&origin) {
+                earlier.push(origin);
+            }
+        }
+        Some(Writers { last, earlier })
     }
 }
 
@@ -171,10 +208,10 @@ pub struct Flow {
     pub result_writers: Vec<ResultWriter>,
 }
 
-/// Answers "who produced argument `arg` of launch `launch`" for each query,
-/// which writes reach the results and who last wrote each result, in one
-/// forward pass over all of the trace's program launches.
-pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> (Vec<Origin>, Flow) {
+/// Answers "who wrote the bytes argument `arg` of launch `launch` read"
+/// for each query, which writes reach the results and who last wrote each
+/// result, in one forward pass over all of the trace's program launches.
+pub fn trace_flow(trace: &Trace, queries: &[(u32, ArgIndex)]) -> (Vec<Writers>, Flow) {
     let (origins, map) = replay(trace, queries, u32::MAX);
     let flow = Flow {
         survivors: survivors(trace, &map),
@@ -213,15 +250,20 @@ fn result_writers(trace: &Trace, map: &WriteMap) -> Vec<ResultWriter> {
 /// in a forward pass that stops at the last launch asked about.
 pub fn find_origins(trace: &Trace, queries: &[(u32, ArgIndex)]) -> Vec<Origin> {
     let last = queries.iter().map(|&(launch, _)| launch).max().unwrap_or(0);
-    replay(trace, queries, last).0
+    let (writers, _) = replay(trace, queries, last);
+    writers.into_iter().map(|w| w.last).collect()
 }
 
 /// Replays the program launches up to launch `until` (included) over a
-/// write map: the origin of each queried argument, and the map at the end.
-fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin>, WriteMap) {
+/// write map: the writers of each queried argument, and the map at the end.
+fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Writers>, WriteMap) {
     let mut order: Vec<usize> = (0..queries.len()).collect();
     order.sort_by_key(|&q| queries[q]);
-    let mut answers = vec![Origin::Unrecorded; queries.len()];
+    let alone = |last: Origin| Writers {
+        last,
+        earlier: Vec::new(),
+    };
+    let mut answers = vec![alone(Origin::Unrecorded); queries.len()];
     let mut map = WriteMap::default();
     let mut pending = order.into_iter().peekable();
     let mut inputs = trace.inputs.iter().enumerate().peekable();
@@ -268,9 +310,10 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Origin
             answers[q] = match args.get(usize::from(arg)) {
                 Some(ArgRef::Tensor(t)) => {
                     let (start, end) = t.byte_range();
-                    map.last_writer(start, end).unwrap_or(Origin::Unrecorded)
+                    map.writers(start, end)
+                        .unwrap_or_else(|| alone(Origin::Unrecorded))
                 }
-                _ => Origin::Scalar,
+                _ => alone(Origin::Scalar),
             };
         }
         let kernel = trace.kernel_of(launch);
@@ -347,6 +390,24 @@ mod tests {
         assert_eq!(map.segments.len(), 2);
         assert_eq!(map.whole_write(90, 210).map(|s| s.hash), Some(Some(9)));
         assert!(map.whole_write(90, 200).is_none(), "not the whole write");
+    }
+
+    #[test]
+    fn a_span_names_every_writer_whose_bytes_it_still_holds() {
+        let mut map = WriteMap::default();
+        map.write(100, 356, 1, Origin::Launch(1, 0), Some(7), 0);
+        map.write(100, 104, 2, Origin::Launch(2, 0), Some(8), 0);
+        let writers = map.writers(100, 356).expect("written");
+        assert_eq!(writers.last, Origin::Launch(2, 0));
+        assert_eq!(writers.earlier, vec![Origin::Launch(1, 0)]);
+        let only_last = map.writers(100, 104).expect("written");
+        assert!(
+            only_last.earlier.is_empty(),
+            "the earlier bytes are not read"
+        );
+        map.write(104, 356, 3, Origin::Launch(3, 0), None, 0);
+        assert!(map.writers(100, 356).expect("written").earlier == vec![Origin::Launch(2, 0)]);
+        assert!(map.writers(400, 500).is_none());
     }
 
     #[test]

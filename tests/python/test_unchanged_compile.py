@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, ROOT, TORCHRUN, dump, run_ok, with_compile_probe
+from conftest import PROGRAMS, ROOT, TORCHRUN, dump, launches, run_ok, with_compile_probe
 
 CORPUS = ROOT / "tests" / "corpus" / "programs"
 # What the recorder must never make a program print.
@@ -83,6 +83,18 @@ def _program_launches(program: str, tmp_path: Path, inductor_cache: Path) -> lis
     recorded = {**env, "TRITONTUI_RECORD": str(trace)}
     compiles_as_unrecorded(tmp_path, command, env, recorded, ["launcher"])
     return [r for r in _recorded_to_the_end(trace) if r["type"] == "launch"]
+
+
+def test_a_graph_compiled_while_recording_is_served_from_the_cache_as_unrecorded(
+    run_program, tmp_path: Path
+) -> None:
+    # Every FX-graph cache key used to be marked while recording: a
+    # recompile while recording compiled and autotuned again, and inside a
+    # CUDA graph capture its autotuning failed the capture.
+    proc = run_program("compile_cache.py", str(tmp_path / "t"))
+    compiles = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert compiles == [{"recorded": False, "served": False}, {"recorded": True, "served": True}]
+    assert launches(tmp_path / "t.1.msgpack"), "the recorded compile recorded nothing"
 
 
 def test_an_eager_op_left_by_a_compiled_function_compiles_as_unrecorded(

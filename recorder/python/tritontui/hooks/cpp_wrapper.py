@@ -27,9 +27,10 @@ storage and records the launch exactly as the Python wrapper's hooks
 would (same describer, same hashes, on the current stream), with no
 Python frame of its own; this module gives it what is fixed per site
 (:func:`prepare`, :func:`define`, :func:`grid`). Recorded and
-unrecorded compiles never share an FX-graph cache entry: the hooks add a
-marker to its key while installed (C++ sources differ anyway, so the
-C++ caches never mix them).
+unrecorded compiles of a C++-wrapped graph never share an FX-graph cache
+entry: the hooks add a marker to its key while installed (C++ sources
+differ anyway, so the C++ caches never mix them). Graphs with a Python
+wrapper keep their keys.
 
 What stays unwrapped: the wrapper's allocations, device copies,
 ``aoti_torch_zero_`` of a buffer, and the runtime-dispatcher fallbacks
@@ -519,15 +520,22 @@ def _grid_expressions(params: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _patch_cache_key() -> None:
-    """Adds the hooks' version to every FX-graph cache key computed while
-    they are in, so that a hooked graph is never served to an unrecorded
-    compile nor the other way round."""
+    """Adds the hooks' version to the FX-graph cache key of every graph
+    compiled with a C++ wrapper while they are in, so that a hooked graph
+    is never served to an unrecorded compile nor the other way round.
+
+    A graph with a Python wrapper keeps its key: its code is the same
+    recorded or not, and a compile that missed the cache would compile and
+    autotune its kernels again (during a CUDA graph capture, autotuning
+    synchronizes and the capture fails)."""
+    import torch._inductor.config as config
     from torch._inductor.codecache import FxGraphHashDetails
 
     def init(original: Any) -> Any:
         def patched(self: Any, *args: Any, **kwargs: Any) -> None:
             original(self, *args, **kwargs)
-            self.tritontui_cpp_wrapper_hooks = HOOKS_VERSION
+            if config.cpp_wrapper:
+                self.tritontui_cpp_wrapper_hooks = HOOKS_VERSION
 
         return patched
 

@@ -140,3 +140,14 @@ def test_user_triton_kernels_launched_eagerly_are_recorded(run_program, tmp_path
     kernel = next(r for r in records if r["type"] == "kernel")
     assert kernel["config"] == {"ALPHA": 2.0, "BLOCK": 256}
     assert kernel["source"].endswith("user_triton.py")
+
+
+def test_inductor_s_probe_of_a_dtype_s_size_is_not_the_program_s_work(
+    run_program, tmp_path: Path
+) -> None:
+    # Recorded, it made a run served by Inductor's cache one launch longer
+    # than a run that compiled (corpus pair gpu_graphed_index_add).
+    trace = tmp_path / "t.msgpack"
+    run_program("dtype_probe.py", str(trace))
+    empties = [r for r in launches(trace) if r["kernel"].startswith("aten::empty")]
+    assert [a["dtype"] for r in empties for a in r["args"] if a.get("dtype")] == ["float16"]

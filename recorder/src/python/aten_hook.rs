@@ -71,6 +71,9 @@ struct Traits {
     /// is `_to_copy`, a host tensor's `copy_`): such a call is recorded
     /// as a kernel of its own that hands what it reads to the host.
     may_copy_to_host: bool,
+    /// An empty tensor: a 0-dim one may be Inductor's probe of a dtype's
+    /// size (`tritontui.hooks.aten.dtype_probe`), not the program's work.
+    may_be_dtype_probe: bool,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
@@ -245,6 +248,9 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Prepared::Run(plan);
         };
+        if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
+            return Prepared::Run(plan);
+        }
         if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
             let sampled = self.helpers.bind(py).call_method1(
                 intern!(py, "sample_settings"),
@@ -301,6 +307,23 @@ impl AtenHook {
             .call_method1(intern!(py, "traced"), (args, kwargs))
             .and_then(|answer| answer.extract())
             .unwrap_or(false)
+    }
+
+    /// Whether an empty tensor's creation is Inductor's probe of a dtype's
+    /// size: asked of `tritontui.hooks.aten.dtype_probe` only for a 0-dim
+    /// one (size `()`), an error counting as no.
+    fn dtype_probe(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> bool {
+        let scalar = args
+            .get_item(0)
+            .and_then(|size| size.len())
+            .is_ok_and(|len| len == 0);
+        scalar
+            && self
+                .helpers
+                .bind(py)
+                .call_method0(intern!(py, "dtype_probe"))
+                .and_then(|answer| answer.extract())
+                .unwrap_or(false)
     }
 
     /// The op's plan: cached, or asked of Python at its first call.

@@ -260,8 +260,9 @@ def plan(
     may leave results unwritten, whether its results are only there once
     it is waited for (a collective, :func:`wait_for_collective`), whether
     the numerics flags are sampled before it (:func:`sample_settings`),
-    whether it draws random numbers (:func:`random_state`) and whether it
-    may copy device bytes to the host (:func:`copies_to_host`)."""
+    whether it draws random numbers (:func:`random_state`), whether it
+    may copy device bytes to the host (:func:`copies_to_host`) and whether
+    it may be Inductor's dtype probe (:func:`dtype_probe`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
@@ -277,8 +278,34 @@ def plan(
         "samples_settings": base.startswith(_SETTINGS_SENSITIVE),
         "draws_random": draws_random(func),
         "may_copy_to_host": base in _COPIES,
+        "may_be_dtype_probe": base == "empty",
     }
     return run, name, params, traits
+
+
+# How far up the Python stack a 0-dim empty looks for Inductor's dtype probe
+# (through the dispatch modes and torch's disabled-Dynamo wrappers between).
+_PROBE_DEPTH = 12
+
+
+def dtype_probe() -> bool:
+    """Whether the 0-dim ``torch.empty`` being dispatched is Inductor asking
+    a dtype's size (``torch._inductor.utils.get_dtype_size``, cached per
+    dtype), not the program's work. It runs when a graph compiles, where
+    the mode ignores it, and again at the first call of a graph loaded from
+    Inductor's cache: recorded, it made a run served by the cache one
+    launch longer than a run that compiled."""
+    frame = sys._getframe(1)
+    for _ in range(_PROBE_DEPTH):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name == "get_dtype_size" and code.co_filename.replace("\\", "/").endswith(
+            "torch/_inductor/utils.py"
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def sample_settings(session: Any) -> None:

@@ -16,13 +16,6 @@ pub struct Writers {
     pub earlier: Vec<Origin>,
 }
 
-impl Writers {
-    /// Every writer, the last one first.
-    pub fn all(&self) -> impl Iterator<Item = Origin> + '_ {
-        std::iter::once(self.last).chain(self.earlier.iter().copied())
-    }
-}
-
 /// Where the bytes an argument read before a launch came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {

@@ -138,12 +138,12 @@ def test_a_graph_compiled_before_recording_is_said_unrecorded(run_program, tmp_p
 
 def test_hooked_and_stock_compiles_never_share_a_cache_entry(run_program, tmp_path):
     cache = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
-    proc = run_program("cpp_wrapper_cache.py", str(tmp_path / "t"), env=cache)
+    proc = run_program("compile_cache.py", str(tmp_path / "t"), "rur", "cpp_wrapper", env=cache)
     compiles = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert compiles == [
-        {"recorded": True, "hit": False, "hooked": True},
-        {"recorded": False, "hit": False, "hooked": False},
-        {"recorded": True, "hit": True, "hooked": True},
+        {"recorded": True, "served": False, "hooked": True},
+        {"recorded": False, "served": False, "hooked": False},
+        {"recorded": True, "served": True, "hooked": True},
     ]
     assert launches(tmp_path / "t.2.msgpack"), "the cached hooked graph recorded nothing"
 

@@ -91,9 +91,12 @@ def test_a_graph_compiled_while_recording_is_served_from_the_cache_as_unrecorded
     # Every FX-graph cache key used to be marked while recording: a
     # recompile while recording compiled and autotuned again, and inside a
     # CUDA graph capture its autotuning failed the capture.
-    proc = run_program("compile_cache.py", str(tmp_path / "t"))
+    proc = run_program("compile_cache.py", str(tmp_path / "t"), "ur")
     compiles = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert compiles == [{"recorded": False, "served": False}, {"recorded": True, "served": True}]
+    assert compiles == [
+        {"recorded": False, "served": False, "hooked": False},
+        {"recorded": True, "served": True, "hooked": False},
+    ]
     assert launches(tmp_path / "t.1.msgpack"), "the recorded compile recorded nothing"
 
 

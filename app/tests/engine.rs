@@ -484,6 +484,77 @@ fn stale_scratch_alone_still_makes_a_root_cause() {
     assert_eq!(roots[0].kind, Kind::DivergentInput);
 }
 
+/// A trace of three launches over one buffer at 4096: `wide` writes all
+/// 512 bytes (hash `wide`), `narrow` then writes its first 4 bytes the
+/// same in both runs, and `reader` reads the 512 bytes (hash `read`
+/// before) and writes elsewhere (hash `out`).
+fn reused_buffer_trace(wide: u64, read: u64, out: u64) -> Trace {
+    use tritontui_trace::Access::{In, Out};
+    use tritontui_trace::{ArgValue, TraceWriter};
+    let mut w = TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
+    let whole = w.layout("float32", 4, &[128], &[1], 0).expect("layout");
+    let first = w.layout("float32", 4, &[1], &[1], 0).expect("layout");
+    let written = tritontui_trace::TensorArg::WRITTEN;
+    let out_arg = |layout, ptr, post| ArgValue::tensor(layout, ptr, written, None, Some(post));
+    let read_only = ArgValue::tensor(whole, 4096, 0, Some(read), Some(read));
+    write_launch(
+        &mut w,
+        0,
+        "wide",
+        &[("out_ptr0", Out)],
+        vec![out_arg(whole, 4096, wide)],
+    );
+    write_launch(
+        &mut w,
+        1,
+        "narrow",
+        &[("out_ptr0", Out)],
+        vec![out_arg(first, 4096, 5)],
+    );
+    write_launch(
+        &mut w,
+        2,
+        "reader",
+        &[("in_ptr0", In), ("out_ptr0", Out)],
+        vec![read_only, out_arg(whole, 8192, out)],
+    );
+    let bytes = w.finish(3, "exit").expect("finish");
+    Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+}
+
+#[test]
+fn an_input_is_explained_by_an_earlier_writer_whose_bytes_it_still_holds() {
+    // The CUDA graph case: a 4-byte static input copied over the start of
+    // a buffer the previous replay wrote differently in each run; a kernel
+    // then reads the whole buffer. The copy, its last writer, agrees.
+    let (a, b) = (
+        reused_buffer_trace(1, 10, 20),
+        reused_buffer_trace(2, 11, 21),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots = root_causes(&analysis);
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].a, Some(0), "the wide write is the one root cause");
+    let reader = analysis
+        .divergences
+        .iter()
+        .find(|d| d.a == Some(2))
+        .expect("the reader diverges");
+    assert_eq!(reader.kind, Kind::DivergentInput);
+    let origin = reader.primary_origin().expect("an origin");
+    assert!(matches!(origin.a, Origin::Launch(0, 0)), "{origin:?}");
+    // Equal wide writes: the reader's differing input is the root cause,
+    // changed outside the recorded region after the copy.
+    let (a, b) = (
+        reused_buffer_trace(1, 10, 20),
+        reused_buffer_trace(1, 11, 21),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let roots = root_causes(&analysis);
+    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
+    assert_eq!(roots[0].a, Some(2));
+}
+
 #[test]
 fn old_bytes_a_kernel_overwrote_do_not_make_a_divergence() {
     // Uninitialized scratch: different before, the same after.

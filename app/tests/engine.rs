@@ -522,19 +522,27 @@ fn reused_buffer_trace(wide: u64, read: u64, out: u64) -> Trace {
     Trace::from_bytes(Path::new("t"), &bytes).expect("load")
 }
 
+/// Two reused-buffer traces whose wide writes hash `wide` (A, B), and
+/// whose reader reads other bytes in each run.
+fn reused_buffer_analysis(wide: (u64, u64)) -> Analysis {
+    let a = reused_buffer_trace(wide.0, 10, 20);
+    let b = reused_buffer_trace(wide.1, 11, 21);
+    Analysis::run(&a, &b, Options::default())
+}
+
 #[test]
 fn an_input_is_explained_by_an_earlier_writer_whose_bytes_it_still_holds() {
     // The CUDA graph case: a 4-byte static input copied over the start of
     // a buffer the previous replay wrote differently in each run; a kernel
     // then reads the whole buffer. The copy, its last writer, agrees.
-    let (a, b) = (
-        reused_buffer_trace(1, 10, 20),
-        reused_buffer_trace(2, 11, 21),
+    let analysis = reused_buffer_analysis((1, 2));
+    let roots: Vec<_> = root_causes(&analysis).iter().map(|d| d.a).collect();
+    assert_eq!(
+        roots,
+        [Some(0)],
+        "the wide write: {:?}",
+        analysis.divergences
     );
-    let analysis = Analysis::run(&a, &b, Options::default());
-    let roots = root_causes(&analysis);
-    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
-    assert_eq!(roots[0].a, Some(0), "the wide write is the one root cause");
     let reader = analysis
         .divergences
         .iter()
@@ -545,14 +553,9 @@ fn an_input_is_explained_by_an_earlier_writer_whose_bytes_it_still_holds() {
     assert!(matches!(origin.a, Origin::Launch(0, 0)), "{origin:?}");
     // Equal wide writes: the reader's differing input is the root cause,
     // changed outside the recorded region after the copy.
-    let (a, b) = (
-        reused_buffer_trace(1, 10, 20),
-        reused_buffer_trace(1, 11, 21),
-    );
-    let analysis = Analysis::run(&a, &b, Options::default());
-    let roots = root_causes(&analysis);
-    assert_eq!(roots.len(), 1, "{:?}", analysis.divergences);
-    assert_eq!(roots[0].a, Some(2));
+    let analysis = reused_buffer_analysis((1, 1));
+    let roots: Vec<_> = root_causes(&analysis).iter().map(|d| d.a).collect();
+    assert_eq!(roots, [Some(2)], "the reader: {:?}", analysis.divergences);
 }
 
 #[test]

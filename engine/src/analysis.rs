@@ -617,25 +617,22 @@ fn explain_inputs(
                 break;
             };
             let (mut oa, mut ob) = (writers_a.last, writers_b.last);
-            // The last writer first; then the earlier writers whose bytes
-            // the input still holds (part of a reused buffer), in either run.
             let explains = |o: Origin, rows: &[u32]| {
                 explanation(o, rows, statuses, divergences).map(|up| (up, o))
             };
-            let by_producer = explains(oa, rows_a)
-                .map(|(up, _)| up)
-                .or_else(|| explains(ob, rows_b).map(|(up, _)| up))
-                .or_else(|| {
-                    let in_a = writers_a.earlier.iter().find_map(|&o| explains(o, rows_a));
-                    let in_b = writers_b.earlier.iter().find_map(|&o| explains(o, rows_b));
-                    // Name the earlier writer that explains it.
-                    if let Some((_, o)) = in_a {
-                        oa = o;
-                    } else if let Some((_, o)) = in_b {
-                        ob = o;
-                    }
-                    in_a.or(in_b).map(|(up, _)| up)
-                });
+            let mut by_producer = explanation(oa, rows_a, statuses, divergences)
+                .or_else(|| explanation(ob, rows_b, statuses, divergences));
+            // Else an earlier writer whose bytes the input still holds (part
+            // of a reused buffer), in either run, named as its origin.
+            if by_producer.is_none() {
+                if let Some((up, o)) = writers_a.earlier.iter().find_map(|&o| explains(o, rows_a)) {
+                    (by_producer, oa) = (Some(up), o);
+                } else if let Some((up, o)) =
+                    writers_b.earlier.iter().find_map(|&o| explains(o, rows_b))
+                {
+                    (by_producer, ob) = (Some(up), o);
+                }
+            }
             // A launch that absorbs an outside value does not stand for
             // it: a later reader whose outputs differ does.
             let absorbed = divergences[index].absorbed;

@@ -101,7 +101,9 @@ def test_transposed_views_hash_as_on_the_host(dtype: torch.dtype) -> None:
     ]
     if dtype in (torch.float32, torch.bfloat16):
         weight = torch.randn(3072, 1024, device="cuda").to(dtype)
-        views += [weight.t(), weight[:, 16:].t()]
+        # 16-byte loads down the columns where they start on 16 bytes and
+        # their rows come in whole loads; 8-byte loads elsewhere.
+        views += [weight.t(), weight[:, 16:].t(), weight[:, 4:].t(), weight[:, 2:].t()]
     for v in views:
         gpu, cpu = both(v)
         assert gpu is not None and gpu == cpu, (dtype, v.shape, v.stride(), v.storage_offset())

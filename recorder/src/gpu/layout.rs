@@ -49,13 +49,16 @@ pub enum Layout {
 pub enum Read {
     /// Each word one aligned 8-byte load.
     Words = 0,
-    /// Two words side by side, one aligned 16-byte load.
+    /// Two words side by side, one aligned 16-byte load; runs of 8, 4 or 2
+    /// words ([`pairs_run`]).
     Pairs = 1,
     /// Each word gathered from elements `element_stride` bytes apart.
     Elements = 2,
     /// The words of a run are adjacent elements in memory (a transposed
-    /// matrix read down its columns): `8 / itemsize` aligned 8-byte loads,
-    /// `element_stride` apart, the k-th holding every word's k-th element.
+    /// matrix read down its columns): `8 / itemsize` aligned loads,
+    /// `element_stride` apart, the k-th holding every word's k-th element;
+    /// 16-byte loads (runs of `16 / itemsize` words) where the columns are
+    /// 16-byte aligned, else 8-byte loads (runs of `8 / itemsize`).
     Columns = 3,
 }
 
@@ -188,7 +191,7 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
             && ptr.is_multiple_of(16)
             && outer_strides().all(|s| s % 16 == 0);
         if pairs {
-            (Read::Pairs, 2)
+            (Read::Pairs, pairs_run(innermost))
         } else {
             (Read::Words, if innermost.is_multiple_of(4) { 4 } else { 1 })
         }
@@ -199,7 +202,12 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
             && ptr.is_multiple_of(8)
             && outer_strides().all(|s| s % 8 == 0);
         if columns {
-            (Read::Columns, per_word)
+            let wide = matches!(itemsize, 2 | 4)
+                && innermost.is_multiple_of(16 / itemsize)
+                && element_stride.is_multiple_of(16)
+                && ptr.is_multiple_of(16)
+                && outer_strides().all(|s| s % 16 == 0);
+            (Read::Columns, if wide { 16 / itemsize } else { per_word })
         } else {
             (
                 Read::Elements,
@@ -228,6 +236,16 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
         element_stride,
         run: run as u32,
     })
+}
+
+/// The longest run of pairs the innermost dimension's `words` divide
+/// into: 8 words (four 16-byte loads for one index computation, as many
+/// bytes in flight as the contiguous loop), else 4, else 2.
+fn pairs_run(words: u64) -> u64 {
+    [8, 4]
+        .into_iter()
+        .find(|&run| words.is_multiple_of(run))
+        .unwrap_or(2)
 }
 
 /// `d` as the kernel divides by it: a multiplier `m` and a shift `k`,
@@ -289,7 +307,14 @@ mod tests {
                 (16, 8, 1)
             ]
         );
-        assert_eq!(r.run, 2);
+        assert_eq!(r.run, 8);
+        // Rows of 16, 24 and 8 bfloat16 (4, 6 and 2 words): runs of 4, 2
+        // and 2 words.
+        for (row, run) in [(16, 4), (24, 2), (8, 2)] {
+            let r = reading(0x1000, 2, &[4, 8, row], &[row, 4 * row, 1]).unwrap();
+            assert_eq!((r.read, r.run), (Read::Pairs, run as u32), "rows of {row}");
+            assert_eq!(word_dims(&r)[2], (row / 4, 8, 1));
+        }
         // Rows starting 8 bytes past a 16-byte boundary: a word per load.
         let r = reading(0x1008, 2, &[8, 16, 512, 64], &[1572864, 64, 3072, 1]).unwrap();
         assert_eq!((r.read, r.run), (Read::Words, 4));
@@ -303,10 +328,22 @@ mod tests {
         assert_eq!((r.layout, r.read), (Layout::Words, Read::Columns));
         assert_eq!(r.element_stride, 2048);
         assert_eq!(word_dims(&r), vec![(768, 8192, 1), (1024, 2, 768)]);
-        assert_eq!(r.run, 4);
-        // float32: two columns a load, runs of two words.
+        // Eight rows a 16-byte load, runs of eight words.
+        assert_eq!(r.run, 8);
+        // float32: four rows a 16-byte load, runs of four words.
         let r = reading(0x1000, 4, &[1024, 4096], &[1, 1024]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Columns, 4));
+        // Columns 8 bytes past a 16-byte boundary, or a row count that is
+        // not a whole number of 16-byte loads: 8-byte loads.
+        let r = reading(0x1008, 2, &[1024, 3072], &[1, 1024]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Columns, 4));
+        let r = reading(0x1000, 2, &[1020, 3072], &[1, 1020]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Columns, 4));
+        let r = reading(0x1000, 4, &[1022, 4096], &[1, 1022]).unwrap();
         assert_eq!((r.read, r.run), (Read::Columns, 2));
+        // One-byte elements: 8-byte loads, runs of eight words.
+        let r = reading(0x1000, 1, &[1024, 3072], &[1, 1024]).unwrap();
+        assert_eq!((r.read, r.run), (Read::Columns, 8));
         // A column count that is not a whole number of runs, or a start
         // off 8 bytes: element by element.
         let r = reading(0x1000, 2, &[1022, 3072], &[1, 1022]).unwrap();

@@ -231,37 +231,29 @@ __device__ __forceinline__ void load_run(const uint8_t *p, uint64_t inner_stride
             }
             words[r] = word;
         }
-    } else if (RUN == PER_WORD) {
-        constexpr uint64_t MASK = ITEMSIZE == 8 ? ~0ull : (1ull << (8 * ITEMSIZE)) - 1;
-        uint64_t loads[PER_WORD];
-#pragma unroll
-        for (int k = 0; k < PER_WORD; k++) {
-            loads[k] = __ldg(reinterpret_cast<const unsigned long long *>(p + k * element_stride));
-        }
-#pragma unroll
-        for (int r = 0; r < RUN; r++) {
-            uint64_t word = 0;
-#pragma unroll
-            for (int k = 0; k < PER_WORD; k++) {
-                word |= ((loads[k] >> (8 * ITEMSIZE * r)) & MASK) << (8 * ITEMSIZE * k);
-            }
-            words[r] = word;
-        }
     } else {
-        // 16-byte loads: element r of a load is in its first half for the
-        // first PER_WORD words of the run, in its second for the rest.
+        // Each load holds element k of RUN words: 8 bytes (RUN = PER_WORD)
+        // or 16 (RUN = 2 * PER_WORD, the second half holding the rest).
+        constexpr int HALVES = RUN > PER_WORD ? 2 : 1;
         constexpr uint64_t MASK = ITEMSIZE == 8 ? ~0ull : (1ull << (8 * ITEMSIZE)) - 1;
-        ulonglong2 loads[PER_WORD];
+        uint64_t loads[PER_WORD][HALVES];
 #pragma unroll
         for (int k = 0; k < PER_WORD; k++) {
-            loads[k] = __ldg(reinterpret_cast<const ulonglong2 *>(p + k * element_stride));
+            const uint8_t *at = p + k * element_stride;
+            if constexpr (HALVES == 2) {
+                ulonglong2 c = __ldg(reinterpret_cast<const ulonglong2 *>(at));
+                loads[k][0] = c.x;
+                loads[k][1] = c.y;
+            } else {
+                loads[k][0] = __ldg(reinterpret_cast<const unsigned long long *>(at));
+            }
         }
 #pragma unroll
         for (int r = 0; r < RUN; r++) {
             uint64_t word = 0;
 #pragma unroll
             for (int k = 0; k < PER_WORD; k++) {
-                uint64_t half = r < PER_WORD ? loads[k].x : loads[k].y;
+                uint64_t half = loads[k][r / PER_WORD];
                 word |= ((half >> (8 * ITEMSIZE * (r % PER_WORD))) & MASK) << (8 * ITEMSIZE * k);
             }
             words[r] = word;

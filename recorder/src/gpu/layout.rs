@@ -183,13 +183,13 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
     // Stable: equal strides (broadcast dimensions) keep their order.
     word_dims.sort_by_key(|d| std::cmp::Reverse(d.1));
     let (innermost, inner_stride, _) = word_dims[word_dims.len() - 1];
-    let outer_strides = || word_dims[..word_dims.len() - 1].iter().map(|d| d.1);
+    let outer = &word_dims[..word_dims.len() - 1];
+    // Whether every run of the innermost dimension starts on `bytes`.
+    let runs_start_on =
+        |bytes: u64| ptr.is_multiple_of(bytes) && outer.iter().all(|d| d.1.is_multiple_of(bytes));
     let element_stride = stride[n - 1] * itemsize;
     let (read, run) = if one_load {
-        let pairs = inner_stride == 8
-            && innermost.is_multiple_of(2)
-            && ptr.is_multiple_of(16)
-            && outer_strides().all(|s| s % 16 == 0);
+        let pairs = inner_stride == 8 && innermost.is_multiple_of(2) && runs_start_on(16);
         if pairs {
             (Read::Pairs, pairs_run(innermost))
         } else {
@@ -199,14 +199,12 @@ fn words(ptr: u64, itemsize: u64, shape: &[u64], stride: &[u64]) -> Option<Readi
         let columns = inner_stride == itemsize
             && innermost.is_multiple_of(per_word)
             && element_stride.is_multiple_of(8)
-            && ptr.is_multiple_of(8)
-            && outer_strides().all(|s| s % 8 == 0);
+            && runs_start_on(8);
         if columns {
             let wide = matches!(itemsize, 2 | 4)
                 && innermost.is_multiple_of(16 / itemsize)
                 && element_stride.is_multiple_of(16)
-                && ptr.is_multiple_of(16)
-                && outer_strides().all(|s| s % 16 == 0);
+                && runs_start_on(16);
             (Read::Columns, if wide { 16 / itemsize } else { per_word })
         } else {
             (

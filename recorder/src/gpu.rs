@@ -24,12 +24,14 @@ mod device;
 mod driver;
 mod graph_table;
 mod layout;
+mod share;
 
 pub use driver::{GpuError, driver_present, stream_capturing};
 pub use graph_table::{FORKS, GRAPH_SLOTS, GraphTable, ReadBack};
 
 use device::{BATCH, Kernels, RANGES, Results, Returned, THREADS, UNWRITTEN, device};
 use driver::{Result, make_current, poisoned, relax_capture_mode};
+use share::{Want, share_blocks};
 
 use crate::background::Delivered;
 use crate::phases::{Phase, timed};
@@ -207,6 +209,17 @@ struct Item {
 impl Item {
     fn nbytes(&self) -> u64 {
         self.numel * u64::from(self.itemsize)
+    }
+
+    /// What the hash asks of its table launch's blocks: contiguous and
+    /// word hashes share the launch's wave by bytes, a strided hash keeps
+    /// its own.
+    fn want(&self) -> Want {
+        Want {
+            bytes: self.nbytes(),
+            most: self.blocks,
+            fixed: self.layout == Layout::Strided,
+        }
     }
 }
 
@@ -562,11 +575,13 @@ unsafe fn enqueue_table(
             count: chunk.len() as u32,
             items: [chunk[0]; TABLE_ITEMS],
         };
-        let shared = chunk.iter().filter(|item| item.layout != Layout::Strided);
-        let shared_bytes: u64 = shared.map(Item::nbytes).sum();
+        let wants: SmallVec<[Want; TABLE_ITEMS]> = chunk.iter().map(Item::want).collect();
         let mut first = 0u32;
-        for (i, item) in chunk.iter().enumerate() {
-            let blocks = share_blocks(item, kernels.resident, shared_bytes);
+        for (i, (item, blocks)) in chunk
+            .iter()
+            .zip(share_blocks(&wants, kernels.resident))
+            .enumerate()
+        {
             table.items[i] = Item {
                 first_block: first,
                 blocks,
@@ -581,20 +596,6 @@ unsafe fn enqueue_table(
         launched += 1;
     }
     Ok(launched)
-}
-
-/// The blocks `item` gets in a table launch whose contiguous and word
-/// hashes read `shared_bytes` in all: its share by bytes of the `resident`
-/// blocks the device runs at once, so that the launch is one wave in which
-/// every block reads about as much (each hash's blocks split its bytes
-/// evenly: `share_of` in the PTX source). At least one; at most what the
-/// hash can use. A strided hash keeps its own.
-fn share_blocks(item: &Item, resident: u32, shared_bytes: u64) -> u32 {
-    if item.layout == Layout::Strided || shared_bytes == 0 {
-        return item.blocks;
-    }
-    let share = (u64::from(resident) * item.nbytes()).div_ceil(shared_bytes);
-    share.clamp(1, u64::from(item.blocks)) as u32
 }
 
 /// Launches `function` on `stream` with `THREADS` threads per block.

@@ -5,8 +5,10 @@ by ``torch.profiler`` (the kernel only), with the read rate it reaches.
 The tensors are those of ``scripts/bench_gpu.py``'s transformer (d=1024,
 16 heads, 8x512 tokens): contiguous activations, attention's q, k and v
 permuted out of a packed projection (read as pairs of words), the mm
-weights transposed (read down their columns). Each table is hashed from
-enough copies of its tensors that no launch finds them in L2. Needs CUDA.
+weights transposed (read down their columns), and a graph call's inputs
+(its parameters, hashed 16 to a launch before each call). Each table is
+hashed from enough copies of its tensors that no launch finds them in L2.
+Needs CUDA.
 
     python scripts/bench_gpu_tables.py [bfloat16|float32 ...]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+from collections.abc import Callable
 
 import torch
 import tritontui
@@ -47,7 +50,17 @@ def block_tables(dtype: torch.dtype) -> dict[str, list[torch.Tensor]]:
         "attention after, o-proj before": [q, k, v, out, bias, h, w_o],
         "up mm after, gelu before": [bias, x, w_up, up],
         "down mm before, 32 MB and a weight": [up, bias, w_down],
+        "a graph call's inputs (16 parameters)": parameters(z),
     }
+
+
+def parameters(z: Callable[..., torch.Tensor]) -> list[torch.Tensor]:
+    """The first 16 parameters of the transformer, as its graph call's
+    inputs are hashed (16 to a table launch): a block's norms, weights and
+    biases, then the next block's first four."""
+    attention = [z(D), z(D), z(3 * D, D), z(3 * D), z(D, D), z(D)]
+    mlp = [z(D), z(D), z(4 * D, D), z(4 * D), z(D, 4 * D), z(D)]
+    return [*attention, *mlp, z(D), z(D), z(3 * D, D), z(3 * D)]
 
 
 def table_us(copies: list[list[torch.Tensor]]) -> float:

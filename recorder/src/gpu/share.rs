@@ -25,9 +25,9 @@ pub struct Want {
 /// The blocks each hash gets in a launch on a device that runs `resident`
 /// blocks at once: fixed hashes their own; the others a share of the
 /// `resident` by bytes, at least one each and at most what they can use,
-/// summing to no more than `resident` where every hash can have one (the largest
-/// remainder method: each gets its share rounded down, then the blocks
-/// left go to the largest remainders).
+/// summing to no more than `resident` where every hash can have one (the
+/// largest remainder method: each gets its share rounded down, then the
+/// blocks left go to the largest remainders).
 pub fn share_blocks(wants: &[Want], resident: u32) -> Vec<u32> {
     let most = |i: usize| wants[i].most.max(1);
     let mut blocks: Vec<u32> = (0..wants.len())

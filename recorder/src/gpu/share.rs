@@ -10,6 +10,13 @@
 //! and a few more, took 14.3 us where the same bytes in one tensor took
 //! 11.0).
 
+use super::TABLE_ITEMS;
+use smallvec::SmallVec;
+
+/// Per-hash values of one table launch, kept inline: shares are worked
+/// out at every table launch, on the program's thread.
+type PerHash<T> = SmallVec<[T; TABLE_ITEMS]>;
+
 /// What one hash of a table asks for.
 #[derive(Debug, Clone, Copy)]
 pub struct Want {
@@ -28,15 +35,15 @@ pub struct Want {
 /// summing to no more than `resident` where every hash can have one (the
 /// largest remainder method: each gets its share rounded down, then the
 /// blocks left go to the largest remainders).
-pub fn share_blocks(wants: &[Want], resident: u32) -> Vec<u32> {
+pub fn share_blocks(wants: &[Want], resident: u32) -> PerHash<u32> {
     let most = |i: usize| wants[i].most.max(1);
-    let mut blocks: Vec<u32> = (0..wants.len())
+    let mut blocks: PerHash<u32> = (0..wants.len())
         .map(|i| if wants[i].fixed { most(i) } else { 1 })
         .collect();
     // A strided hash strides through its view in waves of its own: the
     // others share a whole wave as if it were not there.
     let mut budget = u64::from(resident);
-    let mut open: Vec<usize> = (0..wants.len()).filter(|&i| !wants[i].fixed).collect();
+    let mut open: PerHash<usize> = (0..wants.len()).filter(|&i| !wants[i].fixed).collect();
     let share = |budget: u64, bytes: u64, i: usize| {
         let exact = u128::from(budget) * u128::from(wants[i].bytes);
         let bytes = u128::from(bytes);
@@ -44,28 +51,28 @@ pub fn share_blocks(wants: &[Want], resident: u32) -> Vec<u32> {
     };
     // Hashes that cannot use their share take what they can use, and the
     // others share the blocks left.
-    loop {
+    let bytes = loop {
         let bytes: u64 = open.iter().map(|&i| wants[i].bytes).sum();
         if bytes == 0 || budget <= open.len() as u64 {
             // One block each: nothing to share (no bytes, or no more
             // blocks than hashes).
             return blocks;
         }
-        let (capped, rest): (Vec<usize>, Vec<usize>) = open
+        let (capped, rest): (PerHash<usize>, PerHash<usize>) = open
             .iter()
-            .partition(|&&i| share(budget, bytes, i).0 >= u64::from(most(i)));
+            .copied()
+            .partition(|&i| share(budget, bytes, i).0 >= u64::from(most(i)));
         if capped.is_empty() {
-            break;
+            break bytes;
         }
         for i in capped {
             blocks[i] = most(i);
             budget = budget.saturating_sub(u64::from(most(i)));
         }
         open = rest;
-    }
+    };
     // Each hash's share rounded down, at least one block.
-    let bytes: u64 = open.iter().map(|&i| wants[i].bytes).sum();
-    let mut remainders = Vec::with_capacity(open.len());
+    let mut remainders: PerHash<(u128, usize)> = SmallVec::new();
     for &i in &open {
         let (quotient, remainder) = share(budget, bytes, i);
         blocks[i] = quotient.max(1) as u32;
@@ -85,7 +92,7 @@ pub fn share_blocks(wants: &[Want], resident: u32) -> Vec<u32> {
         }
     }
     // The blocks left go to the largest remainders.
-    remainders.sort_by_key(|&(remainder, i)| (std::cmp::Reverse(remainder), i));
+    remainders.sort_unstable_by_key(|&(remainder, i)| (std::cmp::Reverse(remainder), i));
     for &(_, i) in remainders
         .iter()
         .take(budget.saturating_sub(given) as usize)
@@ -119,7 +126,7 @@ mod tests {
         let blocks = share_blocks(&wants, 528);
         assert_eq!(blocks.iter().sum::<u32>(), 528, "{blocks:?}");
         // By bytes: 6/30 of 528 is 105.6.
-        assert_eq!(blocks, vec![106, 35, 141, 141, 105]);
+        assert_eq!(blocks.as_slice(), [106, 35, 141, 141, 105]);
     }
 
     #[test]
@@ -156,16 +163,16 @@ mod tests {
             want(3 << 20, u32::MAX),
         ];
         let blocks = share_blocks(&wants, 528);
-        assert_eq!(blocks, vec![100, 132, 396]);
+        assert_eq!(blocks.as_slice(), [100, 132, 396]);
     }
 
     #[test]
     fn more_hashes_than_the_device_runs_at_once_get_one_block_each() {
         let wants = vec![want(1 << 20, u32::MAX); 20];
-        assert_eq!(share_blocks(&wants, 16), vec![1; 20]);
+        assert_eq!(share_blocks(&wants, 16).as_slice(), [1; 20]);
         // Hashes of no bytes still write their result: one block each.
         let empty = vec![want(0, 1); 3];
-        assert_eq!(share_blocks(&empty, 528), vec![1; 3]);
+        assert_eq!(share_blocks(&empty, 528).as_slice(), [1; 3]);
     }
 
     #[test]
@@ -173,7 +180,7 @@ mod tests {
         // Shares of 0.9, 0.9 and 526.2 blocks: the two small hashes are
         // raised to one and can use no more; the large one gets the rest.
         let wants = vec![want(9, 1), want(9, 4), want(5262, u32::MAX)];
-        assert_eq!(share_blocks(&wants, 528), vec![1, 1, 526]);
+        assert_eq!(share_blocks(&wants, 528).as_slice(), [1, 1, 526]);
     }
 
     #[test]

@@ -20,12 +20,14 @@
 //! that the driver library loads before calling into it, because cudarc
 //! panics rather than failing when it does not.
 
+mod beside;
 mod device;
 mod driver;
 mod graph_table;
 mod layout;
 mod share;
 
+pub use beside::Beside;
 pub use driver::{GpuError, driver_present, stream_capturing};
 pub use graph_table::{FORKS, GRAPH_SLOTS, GraphTable, ReadBack};
 
@@ -80,6 +82,9 @@ pub struct Batch {
     /// The table of the graph being captured on the stream, whose slots
     /// this batch's hashes take instead of a range of the ring.
     graph: Option<Arc<GraphTable>>,
+    /// Whether its hashes wait for [`Batch::dispatch`] however many there
+    /// are ([`Batch::hold`]).
+    held: bool,
 }
 
 // SAFETY: see `Device`; the range of the ring belongs to this batch alone,
@@ -270,6 +275,7 @@ impl Batch {
             table: SmallVec::new(),
             used: 0,
             graph: None,
+            held: false,
         })
     }
 
@@ -292,6 +298,7 @@ impl Batch {
             table: SmallVec::new(),
             used: 0,
             graph: Some(table),
+            held: false,
         })
     }
 
@@ -364,11 +371,39 @@ impl Batch {
             run: reading.run,
             dims: reading.dims,
         });
-        if self.table.len() == TABLE_ITEMS {
+        if self.table.len() == TABLE_ITEMS && !self.held {
             self.dispatch()?;
         }
         self.entries.push(Entry::Hash { slot, len: nbytes });
         Ok(Some(self.entries.len() - 1))
+    }
+
+    /// Keeps every hash until [`Batch::dispatch`] (or `finish`), so that the
+    /// caller may still choose the stream they run on ([`Batch::move_to`]).
+    pub fn hold(mut self) -> Batch {
+        self.held = true;
+        self
+    }
+
+    /// The stream its kernels are enqueued on.
+    pub fn stream(&self) -> u64 {
+        self.stream
+    }
+
+    /// The bytes the hashes not yet enqueued read.
+    pub fn waiting_bytes(&self) -> u64 {
+        self.table.iter().map(Item::nbytes).sum()
+    }
+
+    /// Has the batch's kernels and results event enqueued on `stream`
+    /// instead (a stream of the same device); false, changing nothing,
+    /// once a kernel of it was enqueued or for a captured batch.
+    pub fn move_to(&mut self, stream: u64) -> bool {
+        if self.dispatched || self.graph.is_some() {
+            return false;
+        }
+        self.stream = stream;
+        true
     }
 
     /// A captured batch's hashes not yet enqueued, taken to be enqueued

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import Paused, attach, binary, diff, launches
+from conftest import Paused, attach, binary, diff, dump, launches
 from test_recorded_meaning import assert_inherited_hashes_are_exact
 
 pytestmark = pytest.mark.gpu
@@ -462,3 +462,53 @@ def test_deferred_device_hashes_are_those_hashed_launch_by_launch(
     assert hashes > 200, hashes
     assert counts["deferred"] < counts["stepwise"] * 0.7, counts
     assert diff(tmp_path / "deferred.msgpack", tmp_path / "stepwise.msgpack")[0] == 0
+
+
+def test_input_hashes_beside_a_call_read_what_the_call_was_given(
+    run_program, tmp_path: Path
+) -> None:
+    # A graph call's input hashes run beside its launches, and a CUDA
+    # graph's replays, on a stream of their own; a kernel or a replay that
+    # writes an input (256 MB, about 60 us of hashing) must wait for them.
+    # Every hash must be the one taken with the inputs hashed before the
+    # call (TRITONTUI_DEFER_HASHES=0).
+    out = {}
+    for name, defer in (("beside", "1"), ("before", "0")):
+        out[name] = run_program(
+            "inputs_beside.py", f"{name}.msgpack", env={"TRITONTUI_DEFER_HASHES": defer}
+        ).stdout
+    forks = {n: int(re.search(r"input hash forks (\d+)", o).group(1)) for n, o in out.items()}
+    # Four calls of four graphs: all but the graph trees' recording calls
+    # (their capture begins inside the call) fork.
+    assert forks["before"] == 0 and forks["beside"] >= 12, forks
+    # The kernels writing an input (one in place; a graph replay) began
+    # after the input hashes beside them ended.
+    assert re.search(r"updates True", out["beside"]), out["beside"]
+    assert re.search(r"count True", out["beside"]), out["beside"]
+    assert re.search(r"updates none", out["before"]), out["before"]
+    for pattern in (r"replays (\d+)", r"returned (\w+)"):
+        assert len({re.search(pattern, o).group(1) for o in out.values()}) == 1, out
+    assert int(re.search(r"replays (\d+)", out["beside"]).group(1)) >= 4, out["beside"]
+
+    def hashes(trace: Path) -> list[tuple]:
+        # What a fresh buffer held before its first launch depends on how
+        # long the recorder kept other tensors alive: only the hashes of
+        # the inputs, of what launches read, and of what they wrote count.
+        return [
+            (r["type"], r["graph"], r["name"], r["hash"])
+            if r["type"] == "input"
+            else (
+                r["type"],
+                r["kernel"],
+                [(a["access"] == "in" and a.get("pre"), a.get("post")) for a in r["args"]],
+            )
+            for r in dump(trace)
+            if r["type"] in ("input", "launch")
+        ]
+
+    beside, before = hashes(tmp_path / "beside.msgpack"), hashes(tmp_path / "before.msgpack")
+    assert len(beside) == len(before) > 40
+    assert beside == before
+    inputs = [h for h in beside if h[0] == "input"]
+    assert len(inputs) >= 20 and all(h[3] is not None for h in inputs), inputs
+    assert diff(tmp_path / "beside.msgpack", tmp_path / "before.msgpack")[0] == 0

@@ -15,9 +15,9 @@ whether to import ``_autostart``).
   benchmarks that compare it with the plain path: ``TRITONTUI_GPU_HASH=0``
   (CUDA tensors hashed on the host), ``TRITONTUI_EXTERN_HOOK=0`` (extern
   kernels through the dispatch mode), ``TRITONTUI_DEFER_HASHES=0`` (device
-  hashes launch by launch), ``TRITONTUI_HASH_EVERY_INPUT=1`` (no hash
-  taken from the data flow); and ``TRITONTUI_ALLOW_ATTACH=1``, which lets
-  any process trace a paused one.
+  hashes launch by launch, a graph call's inputs hashed before it),
+  ``TRITONTUI_HASH_EVERY_INPUT=1`` (no hash taken from the data flow); and
+  ``TRITONTUI_ALLOW_ATTACH=1``, which lets any process trace a paused one.
 * ``TRITONTUI_BIN``: the ``tritontui`` command ``check_determinism`` runs.
 * torchrun's placement of this process (``RANK``, ``WORLD_SIZE``,
   ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``,
@@ -72,7 +72,8 @@ def extern_hook_off() -> bool:
 
 def deferred_hashes_off() -> bool:
     """``TRITONTUI_DEFER_HASHES=0``: device hashes are enqueued launch by
-    launch, never gathered across launches."""
+    launch, never gathered across launches, and a graph call's input
+    hashes run before its launches, never beside them."""
     return os.environ.get("TRITONTUI_DEFER_HASHES") == "0"
 
 

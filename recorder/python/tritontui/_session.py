@@ -207,7 +207,8 @@ class Session:
         self.file = _native.TraceFile(self.path, json.dumps(header), tempfile.gettempdir())
         self.file.inherit_hashes = inherits
         # Where hashes are inherited, device hashes may wait for the next
-        # launch's table (TRITONTUI_DEFER_HASHES=0: launch by launch).
+        # launch's table, and a graph call's input hashes run beside it
+        # (TRITONTUI_DEFER_HASHES=0: launch by launch, inputs first).
         self.defers_hashes = inherits and not _environment.deferred_hashes_off()
         self.file.defer_hashes = self.defers_hashes
         self.device_hashing = _tensors.gpu_hashing()
@@ -451,13 +452,16 @@ class Session:
         stream: int | None = None,
         inherit: bool = True,
         launch: bool = False,
+        hold: bool = False,
     ) -> Any:
         """Reads a launch's arguments before it runs (see
         ``_native.TraceFile.describe``); hashes them when the session hashes
         inputs, unless ``hash_pre`` says otherwise, or (when ``inherit``)
         the data flow of the graph call running knows their bytes. A
         ``launch``'s arguments are captured into the CUDA graph this
-        thread captures, if it does."""
+        thread captures, if it does. ``hold``: device hashes wait until the
+        description is queued (a graph call's inputs, which may then run
+        beside the call)."""
         return self.file.describe(
             values,
             access,
@@ -466,6 +470,7 @@ class Session:
             stream,
             inherit,
             launch,
+            hold,
         )
 
     def extend(self, described: Any, values: Iterable[Any], access: bytes) -> None:
@@ -521,14 +526,18 @@ class Session:
     ) -> None:
         """Records the tensors a compiled graph is called with (named by
         ``names``, the graph's input names), hashed now; CUDA tensors of one
-        call share one device batch per ``INPUTS_PER_BATCH`` inputs.
+        call share one device batch per ``INPUTS_PER_BATCH`` inputs, run beside
+        the call's launches where they may (``inputs_beside`` in the native
+        module).
         ``all_recorded``: whether every launch the call makes is recorded
         (not for a cpp_wrapper graph), so that its launches may take their
         hashes before from the data flow."""
         hash_pre = self.options.hash_inputs or self.options.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
-            described = self.describe(chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False)
+            described = self.describe(
+                chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False, hold=True
+            )
             self.file.graph_call(graph, names, start, described, all_recorded)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)

@@ -95,7 +95,7 @@ unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
 /// Devices a process hashes on, by ordinal.
-const MAX_DEVICES: usize = 64;
+pub(super) const MAX_DEVICES: usize = 64;
 
 /// The devices opened so far: found without a lock at every launch.
 static DEVICES: [OnceLock<Device>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];

@@ -105,8 +105,17 @@ impl AllocationHook {
         }
         let trace = trace.get();
         let empty = PyList::empty(py);
-        let mut described =
-            trace.describe(py, empty.as_any(), b"", false, false, None, false, false)?;
+        let mut described = trace.describe(
+            py,
+            empty.as_any(),
+            b"",
+            false,
+            false,
+            None,
+            false,
+            false,
+            false,
+        )?;
         let buffers = PyList::new(py, [buffer])?;
         trace.extend(py, &mut described, buffers.as_any(), b"a")?;
         trace.launch(

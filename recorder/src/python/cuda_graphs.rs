@@ -5,6 +5,8 @@
 //! graph's table at every replay. Each replay then writes one `replay`
 //! record whose hashes the writer thread reads back from the table.
 
+#[cfg(feature = "cuda")]
+use super::describe::Span;
 use std::cell::RefCell;
 use std::collections::HashMap;
 #[cfg(feature = "cuda")]
@@ -39,6 +41,10 @@ pub struct CudaGraphs {
     /// Ids given so far.
     last_id: u64,
     graphs: HashMap<u64, Graph>,
+    /// The bytes the launches of each capture under way write, while all
+    /// of them are known ([`CudaGraphs::captured_writes`]).
+    #[cfg(feature = "cuda")]
+    writing: HashMap<u64, Option<Vec<Span>>>,
 }
 
 impl Default for CudaGraphs {
@@ -48,6 +54,8 @@ impl Default for CudaGraphs {
             trace: TRACES.fetch_add(1, Ordering::Relaxed),
             last_id: 0,
             graphs: HashMap::new(),
+            #[cfg(feature = "cuda")]
+            writing: HashMap::new(),
         }
     }
 }
@@ -58,6 +66,10 @@ struct Graph {
     table: Option<Arc<crate::gpu::GraphTable>>,
     launches: u32,
     replays: u64,
+    /// The bytes its launches write at a replay, merged
+    /// ([`Span::merged`]); None when not all of them are known.
+    #[cfg(feature = "cuda")]
+    writes: Option<Vec<Span>>,
 }
 
 /// A replay's record and, when its hashes come back from the device, what
@@ -111,6 +123,8 @@ impl CudaGraphs {
         };
         #[cfg(not(feature = "cuda"))]
         let error = device_hashing.then(|| "built without CUDA support".to_owned());
+        #[cfg(feature = "cuda")]
+        self.writing.insert(graph, Some(Vec::new()));
         CAPTURING.set(Some(Capturing {
             trace: self.trace,
             graph,
@@ -176,6 +190,12 @@ impl CudaGraphs {
                 table: capturing.table,
                 launches: capturing.launches,
                 replays: 0,
+                #[cfg(feature = "cuda")]
+                writes: self
+                    .writing
+                    .remove(&capturing.graph)
+                    .flatten()
+                    .map(Span::merged),
             },
         );
         Some(CudaGraphRecord {
@@ -190,6 +210,29 @@ impl CudaGraphs {
             hash_kernels,
             ts,
         })
+    }
+
+    /// A launch was captured into `graph`, writing `writes`: None when
+    /// what it writes is not all known (it is captured outside a graph
+    /// call whose every launch is recorded, where unrecorded work may be
+    /// captured too).
+    #[cfg(feature = "cuda")]
+    pub fn captured_writes(&mut self, graph: u64, writes: Option<impl Iterator<Item = Span>>) {
+        let Some(known) = self.writing.get_mut(&graph) else {
+            return;
+        };
+        match (known.as_mut(), writes) {
+            (Some(known), Some(writes)) => known.extend(writes),
+            _ => *known = None,
+        }
+    }
+
+    /// The bytes `graph`'s launches write at a replay, merged
+    /// ([`Span::merged`]); None for a graph whose writes are not all
+    /// known, or that this trace did not see captured.
+    #[cfg(feature = "cuda")]
+    pub fn writes(&self, graph: u64) -> Option<&[Span]> {
+        self.graphs.get(&graph)?.writes.as_deref()
     }
 
     /// The launches of `graph`, for the replay about to be recorded; None
@@ -251,5 +294,44 @@ impl CudaGraphs {
             pending: None,
             error: None,
         })
+    }
+}
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    use super::*;
+
+    fn span(start: u64, end: u64) -> Span {
+        Span {
+            device: 0,
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn a_graph_writes_what_its_captured_launches_write_while_all_are_known() {
+        let mut graphs = CudaGraphs::default();
+        // Captures that hash nothing: no device is needed.
+        let (known, _) = graphs.begin(0, 7, false);
+        graphs.captured_writes(known, Some([span(200, 300), span(0, 100)].into_iter()));
+        graphs.captured_writes(known, Some([span(100, 150)].into_iter()));
+        graphs.end(1, None, None).expect("a capture was under way");
+        assert_eq!(
+            graphs.writes(known),
+            Some(&[span(0, 150), span(200, 300)][..])
+        );
+
+        let (unknown, _) = graphs.begin(0, 7, false);
+        graphs.captured_writes(unknown, Some([span(0, 100)].into_iter()));
+        graphs.captured_writes(unknown, None::<std::iter::Empty<Span>>);
+        graphs.captured_writes(unknown, Some([span(500, 600)].into_iter()));
+        graphs.end(2, None, None).expect("a capture was under way");
+        assert_eq!(
+            graphs.writes(unknown),
+            None,
+            "a launch's writes were not known"
+        );
+        assert_eq!(graphs.writes(99), None, "a graph never captured");
     }
 }

@@ -193,6 +193,9 @@ struct DeviceWork {
     /// The CUDA graph capture under way on this thread, for a launch's
     /// arguments (their hashes then join the graph).
     capture: Option<Capturing>,
+    /// Whether the batch holds its hashes until it is finished
+    /// (`Batch::hold`: a graph call's inputs, which may yet run beside it).
+    hold: bool,
     ordinal: i32,
     #[cfg(feature = "cuda")]
     batch: Option<crate::gpu::Batch>,
@@ -247,7 +250,8 @@ impl Described {
     /// Reads `values` with their access codes, hashing readable ones now
     /// when `hash_pre` (pure outputs and allocations never are). `capture`
     /// is this thread's CUDA graph capture when `values` are a launch's
-    /// arguments.
+    /// arguments. `hold`: device hashes wait to be enqueued until the
+    /// batch is finished.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         py: Python<'_>,
@@ -258,6 +262,7 @@ impl Described {
         device_hashing: bool,
         stream: Option<u64>,
         capture: Option<Capturing>,
+        hold: bool,
     ) -> PyResult<Described> {
         let mut described = Described {
             args: Vec::new(),
@@ -268,6 +273,7 @@ impl Described {
                 stream,
                 capturing: None,
                 capture,
+                hold,
                 ordinal: -1,
                 #[cfg(feature = "cuda")]
                 batch: None,
@@ -281,10 +287,12 @@ impl Described {
 
     /// Enqueues the device hashes gathered so far (those before the launch
     /// must run before it): the caller's next step after [`Described::new`],
-    /// unless it hands them on (`DeferredHashes`).
+    /// unless it hands them on (`DeferredHashes`). Held hashes wait for
+    /// the batch to be finished.
     pub fn dispatch(&mut self) {
         #[cfg(feature = "cuda")]
-        if let Some(batch) = self.work.batch.as_mut()
+        if !self.work.hold
+            && let Some(batch) = self.work.batch.as_mut()
             && let Err(e) = batch.dispatch()
         {
             self.work.error = Some(e.to_string());
@@ -621,7 +629,8 @@ impl Described {
                     }
                     crate::gpu::Batch::begin_captured(stream, Arc::clone(table))
                 }
-                _ => crate::gpu::Batch::begin(view.device, stream),
+                _ => crate::gpu::Batch::begin(view.device, stream)
+                    .map(|batch| if self.work.hold { batch.hold() } else { batch }),
             };
             match begun {
                 Ok(batch) => {
@@ -687,6 +696,30 @@ impl Span {
     pub fn overlaps(&self, other: &Span) -> bool {
         self.device == other.device && self.start < other.end && other.start < self.end
     }
+
+    /// `spans` sorted, with spans that share a byte (or touch) made one.
+    pub fn merged(mut spans: Vec<Span>) -> Vec<Span> {
+        spans.sort_unstable_by_key(|s| (s.device, s.start));
+        let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+        for span in spans {
+            match merged.last_mut() {
+                Some(last) if last.device == span.device && span.start <= last.end => {
+                    last.end = last.end.max(span.end);
+                }
+                _ => merged.push(span),
+            }
+        }
+        merged
+    }
+
+    /// Whether any of `merged` (as [`Span::merged`] makes them) shares a
+    /// byte with `span`.
+    pub fn any_overlaps(merged: &[Span], span: &Span) -> bool {
+        // The first span that ends past `span`'s start is the only one
+        // that may share a byte with it.
+        let i = merged.partition_point(|s| (s.device, s.end) <= (span.device, span.start));
+        merged.get(i).is_some_and(|s| s.overlaps(span))
+    }
 }
 
 /// What deferring a launch's device hashes needs of it (`DeferredHashes`).
@@ -724,6 +757,16 @@ impl Described {
             .iter()
             .map(|view| view.tensor.clone_ref(py))
             .collect()
+    }
+
+    /// The stream the launch runs on: the one it was described with, else
+    /// the current stream of its first CUDA tensor's device (None without
+    /// one, or when torch cannot say).
+    pub fn launch_stream(&self, py: Python<'_>) -> Option<u64> {
+        self.work.stream.or_else(|| {
+            let view = self.tensors.iter().find(|view| view.device >= 0)?;
+            current_stream(py, view).ok()
+        })
     }
 
     /// The byte spans of the device views `which` picks.
@@ -907,4 +950,48 @@ fn on_host<T>(
     // argument itself, or `copy`, both held here) covering the view.
     let memory = unsafe { super::host::view_memory(ptr as usize, &host) };
     Ok(f(memory, &host))
+}
+
+#[cfg(all(test, feature = "cuda"))]
+mod tests {
+    use super::Span;
+
+    fn span(device: i32, start: u64, end: u64) -> Span {
+        Span { device, start, end }
+    }
+
+    #[test]
+    fn merged_spans_are_sorted_and_joined_where_they_share_or_touch_a_byte() {
+        let merged = Span::merged(vec![
+            span(0, 300, 400),
+            span(1, 0, 50),
+            span(0, 100, 200),
+            span(0, 150, 250),
+            span(0, 250, 260),
+        ]);
+        assert_eq!(
+            merged,
+            [span(0, 100, 260), span(0, 300, 400), span(1, 0, 50)]
+        );
+    }
+
+    #[test]
+    fn any_overlaps_finds_exactly_the_spans_sharing_a_byte() {
+        let merged = Span::merged(vec![span(0, 100, 200), span(0, 300, 400), span(1, 0, 50)]);
+        for (probe, expected) in [
+            (span(0, 0, 100), false),
+            (span(0, 199, 300), true),
+            (span(0, 200, 300), false),
+            (span(0, 250, 301), true),
+            (span(0, 0, 1000), true),
+            (span(0, 400, 500), false),
+            (span(1, 49, 60), true),
+            (span(1, 50, 60), false),
+            (span(2, 0, 1000), false),
+        ] {
+            let brute = merged.iter().any(|s| s.overlaps(&probe));
+            assert_eq!(brute, expected, "{probe:?}");
+            assert_eq!(Span::any_overlaps(&merged, &probe), expected, "{probe:?}");
+        }
+    }
 }

@@ -178,3 +178,15 @@ pub(super) fn hash_table_launches_beside() -> u64 {
     #[cfg(not(feature = "cuda"))]
     0
 }
+
+/// Graph calls whose input hashes this process ran beside the call's
+/// launches (0 without CUDA support), for benchmarks and tests.
+#[pyfunction]
+pub(super) fn input_hash_forks() -> u64 {
+    #[cfg(feature = "cuda")]
+    {
+        super::inputs_beside::INPUT_FORKS.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(feature = "cuda"))]
+    0
+}

@@ -88,6 +88,7 @@ impl HookSession {
             stream,
             true,
             true,
+            false,
         )?;
         if self.options.observes {
             let taken =

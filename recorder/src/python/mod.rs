@@ -22,6 +22,8 @@ mod gpu_batch;
 mod guard;
 mod hook_session;
 mod host;
+#[cfg(feature = "cuda")]
+mod inputs_beside;
 mod numerics;
 mod pause;
 mod phase_times;
@@ -63,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_batch::gpu_supported, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_batch::hash_table_launches_beside, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_batch::input_hash_forks, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::fast_tensor_reads, m)?)?;
     m.add_function(wrap_pyfunction!(capabilities::probe_tensor_impl, m)?)?;
     m.add_function(wrap_pyfunction!(pause::pause_tick, m)?)?;

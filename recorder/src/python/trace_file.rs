@@ -10,6 +10,8 @@
 
 use super::call_scope::CallScope;
 use super::cuda_graphs::CudaGraphs;
+#[cfg(feature = "cuda")]
+use super::describe::Views;
 use super::describe::{Described, Dtypes, Tables};
 use super::guard::{guard, io_error};
 use super::thread_state::{autotuning, thread_id};
@@ -50,7 +52,8 @@ struct TraceState {
     /// The graph calls in progress and the views their launches touched.
     scope: CallScope,
     /// Whether device hashes may be deferred inside a graph call where
-    /// they are inherited (`deferred_hashes`).
+    /// they are inherited (`deferred_hashes`), and its inputs' hashes run
+    /// beside it (`inputs_beside`).
     defer_hashes: bool,
     #[cfg(feature = "cuda")]
     deferred: super::deferred_hashes::DeferredHashes,
@@ -63,6 +66,10 @@ struct TraceState {
     /// the next captured launch or running beside the graph's launches.
     #[cfg(feature = "cuda")]
     captured: super::captured_hashes::CapturedHashes,
+    /// The hashes of the inputs of the graph call in progress, when they
+    /// run beside its launches.
+    #[cfg(feature = "cuda")]
+    inputs: super::inputs_beside::InputsBeside,
 }
 
 /// The state of a [`TraceFile`], held by this thread until dropped.
@@ -191,10 +198,22 @@ impl TraceState {
         Ok(None)
     }
 
+    /// [`TraceState::release_hashes`], and the calling stream waits for
+    /// the hashes of the graph call's inputs running beside it: something
+    /// other than a launch comes.
+    fn release_deferred(&mut self) -> PyResult<()> {
+        self.release_hashes()?;
+        #[cfg(feature = "cuda")]
+        if let Err(e) = self.inputs.join() {
+            self.device_error.get_or_insert(e.to_string());
+        }
+        Ok(())
+    }
+
     /// [`TraceState::enqueue_deferred`] outside any launch, after the
     /// hashes carried from the last captured launch: a device failure is
     /// kept for the session (`take_device_error`).
-    fn release_deferred(&mut self) -> PyResult<()> {
+    fn release_hashes(&mut self) -> PyResult<()> {
         self.release_captured();
         if let Some(error) = self.enqueue_deferred()? {
             self.device_error.get_or_insert(error);
@@ -289,6 +308,8 @@ impl TraceFile {
                 cuda_graphs: CudaGraphs::default(),
                 #[cfg(feature = "cuda")]
                 captured: Default::default(),
+                #[cfg(feature = "cuda")]
+                inputs: Default::default(),
             };
             Ok(TraceFile {
                 state: Mutex::new(state),
@@ -328,7 +349,7 @@ impl TraceFile {
     /// copied to the host. When `values` are a `launch`'s arguments and
     /// this thread captures a CUDA graph, the launch is captured: its
     /// hashes join the graph, and none is inherited.
-    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true, launch=false))]
+    #[pyo3(signature = (values, access, hash_pre, device_hashing, stream=None, inherit=true, launch=false, hold=false))]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn describe(
         &self,
@@ -340,6 +361,7 @@ impl TraceFile {
         stream: Option<u64>,
         inherit: bool,
         launch: bool,
+        hold: bool,
     ) -> PyResult<Described> {
         let _timed = timed(Phase::Describe);
         self.with_state(py, |state| {
@@ -359,9 +381,18 @@ impl TraceFile {
                 device_hashing,
                 stream,
                 capture,
+                hold,
             )?;
             #[cfg(feature = "cuda")]
             {
+                // A launch writing bytes the call's input hashes read waits
+                // for them.
+                if let Err(e) = state
+                    .inputs
+                    .before_launch(&described, || described.launch_stream(py))
+                {
+                    described.device_failed(e.to_string());
+                }
                 // The hashes after the last captured launch go with this
                 // one's before it, into one table kernel, beside it when it
                 // may run there. What is not a launch (a buffer handed out,
@@ -446,10 +477,18 @@ impl TraceFile {
                     .scope
                     .after_captured_launch(|| described.captured_after());
                 // Nothing but recorded launches runs inside the graph
-                // call: its hashes after it may wait for the next one's.
+                // call: its hashes after it may wait for the next one's,
+                // and what it writes is all the graph writes.
                 #[cfg(feature = "cuda")]
-                if state.scope.captured_slots(thread_id()).is_some() {
-                    state.captured.after_launch(py, described);
+                {
+                    let inside = state.scope.captured_slots(thread_id()).is_some();
+                    if inside {
+                        state.captured.after_launch(py, described);
+                    }
+                    if let Some(place) = &captured {
+                        let writes = inside.then(|| described.device_spans(Views::Written));
+                        state.cuda_graphs.captured_writes(place.graph, writes);
+                    }
                 }
             }
             let launch = LaunchRecord {
@@ -557,7 +596,20 @@ impl TraceFile {
                 first,
                 args: std::mem::take(&mut described.args),
             };
-            state.queue(Record::Call(call), described)
+            #[cfg(feature = "cuda")]
+            let forked = {
+                let alone = state.defer_hashes && state.scope.inheritable(thread_id()).is_some();
+                state.inputs.fork(py, described, alone).unwrap_or_else(|e| {
+                    described.device_failed(e.to_string());
+                    false
+                })
+            };
+            state.queue(Record::Call(call), described)?;
+            #[cfg(feature = "cuda")]
+            if forked && let Err(e) = state.inputs.end() {
+                state.device_error.get_or_insert(e.to_string());
+            }
+            Ok(())
         })
     }
 
@@ -632,11 +684,26 @@ impl TraceFile {
         })
     }
 
-    /// A CUDA graph is about to be replayed: its launches write memory
-    /// without the recorder seeing them do it, so hashes deferred so far
-    /// are enqueued before it.
-    fn before_replay(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_state(py, |state| state.release_deferred())
+    /// A CUDA graph is about to be replayed on the raw stream `stream`
+    /// (`graph`: its id, None for one this trace did not see captured):
+    /// its launches write memory without the recorder seeing them do it,
+    /// so hashes deferred so far are enqueued before it, and the graph
+    /// call's input hashes running beside it are waited for unless the
+    /// graph writes none of their bytes (`inputs_beside`).
+    fn before_replay(&self, py: Python<'_>, graph: Option<u64>, stream: u64) -> PyResult<()> {
+        self.with_state(py, |state| {
+            state.release_hashes()?;
+            #[cfg(feature = "cuda")]
+            {
+                let writes = graph.and_then(|graph| state.cuda_graphs.writes(graph));
+                if let Err(e) = state.inputs.before_replay(writes, stream) {
+                    state.device_error.get_or_insert(e.to_string());
+                }
+            }
+            #[cfg(not(feature = "cuda"))]
+            let _ = (graph, stream);
+            Ok(())
+        })
     }
 
     /// The graph `graph` was just replayed on the raw stream `stream`: one
@@ -682,8 +749,10 @@ impl TraceFile {
     }
 
     /// Whether device hashes inside a graph call are deferred, where
-    /// they are inherited (`deferred_hashes`); turned off, those deferred
-    /// so far are enqueued now and their tensors let go.
+    /// they are inherited (`deferred_hashes`), and a call's input hashes
+    /// may run beside it (`inputs_beside`); turned off, those deferred
+    /// or running beside so far are enqueued or waited for now and their
+    /// tensors let go.
     #[setter]
     fn set_defer_hashes(&self, py: Python<'_>, enabled: bool) -> PyResult<()> {
         self.with_state(py, |state| {

@@ -115,15 +115,19 @@ def _record_captures(session: Any, graph_class: Any, torch: Any) -> None:
             _end(session, self, None)
 
     def replayed(self: Any) -> Any:
+        known = getattr(self, _ID, None)
+        seen = known is not None and known[0] is session
+        stream = 0
         try:
-            session.file.before_replay()
+            # Hashes deferred so far run before the replay; the graph
+            # call's input hashes may run beside it.
+            stream = raw_stream(known[2]) if seen else 0
+            session.file.before_replay(known[1] if seen else None, stream)
         except Exception as e:
             session.fail(e)
         result = replay(self)
-        known = getattr(self, _ID, None)
         try:
-            seen = known is not None and known[0] is session
-            if not (seen and session.file.cuda_graph_replayed(known[1], raw_stream(known[2]))):
+            if not (seen and session.file.cuda_graph_replayed(known[1], stream)):
                 _unseen_capture(session, self)
         except Exception as e:
             session.fail(e)

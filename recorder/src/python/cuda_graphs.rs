@@ -301,31 +301,26 @@ impl CudaGraphs {
 mod tests {
     use super::*;
 
-    fn span(start: u64, end: u64) -> Span {
-        Span {
-            device: 0,
-            start,
-            end,
-        }
-    }
-
     #[test]
     fn a_graph_writes_what_its_captured_launches_write_while_all_are_known() {
         let mut graphs = CudaGraphs::default();
         // Captures that hash nothing: no device is needed.
         let (known, _) = graphs.begin(0, 7, false);
-        graphs.captured_writes(known, Some([span(200, 300), span(0, 100)].into_iter()));
-        graphs.captured_writes(known, Some([span(100, 150)].into_iter()));
+        graphs.captured_writes(
+            known,
+            Some([Span::at(200, 300), Span::at(0, 100)].into_iter()),
+        );
+        graphs.captured_writes(known, Some([Span::at(100, 150)].into_iter()));
         graphs.end(1, None, None).expect("a capture was under way");
         assert_eq!(
             graphs.writes(known),
-            Some(&[span(0, 150), span(200, 300)][..])
+            Some(&[Span::at(0, 150), Span::at(200, 300)][..])
         );
 
         let (unknown, _) = graphs.begin(0, 7, false);
-        graphs.captured_writes(unknown, Some([span(0, 100)].into_iter()));
+        graphs.captured_writes(unknown, Some([Span::at(0, 100)].into_iter()));
         graphs.captured_writes(unknown, None::<std::iter::Empty<Span>>);
-        graphs.captured_writes(unknown, Some([span(500, 600)].into_iter()));
+        graphs.captured_writes(unknown, Some([Span::at(500, 600)].into_iter()));
         graphs.end(2, None, None).expect("a capture was under way");
         assert_eq!(
             graphs.writes(unknown),

@@ -712,6 +712,16 @@ impl Span {
         merged
     }
 
+    /// Bytes `[start, end)` of device 0, for tests.
+    #[cfg(test)]
+    pub fn at(start: u64, end: u64) -> Span {
+        Span {
+            device: 0,
+            start,
+            end,
+        }
+    }
+
     /// Whether any of `merged` (as [`Span::merged`] makes them) shares a
     /// byte with `span`.
     pub fn any_overlaps(merged: &[Span], span: &Span) -> bool {

@@ -9,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
 import tritontui
+from _replays import count_replays
 from tritontui import _native
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus" / "programs"))
@@ -22,20 +22,10 @@ parser.add_argument("--atomic", action="store_true")
 parser.add_argument("--ungraphed", action="store_true")
 args = parser.parse_args()
 
-replays = 0
-replay = torch.cuda.CUDAGraph.replay
-
-
-def counted(self: torch.cuda.CUDAGraph) -> None:
-    global replays
-    replays += 1
-    replay(self)
-
-
-torch.cuda.CUDAGraph.replay = counted
+replays = count_replays()
 main = graphed_training(args.atomic, mode=None if args.ungraphed else "reduce-overhead")
 with tritontui.record(args.trace):
     results = main()
-print(f"replays {replays}")
+print(f"replays {replays['replays']}")
 print(f"hash kernels beside {_native.hash_table_launches_beside()}")
 print(f"losses {tritontui.hash_tensor(results['loss']):016x}")

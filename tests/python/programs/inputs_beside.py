@@ -13,6 +13,7 @@ import sys
 
 import torch
 import tritontui
+from _replays import count_replays
 from tritontui import _native
 
 N = 1 << 26  # float32: 256 MB, read by the input hashes for about 60 us
@@ -82,17 +83,7 @@ def ordered(call) -> str:
     return str(first >= max(k[3] for k in beside)) if beside else "none"
 
 
-replays = 0
-replay = torch.cuda.CUDAGraph.replay
-
-
-def counted(self: torch.cuda.CUDAGraph) -> None:
-    global replays
-    replays += 1
-    replay(self)
-
-
-torch.cuda.CUDAGraph.replay = counted
+replays = count_replays()
 torch.manual_seed(0)
 x = torch.randn(N, device="cuda")
 w = torch.randn(N, device="cuda")
@@ -117,5 +108,5 @@ with tritontui.record(sys.argv[1]):
         print("updates", ordered(lambda: updates(x)))
         torch.compiler.cudagraph_mark_step_begin()
         print("count", ordered(lambda: count(x)))
-print("replays", replays)
+print("replays", replays["replays"])
 print(f"returned {tritontui.hash_tensor(torch.stack(returned)):016x}")

@@ -107,7 +107,7 @@ impl CapturedHashes {
             || self
                 .forks
                 .iter()
-                .any(|fork| overlaps(&fork.reads, &written))
+                .any(|fork| Span::any_shared(&fork.reads, &written))
         {
             self.join_all()?;
         }
@@ -129,7 +129,7 @@ impl CapturedHashes {
         let alongside = beside
             && table.has_side()
             && hashes.stream() == table.origin()
-            && !overlaps(&reads, &written);
+            && !Span::any_shared(&reads, &written);
         if !alongside {
             return hashes.enqueue();
         }
@@ -181,11 +181,4 @@ impl Fork {
     fn join(&self) -> Result<(), GpuError> {
         self.table.join(self.n)
     }
-}
-
-/// Whether any of `reads` shares a byte with any of `written`.
-fn overlaps(reads: &[Span], written: &[Span]) -> bool {
-    written
-        .iter()
-        .any(|w| reads.iter().any(|read| read.overlaps(w)))
 }

@@ -697,6 +697,11 @@ impl Span {
         self.device == other.device && self.start < other.end && other.start < self.end
     }
 
+    /// Whether any of `a` shares a byte with any of `b`.
+    pub fn any_shared(a: &[Span], b: &[Span]) -> bool {
+        a.iter().any(|x| b.iter().any(|y| x.overlaps(y)))
+    }
+
     /// `spans` sorted, with spans that share a byte (or touch) made one.
     pub fn merged(mut spans: Vec<Span>) -> Vec<Span> {
         spans.sort_unstable_by_key(|s| (s.device, s.start));
@@ -968,6 +973,25 @@ mod tests {
 
     fn span(device: i32, start: u64, end: u64) -> Span {
         Span { device, start, end }
+    }
+
+    #[test]
+    fn spans_are_shared_when_any_two_share_a_byte_on_one_device() {
+        let reads = [span(0, 0, 100), span(0, 1000, 1100)];
+        assert!(!Span::any_shared(&reads, &[]));
+        assert!(!Span::any_shared(
+            &reads,
+            &[span(0, 100, 1000), span(0, 2000, 3000)]
+        ));
+        assert!(Span::any_shared(
+            &reads,
+            &[span(0, 2000, 3000), span(0, 1099, 1200)]
+        ));
+        assert!(Span::any_shared(&reads, &[span(0, 0, 1)]));
+        assert!(
+            !Span::any_shared(&reads, &[span(1, 0, 100)]),
+            "the same addresses on another device"
+        );
     }
 
     #[test]

@@ -57,13 +57,6 @@ struct Reads {
 }
 
 impl Reads {
-    /// Whether a launch writing `written` must wait for the hashes.
-    fn written_by(&self, written: &[Span]) -> bool {
-        written
-            .iter()
-            .any(|w| self.spans.iter().any(|r| r.overlaps(w)))
-    }
-
     /// Whether a CUDA graph's replay on `stream` may run beside the
     /// hashes: its writes (merged, `Span::merged`) are all known and
     /// share none of their bytes, and it replays on the calling stream.
@@ -162,7 +155,7 @@ impl InputsBeside {
             return Ok(());
         };
         let written: Vec<Span> = described.device_spans(Views::Written).collect();
-        if !forked.reads.written_by(&written) {
+        if !Span::any_shared(&forked.reads.spans, &written) {
             return Ok(());
         }
         // A stream capturing a graph cannot wait for work outside it (its
@@ -214,24 +207,6 @@ mod tests {
             origin: 7,
             spans: vec![Span::at(0, 100), Span::at(1000, 1100)],
         }
-    }
-
-    #[test]
-    fn a_launch_waits_for_the_input_hashes_only_when_it_writes_their_bytes() {
-        let reads = reads();
-        assert!(!reads.written_by(&[]));
-        assert!(!reads.written_by(&[Span::at(100, 1000), Span::at(2000, 3000)]));
-        assert!(reads.written_by(&[Span::at(2000, 3000), Span::at(1099, 1200)]));
-        assert!(reads.written_by(&[Span::at(0, 1)]));
-        let elsewhere = Span {
-            device: 1,
-            start: 0,
-            end: 100,
-        };
-        assert!(
-            !reads.written_by(&[elsewhere]),
-            "the same addresses on another device"
-        );
     }
 
     #[test]

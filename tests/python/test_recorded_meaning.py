@@ -168,5 +168,19 @@ def assert_inherited_hashes_are_exact(run_program, tmp_path: Path, device: str) 
     # A transposed view is another view of the bytes: hashed.
     second_mm = [r for r in inherited if r["kernel"] == "aten::mm.out"][1]
     assert not any(x.get("inherited") for x in second_mm["args"]), second_mm
+    # A view of another shape reading the same bytes in the same order is
+    # not: the 3-D input, known from the call's entry, read as a matrix.
+    entry = next(
+        r
+        for r in dump(tmp_path / "inherited.msgpack")
+        if r["type"] == "input" and r["shape"] == [2, 16, 32]
+    )
+    as_matrix = [
+        x
+        for r in inherited
+        for x in r["args"]
+        if x.get("ptr") == entry["ptr"] and x.get("shape") == [32, 32]
+    ]
+    assert len(as_matrix) == 3 and all(x["inherited"] for x in as_matrix), as_matrix
     status, _ = diff(tmp_path / "inherited.msgpack", tmp_path / "hashed.msgpack")
     assert status == 0

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 14;
+pub const SCHEMA_MINOR: u32 = 15;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -10,8 +10,31 @@
 //! view. The recorder uses this table to skip such hashes; the reader
 //! fills them in from it. Both apply the same events in the same order
 //! (see [`KnownViews::after_launch`]), so they agree.
+//!
+//! A view is known by its [`view_key`]: views reading the same bytes in
+//! memory order share one (a hash is of the logical bytes alone, whatever
+//! the shape or dtype), so a buffer written as `[4096, 1024]` and read as
+//! `[8, 512, 1024]` is not read again (format 1.15).
 
+use crate::format::LayoutDef;
 use std::collections::BTreeMap;
+
+/// Marks the [`view_key`]s of views read in memory order (layout ids are
+/// small).
+const IN_MEMORY_ORDER: u64 = 1 << 63;
+
+/// The key a view is known by: any view reading its bytes once each in
+/// memory order (row-major, back to back) shares one with every other
+/// such view of the same span at the same address, whatever its shape or
+/// dtype, since its hash is the hash of those bytes alone; any other view
+/// is known by its layout id only.
+pub fn view_key(layout: u64, shape: &[u64], stride: &[i64], span: u64) -> u64 {
+    if LayoutDef::is_row_major(shape, stride) {
+        IN_MEMORY_ORDER | span
+    } else {
+        layout
+    }
+}
 
 /// What is known of the views touched since the last graph call began,
 /// with a value per view: the recorder keeps whether a hash of them is
@@ -28,7 +51,7 @@ pub struct KnownViews<T> {
 #[derive(Debug, Clone)]
 struct KnownView<T> {
     end: u64,
-    layout: u64,
+    key: u64,
     value: T,
 }
 
@@ -39,8 +62,8 @@ pub struct Touched<T> {
     pub ptr: u64,
     /// Bytes from the first element to one past the last.
     pub span: u64,
-    /// Layout id.
-    pub layout: u64,
+    /// The view's [`view_key`].
+    pub key: u64,
     /// The launch handed this memory out without writing it.
     pub allocated: bool,
     /// What is known of the view's bytes after the launch.
@@ -61,11 +84,12 @@ impl<T> KnownViews<T> {
         self.views.clear();
     }
 
-    /// What is known of the bytes of the view `layout` at `ptr`.
-    pub fn get(&self, ptr: u64, layout: u64) -> Option<&T> {
+    /// What is known of the bytes of the view at `ptr` with [`view_key`]
+    /// `key`.
+    pub fn get(&self, ptr: u64, key: u64) -> Option<&T> {
         self.views
             .get(&ptr)
-            .filter(|v| v.layout == layout)
+            .filter(|v| v.key == key)
             .map(|v| &v.value)
     }
 
@@ -97,7 +121,7 @@ impl<T> KnownViews<T> {
             touched.ptr,
             KnownView {
                 end: touched.ptr.saturating_add(touched.span),
-                layout: touched.layout,
+                key: touched.key,
                 value: touched.value,
             },
         );
@@ -127,11 +151,11 @@ impl<T> KnownViews<T> {
 mod tests {
     use super::*;
 
-    fn at(ptr: u64, span: u64, layout: u64, value: u64) -> Touched<u64> {
+    fn at(ptr: u64, span: u64, key: u64, value: u64) -> Touched<u64> {
         Touched {
             ptr,
             span,
-            layout,
+            key,
             value,
             allocated: false,
         }
@@ -197,5 +221,26 @@ mod tests {
             .map(|&(p, l)| known.get(p, l).copied())
             .collect();
         assert_eq!(left, vec![None, None, None, Some(4), Some(9)]);
+    }
+
+    #[test]
+    fn views_in_memory_order_of_the_same_span_share_a_key_and_others_do_not() {
+        // The same 4096 x 1024 bf16 buffer written as one shape and read as another.
+        let span = 4096 * 1024 * 2;
+        let flat = view_key(3, &[4096, 1024], &[1024, 1], span);
+        let batched = view_key(8, &[8, 512, 1024], &[524_288, 1024, 1], span);
+        assert_eq!(flat, batched);
+        assert_ne!(flat, 3, "not a layout id");
+        // The same bytes as bytes of another dtype: the same logical bytes.
+        assert_eq!(view_key(9, &[span], &[1], span), flat);
+        // Fewer bytes from the same address: another key.
+        assert_ne!(view_key(4, &[2048, 1024], &[1024, 1], span / 2), flat);
+        // Transposed, or strided: its layout alone.
+        assert_eq!(view_key(5, &[1024, 4096], &[1, 1024], span), 5);
+        assert_eq!(view_key(6, &[4096, 512], &[1024, 1], span - 1024), 6);
+        let mut known = KnownViews::default();
+        known.input(at(100, span, flat, 7));
+        assert_eq!(known.get(100, batched), Some(&7));
+        assert_eq!(known.get(100, 5), None, "the transposed view");
     }
 }

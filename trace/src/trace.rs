@@ -6,7 +6,7 @@ use crate::format::{
     LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Record, ReplayRecord,
     ResultsRecord, Scalar, SettingsRecord, SourceDef, Stats, TensorArg,
 };
-use crate::known_views::{KnownViews, Touched};
+use crate::known_views::{KnownViews, Touched, view_key};
 use crate::reader::{Next, RecordReader, TraceError};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -584,14 +584,14 @@ impl Trace {
         }
         for arg in &call.args {
             let ArgValue::Tensor(t) = arg else { continue };
-            let span = ids
-                .layouts
-                .get(t.layout)
-                .map_or(0, |i| self.layouts[i as usize].span);
+            let Some(layout) = ids.layouts.get(t.layout) else {
+                continue; // no bytes known: an undefined layout
+            };
+            let (span, key) = self.known_by(layout);
             ids.known.input(Touched {
                 ptr: t.ptr,
                 span,
-                layout: t.layout,
+                key,
                 allocated: false,
                 value: t.pre,
             });
@@ -646,6 +646,14 @@ impl Trace {
         Ok(())
     }
 
+    /// The span of the views of layout `index` (into [`Trace::layouts`])
+    /// and the key such a view is known by in the data flow (`view_key`).
+    fn known_by(&self, index: u32) -> (u64, u64) {
+        let layout = &self.layouts[index as usize];
+        let key = view_key(layout.id, &layout.shape, &layout.stride, layout.span);
+        (layout.span, key)
+    }
+
     fn add_launch(&mut self, launch: LaunchRecord, ids: &mut Ids) -> Result<(), String> {
         let kernel = ids.kernels.get(launch.kernel).ok_or_else(|| {
             format!(
@@ -663,6 +671,7 @@ impl Trace {
         let mut grid = [1u64; 3];
         grid[..launch.grid.len()].copy_from_slice(&launch.grid);
         let args_start = index(self.args.len())?;
+        let inheriting = self.header.options.inherited_hashes;
         let mut touched = Vec::new();
         for value in launch.args {
             let arg = match value {
@@ -685,10 +694,14 @@ impl Trace {
                     })?;
                     let mut flags = 0;
                     let mut t = t;
+                    // Views are known only where hashes may be inherited.
+                    let known_by = inheriting.then(|| self.known_by(layout));
                     if t.inherited() {
                         flags |= INHERITED;
-                        if t.pre.is_none() {
-                            t.pre = ids.known.get(t.ptr, t.layout).copied().flatten();
+                        if t.pre.is_none()
+                            && let Some((_, key)) = known_by
+                        {
+                            t.pre = ids.known.get(t.ptr, key).copied().flatten();
                         }
                         // As the recorder does for hashes it computed: a
                         // change is a write.
@@ -702,11 +715,11 @@ impl Trace {
                     if t.allocated() {
                         flags |= ALLOCATED;
                     }
-                    if self.header.options.inherited_hashes {
+                    if let Some((span, key)) = known_by {
                         touched.push(Touched {
                             ptr: t.ptr,
-                            span: self.layouts[layout as usize].span,
-                            layout: t.layout,
+                            span,
+                            key,
                             allocated: t.allocated(),
                             value: t.post,
                         });

@@ -665,8 +665,9 @@ fn a_trace_without_end_record_says_so() {
     assert_eq!(trace.launches.len(), 3);
 }
 
-#[test]
-fn inherited_hashes_are_filled_in_from_the_data_flow() {
+/// A writer of a trace that inherits hashes, with graph 1 (one input)
+/// and a kernel defined; the kernel's id.
+fn inheriting_writer() -> (TraceWriter<Vec<u8>>, u64) {
     let mut inheriting = header();
     inheriting.options.inherited_hashes = true;
     let mut w = TraceWriter::new(Vec::new(), &inheriting).expect("header");
@@ -681,35 +682,56 @@ fn inherited_hashes_are_filled_in_from_the_data_flow() {
             config: BTreeMap::new(),
         })
         .expect("kernel");
-    let rows = w.layout("float32", 4, &[8], &[1], 0).expect("layout");
-    let half = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
     w.write(&Record::Graph(GraphDef {
         id: 1,
         key: "g".into(),
         inputs: vec!["x".into()],
     }))
     .expect("graph");
+    (w, kernel)
+}
+
+/// Writes launch `seq` of `kernel` with `args`.
+fn write_launch(w: &mut TraceWriter<Vec<u8>>, kernel: u64, seq: u64, args: Vec<ArgValue>) {
+    w.launch(&LaunchRecord {
+        seq,
+        kernel,
+        grid: vec![1],
+        stream: 0,
+        device: 0,
+        thread: 1,
+        ts: seq,
+        autotune: false,
+        captured: None,
+        args,
+    })
+    .expect("launch")
+}
+
+/// Launch `index`'s tensor arguments as loaded: hash before, inherited, written.
+fn loaded_tensors(trace: &Trace, index: usize) -> Vec<(Option<u64>, bool, bool)> {
+    trace
+        .args_of(&trace.launches[index])
+        .filter_map(|a| match a {
+            ArgRef::Tensor(t) => Some((t.pre, t.inherited, t.written)),
+            ArgRef::Scalar(_) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn inherited_hashes_are_filled_in_from_the_data_flow() {
+    let (mut w, kernel) = inheriting_writer();
+    let rows = w.layout("float32", 4, &[8], &[1], 0).expect("layout");
+    let half = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
     let inherited = TensorArg::INHERITED;
     // Hashed on the call's entry: x at 0x100.
     w.write(&call(1, 0, vec![entered(rows, 0x100, 10)]))
         .expect("call");
-    let mut launch = |seq: u64, args: Vec<ArgValue>| {
-        w.launch(&LaunchRecord {
-            seq,
-            kernel,
-            grid: vec![1],
-            stream: 0,
-            device: 0,
-            thread: 1,
-            ts: seq,
-            autotune: false,
-            captured: None,
-            args,
-        })
-        .expect("launch")
-    };
     // Reads x (inherited from the entry) and writes y at 0x200.
-    launch(
+    write_launch(
+        &mut w,
+        kernel,
         1,
         vec![
             ArgValue::tensor(rows, 0x100, inherited, None, Some(10)),
@@ -719,30 +741,70 @@ fn inherited_hashes_are_filled_in_from_the_data_flow() {
     // Reads y (inherited from launch 1), writes the first half of x
     // through another view, and reads x whole after that: not inherited,
     // a reader finds nothing (and a writer would not have set the flag).
-    launch(
+    write_launch(
+        &mut w,
+        kernel,
         2,
         vec![
             ArgValue::tensor(rows, 0x200, inherited, None, Some(21)),
             ArgValue::tensor(half, 0x100, TensorArg::WRITTEN, None, Some(30)),
         ],
     );
-    launch(
+    write_launch(
+        &mut w,
+        kernel,
         3,
         vec![ArgValue::tensor(rows, 0x100, inherited, None, Some(40))],
     );
     let bytes = w.finish(0, "exit").expect("finish");
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
-    let args = |seq: usize| -> Vec<(Option<u64>, bool, bool)> {
-        trace
-            .args_of(&trace.launches[seq])
-            .filter_map(|a| match a {
-                ArgRef::Tensor(t) => Some((t.pre, t.inherited, t.written)),
-                ArgRef::Scalar(_) => None,
-            })
-            .collect()
-    };
+    let args = |index| loaded_tensors(&trace, index);
     assert_eq!(args(0), vec![(Some(10), true, false), (None, false, true)]);
     // y's hash changed in launch 2 although it was only read: a write.
     assert_eq!(args(1), vec![(Some(20), true, true), (None, false, true)]);
     assert_eq!(args(2), vec![(None, true, false)]);
+}
+
+#[test]
+fn inherited_hashes_are_filled_in_through_views_reading_the_same_bytes_in_order() {
+    let (mut w, kernel) = inheriting_writer();
+    // x: 8 floats at 0x100, entered as a 2 x 4 matrix.
+    let matrix = w.layout("float32", 4, &[2, 4], &[4, 1], 0).expect("layout");
+    let flat = w.layout("int32", 4, &[8], &[1], 0).expect("layout");
+    let transposed = w.layout("float32", 4, &[4, 2], &[1, 4], 0).expect("layout");
+    let inherited = TensorArg::INHERITED;
+    w.write(&call(1, 0, vec![entered(matrix, 0x100, 10)]))
+        .expect("call");
+    // Read flat, as other elements: the same bytes in the same order.
+    write_launch(
+        &mut w,
+        kernel,
+        1,
+        vec![ArgValue::tensor(flat, 0x100, inherited, None, Some(10))],
+    );
+    // Read transposed: other logical bytes, which nothing hashed.
+    write_launch(
+        &mut w,
+        kernel,
+        2,
+        vec![ArgValue::tensor(
+            transposed,
+            0x100,
+            inherited,
+            None,
+            Some(11),
+        )],
+    );
+    // Launch 2 left the transposed view known: a flat read finds nothing.
+    write_launch(
+        &mut w,
+        kernel,
+        3,
+        vec![ArgValue::tensor(flat, 0x100, inherited, None, Some(10))],
+    );
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert_eq!(loaded_tensors(&trace, 0), vec![(Some(10), true, false)]);
+    assert_eq!(loaded_tensors(&trace, 1), vec![(None, true, false)]);
+    assert_eq!(loaded_tensors(&trace, 2), vec![(None, true, false)]);
 }

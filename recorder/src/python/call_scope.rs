@@ -138,7 +138,7 @@ mod tests {
         Touched {
             ptr,
             span: 64,
-            layout: 1,
+            key: 1,
             allocated: false,
             value: slot,
         }

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
-use tritontui_trace::known_views::{KnownViews, Touched};
+use tritontui_trace::known_views::{KnownViews, Touched, view_key};
 
 /// How a launch uses an argument, as the hooks pass it (one byte per
 /// argument): the declared access of the trace (`tritontui_trace::Access`)
@@ -84,24 +84,14 @@ impl TensorView {
         LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32)
     }
 
-    /// What a captured hash of this view (of layout `layout`) is known
-    /// by, for a later captured launch to share it: any view reading the
-    /// same bytes in memory order shares one key (its hash is the hash of
-    /// those bytes alone, whatever its shape or dtype: tthash64 hashes
-    /// logical bytes); any other only its own layout.
-    fn sharing_key(&self, layout: u64) -> u64 {
+    /// The key this view (of layout `layout`) is known by in the data
+    /// flow (`known_views::view_key`): views reading the same bytes in
+    /// memory order share one, whatever their shape or dtype.
+    fn known_by(&self, layout: u64) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
-        if LayoutDef::is_row_major(&self.shape, &stride) {
-            IN_MEMORY_ORDER | self.span()
-        } else {
-            layout
-        }
+        view_key(layout, &self.shape, &stride, self.span())
     }
 }
-
-/// Marks [`TensorView::sharing_key`]s of views read in memory order
-/// (layout ids are small).
-const IN_MEMORY_ORDER: u64 = 1 << 63;
 
 /// A dtype's trace name and element size, looked up once per dtype object.
 #[derive(Default)]
@@ -333,9 +323,13 @@ impl Described {
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             let tensor_index = self.tensors.len();
             let wants_pre = hash_pre && matches!(access, ArgUse::In | ArgUse::InOut);
-            // The same view's bytes known from the data flow: not hashed again.
+            // The same bytes known from the data flow, read in the same
+            // order: not hashed again.
             let inherited = wants_pre
-                && tables.known.and_then(|known| known.get(view.ptr, layout)) == Some(&true);
+                && tables
+                    .known
+                    .and_then(|known| known.get(view.ptr, view.known_by(layout)))
+                    == Some(&true);
             // Captured: the same view's hash after an earlier captured
             // launch, from the same table slot at every replay.
             let shared = match tables.captured {
@@ -374,22 +368,17 @@ impl Described {
     pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
         let hashed =
             |_, view: &TensorView| hash_post && view.hashable && view.access != ArgUse::Allocated;
-        self.touched(hashed, |_, layout| layout)
+        self.touched(hashed)
     }
 
     /// What a graph call's entry made known of its inputs' views.
     pub fn touched_inputs(&self) -> Vec<Touched<bool>> {
-        self.touched(|_, view| view.hashed_before, |_, layout| layout)
+        self.touched(|_, view| view.hashed_before)
     }
 
     /// Each tensor argument's view, with what `value` says of it (given
-    /// its index among the launch's tensors), known by the layout `key`
-    /// makes of the view and its layout id.
-    fn touched<T>(
-        &self,
-        mut value: impl FnMut(usize, &TensorView) -> T,
-        key: impl Fn(&TensorView, u64) -> u64,
-    ) -> Vec<Touched<T>> {
+    /// its index among the launch's tensors).
+    fn touched<T>(&self, mut value: impl FnMut(usize, &TensorView) -> T) -> Vec<Touched<T>> {
         self.tensors
             .iter()
             .enumerate()
@@ -400,7 +389,7 @@ impl Described {
                 Some(Touched {
                     ptr: view.ptr,
                     span: view.span(),
-                    layout: key(view, arg.layout),
+                    key: view.known_by(arg.layout),
                     allocated: view.access == ArgUse::Allocated,
                     value: value(index, view),
                 })
@@ -418,7 +407,7 @@ impl Described {
         view: &TensorView,
         layout: u64,
     ) -> PyResult<Option<u64>> {
-        let Some(&Some(slot)) = captured.get(view.ptr, view.sharing_key(layout)) else {
+        let Some(&Some(slot)) = captured.get(view.ptr, view.known_by(layout)) else {
             return Ok(None);
         };
         let into_graph = view.device >= 0 && self.hashes_into_graph() && self.capturing(py)?;
@@ -439,7 +428,7 @@ impl Described {
         };
         #[cfg(not(feature = "cuda"))]
         let slot_of = |_: usize| None;
-        self.touched(|tensor, _| slot_of(tensor), TensorView::sharing_key)
+        self.touched(|tensor, _| slot_of(tensor))
     }
 
     /// After the launch: hashes (and summarises) what was asked.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 import tritontui
 from conftest import diff, dump, launches
@@ -42,6 +43,34 @@ def test_an_output_read_before_it_is_written_is_read_and_written() -> None:
     assert _access.triton_output_access("x = tl.load(in_out_ptr0 + i)\n", "in_out_ptr0") == "inout"
     assert _access.triton_output_access("tl.store(out_ptr0 + i, x)\n", "out_ptr0") == "out"
     assert _access.triton_output_access("tl.atomic_add(out_ptr0 + i, x)\n", "out_ptr0") == "inout"
+    # Whole functions, as Triton keeps them: the header names every
+    # parameter and reads none.
+    header = "def k(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):\n"
+    assert (
+        _access.triton_output_access(header + "    tl.store(out_ptr0 + i, x)\n", "out_ptr0")
+        == "out"
+    )
+    wrapped = "@triton.jit\ndef k(\n    in_out_ptr0,\n    in_ptr0,\n    XBLOCK: tl.constexpr,\n):\n"
+    body = "    x = tl.load(in_out_ptr0 + i)\n    tl.store(in_out_ptr0 + i, x)\n"
+    assert _access.triton_output_access(wrapped + body, "in_out_ptr0") == "inout"
+    assert _access.triton_output_access(wrapped + body[body.index("\n") + 1 :], "in_out_ptr0") == (
+        "out"
+    )
+
+
+def test_a_triton_kernel_s_pure_output_is_written_only() -> None:
+    # What the Triton hook reads: the jitted function's source, header and all.
+    triton = pytest.importorskip("triton")
+    tl = pytest.importorskip("triton.language")
+    from tritontui.hooks.triton import argument_access
+
+    @triton.jit
+    def kernel(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+        x0 = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+        tl.store(out_ptr0 + x0, tl.load(in_ptr0 + x0) * 2)
+
+    access = [argument_access(n, set(), kernel.src) for n in ("in_ptr0", "out_ptr0")]
+    assert access == ["in", "out"], kernel.src
 
 
 def test_a_recording_holds_what_the_verdict_needs(run_program, tmp_path: Path) -> None:

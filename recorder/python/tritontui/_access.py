@@ -41,7 +41,27 @@ def cpp_output_access(body: str, name: str) -> str:
     return "inout" if _first_use(body, name, _cpp_writes(name)) == "read" else "out"
 
 
+def _triton_body(source: str) -> str:
+    """What follows a Triton function's ``def name(...):`` header, where
+    every parameter is named and none is used; ``source`` itself when it
+    has no header (a body alone)."""
+    header = re.search(r"^[ \t]*def\s+\w+\s*\(", source, re.MULTILINE)
+    if header is None:
+        return source
+    depth = 0
+    for at in range(header.end() - 1, len(source)):
+        if source[at] == "(":
+            depth += 1
+        elif source[at] == ")":
+            depth -= 1
+            if depth == 0:
+                colon = source.find(":", at)
+                return source[colon + 1 :] if colon >= 0 else source
+    return source
+
+
 def triton_output_access(source: str, name: str) -> str:
-    """``inout`` if the Triton kernel ``source`` reads ``name`` before
-    storing to it, else ``out``."""
-    return "inout" if _first_use(source, name, _triton_writes(name)) == "read" else "out"
+    """``inout`` if the Triton kernel ``source`` (the whole function, or
+    its body) reads ``name`` before storing to it, else ``out``."""
+    body = _triton_body(source)
+    return "inout" if _first_use(body, name, _triton_writes(name)) == "read" else "out"

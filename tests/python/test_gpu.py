@@ -418,6 +418,33 @@ def test_hashes_taken_from_the_data_flow_are_the_device_hashes_themselves(
     assert_inherited_hashes_are_exact(run_program, tmp_path, "cuda")
 
 
+def test_a_small_call_hashes_its_input_and_output_in_one_table(tmp_path: Path) -> None:
+    # A one-kernel call's input hash waits for its kernel's hashes after
+    # it: one table launch a call, not two, with the same hashes.
+    from tritontui import _native
+
+    path = tmp_path / "t.msgpack"
+    double = torch.compile(lambda t: t * 2 + 1)
+    x = torch.randn(4096, device="cuda")
+    double(x)
+    with tritontui.record(path):
+        double(x)
+        start = _native.hash_table_launches()
+        for _ in range(10):
+            out = double(x)
+        tables = _native.hash_table_launches() - start
+    assert tables == 10
+    entries = [r for r in dump(path) if r["type"] == "input"]
+    assert len(entries) == 11
+    assert {r["hash"] for r in entries} == {f"{tritontui.hash_tensor(x.cpu()):#018x}"}
+    kernel = [r for r in launches(path) if r["kernel"].startswith("triton_")][-1]
+    assert [(a["pre"] is not None, a["inherited"]) for a in kernel["args"] if "dtype" in a] == [
+        (True, True),
+        (False, False),
+    ], kernel["args"]
+    assert kernel["args"][1]["post"] == f"{tritontui.hash_tensor(out.cpu()):#018x}"
+
+
 def test_deferred_device_hashes_are_those_hashed_launch_by_launch(
     run_program, tmp_path: Path
 ) -> None:
@@ -460,6 +487,15 @@ def test_deferred_device_hashes_are_those_hashed_launch_by_launch(
                 assert z["pre"] == y["pre"], where
             hashes += (x["pre"] is not None) + (x["post"] is not None)
     assert hashes > 200, hashes
+    # The calls' input hashes wait with their launches' (the inputs are
+    # small) until a launch updates an input in place: each is the hash
+    # of what the call was given.
+    entries = [
+        [(r["name"], r["hash"]) for r in dump(tmp_path / f"{n}.msgpack") if r["type"] == "input"]
+        for n in ("deferred", "stepwise", "cold")
+    ]
+    assert len(entries[0]) == 9 and all(h for _, h in entries[0]), entries[0]
+    assert entries[0] == entries[1] == entries[2]
     assert counts["deferred"] < counts["stepwise"] * 0.7, counts
     assert diff(tmp_path / "deferred.msgpack", tmp_path / "stepwise.msgpack")[0] == 0
 

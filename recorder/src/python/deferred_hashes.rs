@@ -6,16 +6,15 @@
 //! call whose every launch is recorded (the condition under which hashes
 //! are inherited, `call_scope`), nothing but recorded launches writes
 //! device memory, so a hash may wait as long as no launch writes the
-//! bytes it reads: the hashes after a launch, those before it of the
-//! arguments it only reads, and the call's input hashes (those not run
-//! beside it, `inputs_beside`) are gathered here across launches and
+//! bytes it reads: the hashes after a launch, and those before it of the
+//! arguments it only reads, are gathered here across launches and
 //! enqueued together as one table launch when
 //!
 //! * a launch about to run writes bytes a gathered hash reads (or has a
 //!   hash before it of an argument it writes), or runs on another stream,
 //! * a table is full ([`GATHER`]), or [`HOLD`] records wait,
-//! * the graph call ends, a CUDA graph is replayed, or anything else is
-//!   queued (the results), or the trace is flushed or closed.
+//! * the graph call ends, or anything else is queued (a graph call's
+//!   inputs, the results), or the trace is flushed or closed.
 //!
 //! A waiting hash's tensor is kept alive until its table is enqueued: what
 //! the program frees meanwhile could otherwise be reused by work nothing
@@ -100,10 +99,10 @@ impl DeferredHashes {
     }
 
     /// After a launch, its record made and its hashes after it gathered in
-    /// `described` (or a graph call's record, with its input hashes):
-    /// holds the record (its hashes handed over when `deferring`, or
-    /// waiting for those of earlier launches when it has none), or gives
-    /// it back to be queued now, after everything deferred was.
+    /// `described`: holds the record (its hashes handed over when
+    /// `deferring`, or waiting for those of earlier launches when it has
+    /// none), or gives it back to be queued now, after everything deferred
+    /// was.
     pub fn after_launch(
         &mut self,
         py: Python<'_>,

@@ -596,33 +596,15 @@ impl TraceFile {
                 first,
                 args: std::mem::take(&mut described.args),
             };
-            let record = Record::Call(call);
-            #[cfg(not(feature = "cuda"))]
-            let record = Some(record);
             #[cfg(feature = "cuda")]
-            let (record, forked) = {
+            let forked = {
                 let alone = state.defer_hashes && state.scope.inheritable(thread_id()).is_some();
-                let forked = state.inputs.fork(py, described, alone).unwrap_or_else(|e| {
+                state.inputs.fork(py, described, alone).unwrap_or_else(|e| {
                     described.device_failed(e.to_string());
                     false
-                });
-                // Inputs too small to run beside the call wait with its
-                // launches' hashes, as a launch's hashes before it of what
-                // it only reads do: only its recorded launches can write
-                // them, and one that does enqueues them first.
-                let deferring = !forked && state.deferring();
-                let record = match state.writer.as_ref() {
-                    Some(writer) if deferring => state
-                        .deferred
-                        .after_launch(py, record, described, true, writer)
-                        .map_err(io_error)?,
-                    _ => Some(record),
-                };
-                (record, forked)
+                })
             };
-            if let Some(record) = record {
-                state.queue(record, described)?;
-            }
+            state.queue(Record::Call(call), described)?;
             #[cfg(feature = "cuda")]
             if forked && let Err(e) = state.inputs.end() {
                 state.device_error.get_or_insert(e.to_string());

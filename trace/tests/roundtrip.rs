@@ -775,33 +775,13 @@ fn inherited_hashes_are_filled_in_through_views_reading_the_same_bytes_in_order(
     let inherited = TensorArg::INHERITED;
     w.write(&call(1, 0, vec![entered(matrix, 0x100, 10)]))
         .expect("call");
-    // Read flat, as other elements: the same bytes in the same order.
-    write_launch(
-        &mut w,
-        kernel,
-        1,
-        vec![ArgValue::tensor(flat, 0x100, inherited, None, Some(10))],
-    );
-    // Read transposed: other logical bytes, which nothing hashed.
-    write_launch(
-        &mut w,
-        kernel,
-        2,
-        vec![ArgValue::tensor(
-            transposed,
-            0x100,
-            inherited,
-            None,
-            Some(11),
-        )],
-    );
-    // Launch 2 left the transposed view known: a flat read finds nothing.
-    write_launch(
-        &mut w,
-        kernel,
-        3,
-        vec![ArgValue::tensor(flat, 0x100, inherited, None, Some(10))],
-    );
+    // x read flat, as other elements: the same bytes in the same order;
+    // then transposed: other logical bytes, which nothing hashed; then
+    // flat again, after the transposed view was left known: not found.
+    for (seq, layout, post) in [(1, flat, 10), (2, transposed, 11), (3, flat, 10)] {
+        let x = ArgValue::tensor(layout, 0x100, inherited, None, Some(post));
+        write_launch(&mut w, kernel, seq, vec![x]);
+    }
     let bytes = w.finish(0, "exit").expect("finish");
     let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
     assert_eq!(loaded_tensors(&trace, 0), vec![(Some(10), true, false)]);

@@ -71,6 +71,9 @@ def test_a_triton_kernel_s_pure_output_is_written_only() -> None:
 
     access = [argument_access(n, set(), kernel.src) for n in ("in_ptr0", "out_ptr0")]
     assert access == ["in", "out"], kernel.src
+    # A buffer Inductor says the kernel mutates keeps what it does not
+    # store (a scatter into an input): its old bytes are read too.
+    assert argument_access("out_ptr0", {"out_ptr0"}, kernel.src) == "inout"
 
 
 def test_a_recording_holds_what_the_verdict_needs(run_program, tmp_path: Path) -> None:

@@ -47,13 +47,18 @@ def config_items(config: Any) -> dict[str, Any]:
 
 def argument_access(name: str, mutated: set[str], source: str | None) -> str:
     """How the kernel uses argument ``name``: outputs are those Inductor
-    names or lists as mutated; whether one is also read is decided from
-    the kernel's source when it is known (see the _access module)."""
-    if not (name.startswith(("in_out_ptr", "out_ptr")) or name in mutated):
+    names or lists as mutated. One Inductor lists as mutated is a buffer
+    the kernel updates in place, whose bytes it does not store keep their
+    old value (a scatter into an input): read and written. Whether another
+    output is also read is decided from the kernel's source when it is
+    known (see the _access module)."""
+    if name in mutated:
+        return "inout"
+    if not name.startswith(("in_out_ptr", "out_ptr")):
         return "in"
     if source is not None:
         return _outputs.triton_output_access(source, name)
-    return "inout" if name.startswith("in_out_ptr") or name in mutated else "out"
+    return "inout" if name.startswith("in_out_ptr") else "out"
 
 
 def _source(autotuner: Any) -> str | None:

@@ -587,7 +587,7 @@ impl Trace {
             let Some(layout) = ids.layouts.get(t.layout) else {
                 continue; // no bytes known: an undefined layout
             };
-            let (span, key) = self.known_by(layout);
+            let (span, key) = self.known_view(layout);
             ids.known.input(Touched {
                 ptr: t.ptr,
                 span,
@@ -648,7 +648,7 @@ impl Trace {
 
     /// The span of the views of layout `index` (into [`Trace::layouts`])
     /// and the key such a view is known by in the data flow (`view_key`).
-    fn known_by(&self, index: u32) -> (u64, u64) {
+    fn known_view(&self, index: u32) -> (u64, u64) {
         let layout = &self.layouts[index as usize];
         let key = view_key(layout.id, &layout.shape, &layout.stride, layout.span);
         (layout.span, key)
@@ -695,11 +695,11 @@ impl Trace {
                     let mut flags = 0;
                     let mut t = t;
                     // Views are known only where hashes may be inherited.
-                    let known_by = inheriting.then(|| self.known_by(layout));
+                    let known = inheriting.then(|| self.known_view(layout));
                     if t.inherited() {
                         flags |= INHERITED;
                         if t.pre.is_none()
-                            && let Some((_, key)) = known_by
+                            && let Some((_, key)) = known
                         {
                             t.pre = ids.known.get(t.ptr, key).copied().flatten();
                         }
@@ -715,7 +715,7 @@ impl Trace {
                     if t.allocated() {
                         flags |= ALLOCATED;
                     }
-                    if let Some((span, key)) = known_by {
+                    if let Some((span, key)) = known {
                         touched.push(Touched {
                             ptr: t.ptr,
                             span,

@@ -89,7 +89,8 @@ impl TensorView {
     /// memory order share one, whatever their shape or dtype.
     fn known_by(&self, layout: u64) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
-        view_key(layout, &self.shape, &stride, self.span())
+        let span = LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32);
+        view_key(layout, &self.shape, &stride, span)
     }
 }
 

@@ -151,6 +151,26 @@ def test_a_graphed_run_compares_with_an_ungraphed_one(run_program, tmp_path: Pat
     assert report["verdict"] in ("identical", "benign"), report["root_causes"]
 
 
+def test_a_graphed_backward_s_saved_activations_die_in_it_as_when_it_was_captured(
+    run_program, tmp_path: Path
+) -> None:
+    # The backward graph's inputs hold 64 MB activations that die during
+    # its call: the tree fails the program at a replay where anything
+    # kept them alive, as input hashes running beside the call would.
+    def run(*flags: str) -> dict[str, str]:
+        out = run_program("cuda_graph_wide_training.py", "t.msgpack", *flags).stdout
+        return dict(re.findall(r"^(input hash forks|replays|results) (\w+)$", out, re.M))
+
+    unrecorded = run("--unrecorded")
+    recorded = run()
+    assert recorded["results"] == unrecorded["results"]
+    assert recorded["replays"] == unrecorded["replays"] != "0", (recorded, unrecorded)
+    # The forward's input (64 MB, the user's) is hashed beside each of its
+    # five calls; the backward's, holding the tree's outputs, never.
+    assert recorded["input hash forks"] == "5", recorded
+    check_every_replay_recorded(tmp_path / "t.msgpack", int(recorded["replays"]))
+
+
 def run_kept(run_program, tmp_path: Path, mode: str) -> tuple[Path, str]:
     """Records the kept-output program in ``mode``; returns its trace and
     the hash of what it stacked."""

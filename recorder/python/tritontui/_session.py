@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -19,7 +20,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import (
@@ -522,7 +523,13 @@ class Session:
             self.record_json({"r": "custom_hash", "seq": seq, **record, "ts": self.now()})
 
     def graph_inputs(
-        self, graph: str, names: list[str], inputs: list[Any], *, all_recorded: bool = True
+        self,
+        graph: str,
+        names: list[str],
+        inputs: list[Any],
+        *,
+        all_recorded: bool = True,
+        may_keep: Callable[[list[Any], int], bool] | None = None,
     ) -> None:
         """Records the tensors a compiled graph is called with (named by
         ``names``, the graph's input names), hashed now; CUDA tensors of one
@@ -531,14 +538,17 @@ class Session:
         module).
         ``all_recorded``: whether every launch the call makes is recorded
         (not for a cpp_wrapper graph), so that its launches may take their
-        hashes before from the data flow."""
+        hashes before from the data flow. ``may_keep(chunk, device)``:
+        whether a chunk's hashes may run beside the call, which keeps its
+        tensors alive until the call ends (by default they may)."""
         hash_pre = self.options.hash_inputs or self.options.hash_outputs
         for start in range(0, len(inputs), INPUTS_PER_BATCH):
             chunk = inputs[start : start + INPUTS_PER_BATCH]
             described = self.describe(
                 chunk, b"i" * len(chunk), hash_pre=hash_pre, inherit=False, hold=True
             )
-            self.file.graph_call(graph, names, start, described, all_recorded)
+            keeps = None if may_keep is None else functools.partial(may_keep, chunk)
+            self.file.graph_call(graph, names, start, described, all_recorded, keeps)
             if described.gpu_error:
                 self.gpu_failed(described.gpu_error)
 

@@ -22,7 +22,12 @@
 //! The inputs' tensors are kept alive until then: memory the program
 //! frees meanwhile could otherwise be handed to an allocation on the
 //! calling stream and written while the side stream still reads it.
-//! Inputs that read fewer than [`LEAST_BYTES`] are hashed on the calling
+//! Where the program must see an input die during the call they are
+//! hashed on the calling stream instead: a CUDA graph tree, before each
+//! replay, checks that the outputs of its earlier graphs which died
+//! while the graph was captured (a backward's saved activations) are
+//! dead again, and fails the program otherwise (the caller's `may_keep`
+//! says so, `hooks/cuda_graphs.py`). Inputs that read fewer than [`LEAST_BYTES`] are hashed on the calling
 //! stream, as before: a fork and its join cost about what hashing them
 //! does. The hashes read the bytes the calling stream would have read, so
 //! the trace is the one recorded without forks.
@@ -79,14 +84,16 @@ impl InputsBeside {
     /// `described`'s batch (`Batch::hold`): when `alone` (the only call in
     /// progress, on this thread, with every launch recorded) and they read
     /// at least [`LEAST_BYTES`], moves them onto the side stream of their
-    /// device, forked from the calling stream. Returns whether it did: the
-    /// caller then marks the fork's end ([`InputsBeside::end`]) once the
-    /// batch is finished.
+    /// device, forked from the calling stream, unless `may_keep` (called
+    /// with their device) says that their tensors may not be kept alive
+    /// until the join. Returns whether it did: the caller then marks the
+    /// fork's end ([`InputsBeside::end`]) once the batch is finished.
     pub fn fork(
         &mut self,
         py: Python<'_>,
         described: &mut Described,
         alone: bool,
+        may_keep: Option<&Bound<'_, PyAny>>,
     ) -> Result<bool, GpuError> {
         let ordinal = described.device();
         let Some(batch) = described.batch_mut().filter(|_| alone) else {
@@ -96,6 +103,7 @@ impl InputsBeside {
         // A stream whose capture status is unknown is left as it is.
         if batch.waiting_bytes() < LEAST_BYTES
             || crate::gpu::stream_capturing(origin).unwrap_or(true)
+            || !may_keep.is_none_or(|may| keeps(may, ordinal))
         {
             return Ok(false);
         }
@@ -187,6 +195,15 @@ impl InputsBeside {
             None => Ok(()),
         }
     }
+}
+
+/// Whether `may_keep` says a call's inputs on device `ordinal` may be
+/// kept alive until its end (not when it fails to say).
+fn keeps(may_keep: &Bound<'_, PyAny>, ordinal: i32) -> bool {
+    may_keep
+        .call1((ordinal,))
+        .and_then(|answer| answer.is_truthy())
+        .unwrap_or(false)
 }
 
 impl Drop for InputsBeside {

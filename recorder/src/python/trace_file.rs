@@ -565,7 +565,12 @@ impl TraceFile {
     /// values are the graph's inputs from position `first` on. `names`, a
     /// list of the graph's input names, is read the first time the graph
     /// is called. `all_recorded` says whether every launch the call makes
-    /// is recorded (not for a cpp_wrapper graph).
+    /// is recorded (not for a cpp_wrapper graph). `may_keep`, when given,
+    /// is asked (with the inputs' device) before their hashes run beside
+    /// the call, which keeps them alive until it ends: whether that may
+    /// be done (`inputs_beside`).
+    #[pyo3(signature = (graph, names, first, described, all_recorded, may_keep=None))]
+    #[allow(clippy::too_many_arguments)]
     fn graph_call(
         &self,
         py: Python<'_>,
@@ -574,6 +579,7 @@ impl TraceFile {
         first: u64,
         described: &mut Described,
         all_recorded: bool,
+        may_keep: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let _timed = timed(Phase::GraphCall);
         self.with_state(py, |state| {
@@ -599,7 +605,7 @@ impl TraceFile {
             #[cfg(feature = "cuda")]
             let forked = {
                 let alone = state.defer_hashes && state.scope.inheritable(thread_id()).is_some();
-                state.inputs.fork(py, described, alone).unwrap_or_else(|e| {
+                state.inputs.fork(py, described, alone, may_keep).unwrap_or_else(|e| {
                     described.device_failed(e.to_string());
                     false
                 })

@@ -163,6 +163,29 @@ def _warm_up_holding_nothing(session: Any) -> None:
     _replace(CUDAWarmupNode, "run", warm_up)
 
 
+def none_from_the_tree(tensors: list[Any], device: int) -> bool:
+    """Whether none of ``tensors`` is a live output of the CUDA graph tree
+    path now running on ``device``. A graph of the tree given such a
+    tensor must see it die when it died while the graph was captured (a
+    backward's saved activations): before each replay the tree checks
+    that they are dead again, and fails the program if not. The recorder
+    then must not keep them alive through the call."""
+    from torch._inductor import cudagraph_trees
+
+    manager = cudagraph_trees.get_manager(device, create_if_none_exists=False)
+    node = None if manager is None else manager.current_node
+    if node is None:
+        return True
+    outputs = {ref.data_ptr() for ref in node.path_live_weakrefs()}
+    return not any(t.untyped_storage().data_ptr() in outputs for t in tensors if _is_tensor(t))
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
 def _end(session: Any, graph: Any, failed: str | None) -> None:
     """The capture of ``graph`` ended (``failed`` says why it did not
     complete): its record goes into the trace."""

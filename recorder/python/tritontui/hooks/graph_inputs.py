@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _active
-from . import cpp_wrapper, extern_kernels
+from . import cpp_wrapper, cuda_graphs, extern_kernels
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
@@ -41,6 +41,8 @@ class _Graph:
     # sites that C++ has.
     in_cpp: bool
     sites: int
+    # Whether CUDA graph trees may run it (Inductor kept what they need).
+    in_tree: bool
 
     @classmethod
     def of(cls, compiled: Any) -> _Graph:
@@ -52,6 +54,7 @@ class _Graph:
             input_names(source),
             _CPP_WRAPPER in source,
             cpp_wrapper.hook_sites(source),
+            getattr(compiled, "cudagraph_info", None) is not None,
         )
 
 
@@ -93,7 +96,13 @@ def install() -> None:
                 session.sample_settings()
                 # A C++ wrapper's copies and zeroing are not recorded: its
                 # launches take their hashes before afresh.
-                session.graph_inputs(graph, known.inputs, list(inputs), all_recorded=not in_cpp)
+                session.graph_inputs(
+                    graph,
+                    known.inputs,
+                    list(inputs),
+                    all_recorded=not in_cpp,
+                    may_keep=cuda_graphs.none_from_the_tree if known.in_tree else None,
+                )
                 calls = cpp_wrapper.calls() if in_cpp else 0
                 recorded = True
             except Exception as e:

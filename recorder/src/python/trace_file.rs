@@ -605,10 +605,13 @@ impl TraceFile {
             #[cfg(feature = "cuda")]
             let forked = {
                 let alone = state.defer_hashes && state.scope.inheritable(thread_id()).is_some();
-                state.inputs.fork(py, described, alone, may_keep).unwrap_or_else(|e| {
-                    described.device_failed(e.to_string());
-                    false
-                })
+                state
+                    .inputs
+                    .fork(py, described, alone, may_keep)
+                    .unwrap_or_else(|e| {
+                        described.device_failed(e.to_string());
+                        false
+                    })
             };
             state.queue(Record::Call(call), described)?;
             #[cfg(feature = "cuda")]

@@ -42,11 +42,13 @@ pub enum Phase {
     HashTable,
     /// The event a device batch's results wait for, recorded.
     HashEvent,
+    /// One tensor hashed on the host.
+    HostHash,
 }
 
 impl Phase {
     /// Every phase, in the order [`totals`] reports them.
-    pub const ALL: [Phase; 14] = [
+    pub const ALL: [Phase; 15] = [
         Phase::TritonHook,
         Phase::TritonRun,
         Phase::CppKernelHook,
@@ -61,6 +63,7 @@ impl Phase {
         Phase::Numerics,
         Phase::HashTable,
         Phase::HashEvent,
+        Phase::HostHash,
     ];
 
     /// The phase's name in [`totals`].
@@ -80,6 +83,7 @@ impl Phase {
             Phase::Numerics => "numerics sample",
             Phase::HashTable => "hash table launch",
             Phase::HashEvent => "hash event",
+            Phase::HostHash => "host hash",
         }
     }
 }

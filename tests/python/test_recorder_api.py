@@ -554,6 +554,32 @@ def test_the_phase_timers_count_only_while_on(tmp_path: Path) -> None:
     assert counts()["aten hook"] == 0
 
 
+def test_an_aten_op_s_read_only_argument_is_not_hashed_again_after_it(tmp_path: Path) -> None:
+    from tritontui import _native
+
+    a, b = torch.randn(4096), torch.randn(4096)
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace):
+        _native.time_phases(True)
+        try:
+            a.mul_(b)
+            hashed = {phase: count for phase, _, count in _native.phase_times()}["host hash"]
+        finally:
+            _native.time_phases(False)
+        # Its `other` is its `self`: read and written, hashed after.
+        a.mul_(a)
+    plain, squared = [r for r in launches(trace) if r["kernel"] == "aten::mul_.Tensor"]
+    # a before and after, b before only: a schema's read-only argument
+    # sharing no byte with a written one keeps its bytes.
+    assert hashed == 3
+    written, read = (t for t in plain["args"] if "dtype" in t)
+    assert read["post"] == read["pre"] == f"0x{tritontui.hash_tensor(b):016x}", read
+    assert not read["written"] and written["written"]
+    written, read = (t for t in squared["args"] if "dtype" in t)
+    assert read["pre"] != read["post"] == written["post"] == f"0x{tritontui.hash_tensor(a):016x}"
+    assert read["written"], read
+
+
 def test_each_option_comes_from_its_keyword_else_its_variable_else_its_default() -> None:
     from tritontui import _options
 

@@ -74,6 +74,9 @@ struct Traits {
     /// An empty tensor: a 0-dim one may be Inductor's probe of a dtype's
     /// size (`tritontui.hooks.aten.dtype_probe`), not the program's work.
     may_be_dtype_probe: bool,
+    /// It writes only the arguments its schema marks written (an aten
+    /// op): see [`Described::writes_declared`].
+    writes_declared: bool,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
@@ -450,6 +453,7 @@ impl AtenHook {
             kernel.codes.clone()
         };
         let results = PyList::new(py, &results)?;
+        described.writes_declared = recorded.traits.writes_declared;
         self.session.after(
             py,
             described,

@@ -261,8 +261,9 @@ def plan(
     it is waited for (a collective, :func:`wait_for_collective`), whether
     the numerics flags are sampled before it (:func:`sample_settings`),
     whether it draws random numbers (:func:`random_state`), whether it
-    may copy device bytes to the host (:func:`copies_to_host`) and whether
-    it may be Inductor's dtype probe (:func:`dtype_probe`)."""
+    may copy device bytes to the host (:func:`copies_to_host`), whether
+    it may be Inductor's dtype probe (:func:`dtype_probe`) and whether it
+    writes only what its schema says (:func:`writes_declared`)."""
     run = func._op if type(func) is torch._ops.OpOverload else func
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
@@ -279,8 +280,19 @@ def plan(
         "draws_random": draws_random(func),
         "may_copy_to_host": base in _COPIES,
         "may_be_dtype_probe": base == "empty",
+        "writes_declared": writes_declared(name),
     }
     return run, name, params, traits
+
+
+def writes_declared(name: str) -> bool:
+    """Whether op ``name`` writes only the arguments its schema marks
+    written, so that an argument it only reads, sharing no byte with one
+    it writes, keeps its bytes: aten's own ops (whose schemas
+    functionalization relies on). Not the c10d ops, whose schemas mark no
+    writes and whose collectives read their inputs after returning, nor
+    any other namespace's (a custom op's schema is its author's word)."""
+    return name.startswith("aten::")
 
 
 # How far up the Python stack a 0-dim empty looks for Inductor's dtype probe

@@ -661,7 +661,6 @@ impl Described {
         }))
     }
 
-    /// Puts a value in place now, or a fill for the writer thread.
     /// The hash after the launch of `view`, one of `views`, when it is
     /// its hash before the launch: the launch writes only what it
     /// declares (`writes_declared`), `view` is only read and shares no
@@ -685,6 +684,7 @@ impl Described {
         (!shares_written).then_some(pre)
     }
 
+    /// Puts a value in place now, or a fill for the writer thread.
     fn settle<T>(&mut self, field: &mut Option<T>, result: Value<T>, arg: usize, slot: Slot) {
         match result {
             Value::Now(value) => *field = Some(value),

@@ -85,6 +85,11 @@ impl TensorView {
         LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32)
     }
 
+    /// The addresses of the bytes it spans, `[start, end)`.
+    fn bytes(&self) -> (u64, u64) {
+        (self.ptr, self.ptr + self.span())
+    }
+
     /// The key this view (of layout `layout`) is known by in the data
     /// flow (`known_views::view_key`): views reading the same bytes in
     /// memory order share one, whatever their shape or dtype.
@@ -443,6 +448,16 @@ impl Described {
     /// After the launch: hashes (and summarises) what was asked.
     pub fn complete(&mut self, py: Python<'_>, hash_post: bool, stats: bool) -> PyResult<()> {
         let tensors = std::mem::take(&mut self.tensors);
+        // The host bytes the launch writes, when its reads keep theirs.
+        let written: Vec<(u64, u64)> = if self.writes_declared {
+            tensors
+                .iter()
+                .filter(|v| v.access != ArgUse::In && v.device == HOST)
+                .map(TensorView::bytes)
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (index, view) in tensors.iter().enumerate() {
             if view.access == ArgUse::Allocated {
                 continue;
@@ -450,7 +465,7 @@ impl Described {
             let mut post = None;
             let mut summary = None;
             if hash_post {
-                post = self.unchanged_read(view, &tensors);
+                post = self.unchanged_read(view, &written);
                 if post.is_none() {
                     let result = self.hash(py, view)?;
                     self.settle(&mut post, result, index, Slot::Post);
@@ -661,27 +676,22 @@ impl Described {
         }))
     }
 
-    /// The hash after the launch of `view`, one of `views`, when it is
-    /// its hash before the launch: the launch writes only what it
-    /// declares (`writes_declared`), `view` is only read and shares no
-    /// byte with a view the launch writes, and its hash before was taken
-    /// on the host (a device hash is not there yet, and may race another
-    /// stream's writes, which a hash after it shows).
-    fn unchanged_read(&self, view: &TensorView, views: &[TensorView]) -> Option<u64> {
+    /// The hash after the launch of `view` when it is its hash before
+    /// the launch: the launch writes only what it declares
+    /// (`writes_declared`), `view` is only read and shares no byte with
+    /// the host bytes the launch writes (`written`), and its hash before
+    /// was taken on the host (a device hash is not there yet, and may
+    /// race another stream's writes, which a hash after it shows).
+    fn unchanged_read(&self, view: &TensorView, written: &[(u64, u64)]) -> Option<u64> {
         if !self.writes_declared || view.access != ArgUse::In || view.device != HOST {
             return None;
         }
         let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
             return None;
         };
-        let pre = arg.pre?;
-        let bytes = |v: &TensorView| (v.ptr, v.ptr + v.span());
-        let (start, end) = bytes(view);
-        let shares_written = views.iter().any(|other| {
-            let (from, to) = bytes(other);
-            other.access != ArgUse::In && other.device == view.device && from < end && start < to
-        });
-        (!shares_written).then_some(pre)
+        let (start, end) = view.bytes();
+        let shares_written = written.iter().any(|&(from, to)| from < end && start < to);
+        arg.pre.filter(|_| !shares_written)
     }
 
     /// Puts a value in place now, or a fill for the writer thread.

@@ -27,9 +27,9 @@
 //! replay, checks that the outputs of its earlier graphs which died
 //! while the graph was captured (a backward's saved activations) are
 //! dead again, and fails the program otherwise (the caller's `may_keep`
-//! says so, `hooks/cuda_graphs.py`). Inputs that read fewer than [`LEAST_BYTES`] are hashed on the calling
-//! stream, as before: a fork and its join cost about what hashing them
-//! does. The hashes read the bytes the calling stream would have read, so
+//! says so, `hooks/cuda_graphs.py`). Inputs that read fewer than
+//! [`LEAST_BYTES`] are hashed on the calling stream, as before: a fork
+//! and its join cost about what hashing them does. The hashes read the bytes the calling stream would have read, so
 //! the trace is the one recorded without forks.
 
 use super::describe::{Described, Span, Views};

@@ -170,6 +170,7 @@ def none_from_the_tree(tensors: list[Any], device: int) -> bool:
     backward's saved activations): before each replay the tree checks
     that they are dead again, and fails the program if not. The recorder
     then must not keep them alive through the call."""
+    import torch
     from torch._inductor import cudagraph_trees
 
     manager = cudagraph_trees.get_manager(device, create_if_none_exists=False)
@@ -177,13 +178,9 @@ def none_from_the_tree(tensors: list[Any], device: int) -> bool:
     if node is None:
         return True
     outputs = {ref.data_ptr() for ref in node.path_live_weakrefs()}
-    return not any(t.untyped_storage().data_ptr() in outputs for t in tensors if _is_tensor(t))
-
-
-def _is_tensor(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.Tensor)
+    return not any(
+        t.untyped_storage().data_ptr() in outputs for t in tensors if isinstance(t, torch.Tensor)
+    )
 
 
 def _end(session: Any, graph: Any, failed: str | None) -> None:

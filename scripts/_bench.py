@@ -19,6 +19,31 @@ from typing import Any
 
 import torch
 import tritontui
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# The row beside the recorded modes that times the unrecorded step under
+# a dispatch mode doing nothing but run each op.
+NOOP_MODE = "no-op dispatch mode (floor of aten ops)"
+
+
+class NoopDispatchMode(TorchDispatchMode):
+    """A dispatch mode that only runs each op: what torch charges any
+    recorder of eager aten ops through a dispatch mode before it does any
+    work of its own (the recorder's ``aten=True``), less one Python frame
+    per op that its native ``__torch_dispatch__`` does not have."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def under_noop_mode(measure: Callable[[], float]) -> Callable[[], float]:
+    """``measure`` run under a :class:`NoopDispatchMode`."""
+
+    def measured() -> float:
+        with NoopDispatchMode():
+            return measure()
+
+    return measured
 
 
 def median_interval(values: list[float]) -> tuple[float, float]:

@@ -15,8 +15,10 @@
    and with aten ops off (taking
    turns for ROUNDS rounds; each recorded mode's ratio is the median of its
    per-round ratios to the unrecorded step measured beside it), with the
-   time added per recorded launch and per hash, and under DebugMode with
-   and without tensor hashes.
+   time added per recorded launch and per hash; beside them the
+   unrecorded step under a dispatch mode that only runs each op (what
+   torch charges any recording of aten ops through a dispatch mode), and
+   under DebugMode with and without tensor hashes.
 3. The same transformer's forward (inference) compiled with
    ``mode="reduce-overhead"`` (CUDA graph trees), in bf16 then fp32: step
    time unrecorded and recorded with the defaults, metadata only and
@@ -50,6 +52,7 @@ import torch
 import torch.nn.functional as F
 import tritontui
 from _bench import (
+    NOOP_MODE,
     capture_cost,
     cpp_wrapper_turns,
     dumped,
@@ -61,6 +64,7 @@ from _bench import (
     recording,
     summary,
     take_turns,
+    under_noop_mode,
 )
 from tritontui import _native
 
@@ -211,7 +215,10 @@ METADATA_ONLY = {
 
 def transformer(dtype: torch.dtype) -> None:
     step = compiled_step(dtype)
-    times = take_turns({"unrecorded": None, **MODES}, lambda: cuda_time(step, 10), ROUNDS)
+    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
+    measures = {label: lambda: cuda_time(step, 10) for label in modes}
+    measures[NOOP_MODE] = under_noop_mode(measures[NOOP_MODE])
+    times = take_turns(modes, measures, ROUNDS)
     counts: dict[str, tuple[int, int, int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
@@ -256,6 +263,8 @@ def transformer(dtype: torch.dtype) -> None:
             f" {launches:9d} {per_launch:10.2f} {hashes:7d}"
             f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d} {tables:6d}"
         )
+    floor = statistics.median(times[NOOP_MODE])
+    print(f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}")
     for label, seconds in debug:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
     print(

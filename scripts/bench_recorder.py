@@ -8,7 +8,9 @@ kernels, exact hashes before and after), and with aten ops off, with
 metadata only or exact hashes; where the time a recorded call adds goes,
 piece by piece (``launch_breakdown``); a small compiled GPT's training
 step (AdamW) on two threads in the same modes, taking turns, with the
-time added per recorded launch; and its forward and backward compiled
+time added per recorded launch, beside the unrecorded step under a
+dispatch mode that only runs each op (the floor of recording aten ops
+through a dispatch mode); and its forward and backward compiled
 with ``cpp_wrapper=True``: the stock C++ wrapper, the one with the
 recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``).
 
@@ -27,6 +29,7 @@ from pathlib import Path
 import torch
 import tritontui
 from _bench import (
+    NOOP_MODE,
     capture_cost,
     cpp_wrapper_turns,
     launch_cost,
@@ -35,6 +38,7 @@ from _bench import (
     paired_ratios,
     summary,
     take_turns,
+    under_noop_mode,
 )
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
@@ -234,20 +238,25 @@ def gpt_step() -> None:
             first = tritontui._active.active().seq
             step()
             launches[label] = tritontui._active.active().seq - first
-    times = take_turns({"unrecorded": None, **MODES}, measure, ROUNDS)
+    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
+    measures = {label: measure for label in modes}
+    measures[NOOP_MODE] = under_noop_mode(measure)
+    times = take_turns(modes, measures, ROUNDS)
     ratios = paired_ratios(times, "unrecorded")
     plain = statistics.median(times["unrecorded"])
     print(
         f"\nsmall GPT training step (compiled, eager AdamW), {torch.get_num_threads()} threads,"
         f" unrecorded {plain * 1e3:.2f} ms; {ROUNDS} rounds of 10 steps taking turns:"
     )
-    print(f"  {'':28} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9} {'us/launch':>10}")
+    print(f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9} {'us/launch':>10}")
     for label in MODES:
         each = statistics.median(times[label])
         print(
-            f"  {label:28} {each * 1e3:8.2f} {summary(ratios[label])} {launches[label]:9d}"
+            f"  {label:40} {each * 1e3:8.2f} {summary(ratios[label])} {launches[label]:9d}"
             f" {(each - plain) / launches[label] * 1e6:10.1f}"
         )
+    floor = statistics.median(times[NOOP_MODE])
+    print(f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}")
 
 
 def gpt_cpp_wrapper() -> None:

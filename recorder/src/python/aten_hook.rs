@@ -112,8 +112,9 @@ pub struct AtenHook {
 }
 
 /// What [`AtenHook::prepare`] decided for one call.
-// `Described` keeps a launch's arguments inline: it lives on the stack for
-// one op and moves once; boxing it would allocate per op.
+// A recorded call is a few hundred bytes (its shape inline, its described
+// arguments' headers) that live on the stack for one op: boxing them would
+// allocate per op.
 #[allow(clippy::large_enum_variant)]
 enum Prepared<'py> {
     /// Its plan failed: the op itself runs, unrecorded.

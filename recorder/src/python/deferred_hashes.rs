@@ -47,7 +47,7 @@ const HOLD: usize = 256;
 struct Held {
     record: Record,
     fills: Vec<Fill>,
-    batch: Option<Batch>,
+    batch: Option<Box<Batch>>,
     _tensors: Vec<Py<PyAny>>,
 }
 

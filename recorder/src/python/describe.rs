@@ -194,8 +194,10 @@ struct DeviceWork {
     /// (`Batch::hold`: a graph call's inputs, which may yet run beside it).
     hold: bool,
     ordinal: i32,
+    /// Boxed: a batch holds its table inline (kilobytes), and a
+    /// [`Described`] moves several times a launch.
     #[cfg(feature = "cuda")]
-    batch: Option<crate::gpu::Batch>,
+    batch: Option<Box<crate::gpu::Batch>>,
     error: Option<String>,
 }
 
@@ -651,7 +653,7 @@ impl Described {
             };
             match begun {
                 Ok(batch) => {
-                    self.work.batch = Some(batch);
+                    self.work.batch = Some(Box::new(batch));
                     self.work.ordinal = view.device;
                 }
                 Err(e) => {
@@ -780,7 +782,7 @@ impl Described {
         if self.work.error.is_some() {
             return None;
         }
-        self.work.batch.as_mut()
+        self.work.batch.as_deref_mut()
     }
 
     /// Whether device hashes were asked of this launch (a batch begun, or
@@ -791,7 +793,7 @@ impl Described {
 
     /// The device batch, taken to be finished later; None when the device
     /// failed (the batch is then dropped, and its results with it).
-    pub fn take_batch(&mut self) -> Option<crate::gpu::Batch> {
+    pub fn take_batch(&mut self) -> Option<Box<crate::gpu::Batch>> {
         let batch = self.work.batch.take();
         if self.work.error.is_some() {
             return None;

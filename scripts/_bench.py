@@ -35,6 +35,13 @@ class NoopDispatchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
 
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        # As the recorder's mode: torch.compile compiles as if it were not
+        # there. Without this, a compiled function called once under the
+        # mode runs eagerly ever after (torch 2.11).
+        return True
+
 
 def under_noop_mode(measure: Callable[[], float]) -> Callable[[], float]:
     """``measure`` run under a :class:`NoopDispatchMode`."""

@@ -231,6 +231,12 @@ def gpt_step() -> None:
 
     for _ in range(3):
         step()
+    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
+    measures = {label: measure for label in modes}
+    measures[NOOP_MODE] = under_noop_mode(measure)
+    times = take_turns(modes, measures, ROUNDS)
+    # Counted after the turns: a step that no longer ran compiled after
+    # one of them would show it.
     launches = {}
     for label, options in MODES.items():
         with tritontui.record(os.path.join(tempfile.gettempdir(), "bench.msgpack"), **options):
@@ -238,10 +244,6 @@ def gpt_step() -> None:
             first = tritontui._active.active().seq
             step()
             launches[label] = tritontui._active.active().seq - first
-    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
-    measures = {label: measure for label in modes}
-    measures[NOOP_MODE] = under_noop_mode(measure)
-    times = take_turns(modes, measures, ROUNDS)
     ratios = paired_ratios(times, "unrecorded")
     plain = statistics.median(times["unrecorded"])
     print(

@@ -90,10 +90,11 @@ const WIDE_FROM: usize = 64;
 
 /// Sum of the contributions of whole words (`bytes.len() % 8 == 0`): in
 /// 256-bit registers where the processor has AVX2, else in those of the
-/// build's baseline (128-bit on x86-64). Addition modulo 2^64 does not care about order,
-/// so every path gives the same sum. (Four lanes of AVX2 hashed 3.4 times
-/// faster than the baseline on an AMD EPYC, 42 against 12.5 GB/s in
-/// cache; eight lanes, and sixteen with AVX-512, were slower there.)
+/// build's baseline (128-bit on x86-64). Addition modulo 2^64 does not
+/// care about order, so every path gives the same sum. (Four lanes of
+/// AVX2 hashed 3.4 times faster than the baseline on an AMD EPYC, 42
+/// against 12.5 GB/s in cache; eight lanes, and sixteen with AVX-512,
+/// were slower there.)
 fn sum_words(first_word: u64, bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= WIDE_FROM && std::arch::is_x86_feature_detected!("avx2") {

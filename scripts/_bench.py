@@ -43,14 +43,26 @@ class NoopDispatchMode(TorchDispatchMode):
         return True
 
 
-def under_noop_mode(measure: Callable[[], float]) -> Callable[[], float]:
-    """``measure`` run under a :class:`NoopDispatchMode`."""
+def turns_beside_the_floor(
+    modes: dict[str, dict], measure: Callable[[], float], rounds: int
+) -> dict[str, list[float]]:
+    """:func:`take_turns` of the unrecorded step, the same step under a
+    :class:`NoopDispatchMode` (row :data:`NOOP_MODE`) and the recorded
+    ``modes``, all measured by ``measure``."""
 
-    def measured() -> float:
+    def floor() -> float:
         with NoopDispatchMode():
             return measure()
 
-    return measured
+    measures = {label: measure for label in ("unrecorded", *modes)}
+    measures[NOOP_MODE] = floor
+    return take_turns({"unrecorded": None, NOOP_MODE: None, **modes}, measures, rounds)
+
+
+def floor_row(times: dict[str, list[float]], ratios: dict[str, list[float]]) -> str:
+    """The printed row of :data:`NOOP_MODE`: its time and ratio."""
+    floor = statistics.median(times[NOOP_MODE])
+    return f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}"
 
 
 def median_interval(values: list[float]) -> tuple[float, float]:

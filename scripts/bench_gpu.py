@@ -52,10 +52,10 @@ import torch
 import torch.nn.functional as F
 import tritontui
 from _bench import (
-    NOOP_MODE,
     capture_cost,
     cpp_wrapper_turns,
     dumped,
+    floor_row,
     launch_cost,
     launch_phases,
     launch_pieces,
@@ -64,7 +64,7 @@ from _bench import (
     recording,
     summary,
     take_turns,
-    under_noop_mode,
+    turns_beside_the_floor,
 )
 from tritontui import _native
 
@@ -215,10 +215,7 @@ METADATA_ONLY = {
 
 def transformer(dtype: torch.dtype) -> None:
     step = compiled_step(dtype)
-    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
-    measures = {label: lambda: cuda_time(step, 10) for label in modes}
-    measures[NOOP_MODE] = under_noop_mode(measures[NOOP_MODE])
-    times = take_turns(modes, measures, ROUNDS)
+    times = turns_beside_the_floor(MODES, lambda: cuda_time(step, 10), ROUNDS)
     counts: dict[str, tuple[int, int, int, int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "t.msgpack")
@@ -263,8 +260,7 @@ def transformer(dtype: torch.dtype) -> None:
             f" {launches:9d} {per_launch:10.2f} {hashes:7d}"
             f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d} {tables:6d}"
         )
-    floor = statistics.median(times[NOOP_MODE])
-    print(f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}")
+    print(floor_row(times, ratios))
     for label, seconds in debug:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
     print(

@@ -29,16 +29,15 @@ from pathlib import Path
 import torch
 import tritontui
 from _bench import (
-    NOOP_MODE,
     capture_cost,
     cpp_wrapper_turns,
+    floor_row,
     launch_cost,
     launch_phases,
     own_forward,
     paired_ratios,
     summary,
-    take_turns,
-    under_noop_mode,
+    turns_beside_the_floor,
 )
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
@@ -231,10 +230,7 @@ def gpt_step() -> None:
 
     for _ in range(3):
         step()
-    modes = {"unrecorded": None, NOOP_MODE: None, **MODES}
-    measures = {label: measure for label in modes}
-    measures[NOOP_MODE] = under_noop_mode(measure)
-    times = take_turns(modes, measures, ROUNDS)
+    times = turns_beside_the_floor(MODES, measure, ROUNDS)
     # Counted after the turns: a step that no longer ran compiled after
     # one of them would show it.
     launches = {}
@@ -257,8 +253,7 @@ def gpt_step() -> None:
             f"  {label:40} {each * 1e3:8.2f} {summary(ratios[label])} {launches[label]:9d}"
             f" {(each - plain) / launches[label] * 1e6:10.1f}"
         )
-    floor = statistics.median(times[NOOP_MODE])
-    print(f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}")
+    print(floor_row(times, ratios))
 
 
 def gpt_cpp_wrapper() -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 # The row beside the recorded modes that times the unrecorded step under
 # a dispatch mode doing nothing but run each op.
 NOOP_MODE = "no-op dispatch mode (floor of aten ops)"
+# The same with Inductor's extern kernels off the mode, as the recorder
+# calls them: the floor its own mode meets.
+NOOP_MODE_EXTERN_OFF = "no-op mode, extern kernels off it"
 
 
 class NoopDispatchMode(TorchDispatchMode):
@@ -43,26 +47,78 @@ class NoopDispatchMode(TorchDispatchMode):
         return True
 
 
+@contextlib.contextmanager
+def extern_kernels_off_the_mode() -> Iterator[None]:
+    """Inductor's extern kernels that are torch functions or ops
+    (``extern_kernels.mm(a, b, out=buf)``) called with the top dispatch
+    mode taken off the stack, as the recorder's native proxies call them
+    (``hooks/extern_kernels.py``): the floor of :class:`NoopDispatchMode`
+    as the recorder's own mode meets it, which sees no extern kernel.
+    These proxies are Python functions, a frame each where the
+    recorder's are native."""
+    module = sys.modules.get("torch._inductor.select_algorithm")
+    namespace = module.extern_kernels if module is not None else None
+    replaced = []
+    for name, original in list(vars(namespace).items()) if namespace is not None else ():
+        if isinstance(
+            original,
+            (types.BuiltinFunctionType, torch._ops.OpOverloadPacket, torch._ops.OpOverload),
+        ):
+            replaced.append((name, original))
+            setattr(namespace, name, _off_the_mode(original))
+    try:
+        yield
+    finally:
+        for name, original in replaced:
+            setattr(namespace, name, original)
+
+
+def _off_the_mode(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``original`` called with the top dispatch mode off the stack."""
+    pop, push = torch._C._pop_torch_dispatch_stack, torch._C._push_on_torch_dispatch_stack
+
+    def proxy(*args: Any, **kwargs: Any) -> Any:
+        if not torch._C._len_torch_dispatch_stack():
+            return original(*args, **kwargs)
+        mode = pop(None)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            push(mode)
+
+    return proxy
+
+
 def turns_beside_the_floor(
     modes: dict[str, dict], measure: Callable[[], float], rounds: int
 ) -> dict[str, list[float]]:
     """:func:`take_turns` of the unrecorded step, the same step under a
-    :class:`NoopDispatchMode` (row :data:`NOOP_MODE`) and the recorded
-    ``modes``, all measured by ``measure``."""
+    :class:`NoopDispatchMode` (row :data:`NOOP_MODE`), under it with the
+    extern kernels off it (row :data:`NOOP_MODE_EXTERN_OFF`) and the
+    recorded ``modes``, all measured by ``measure``."""
 
     def floor() -> float:
         with NoopDispatchMode():
             return measure()
 
+    def floor_extern_off() -> float:
+        with NoopDispatchMode(), extern_kernels_off_the_mode():
+            return measure()
+
     measures = {label: measure for label in ("unrecorded", *modes)}
     measures[NOOP_MODE] = floor
-    return take_turns({"unrecorded": None, NOOP_MODE: None, **modes}, measures, rounds)
+    measures[NOOP_MODE_EXTERN_OFF] = floor_extern_off
+    floors = {NOOP_MODE: None, NOOP_MODE_EXTERN_OFF: None}
+    return take_turns({"unrecorded": None, **floors, **modes}, measures, rounds)
 
 
 def floor_row(times: dict[str, list[float]], ratios: dict[str, list[float]]) -> str:
-    """The printed row of :data:`NOOP_MODE`: its time and ratio."""
-    floor = statistics.median(times[NOOP_MODE])
-    return f"  {NOOP_MODE:40} {floor * 1e3:8.2f} {summary(ratios[NOOP_MODE])}"
+    """The printed rows of :data:`NOOP_MODE` and
+    :data:`NOOP_MODE_EXTERN_OFF`: their times and ratios."""
+    return "\n".join(
+        f"  {label:40} {statistics.median(times[label]) * 1e3:8.2f} {summary(ratios[label])}"
+        for label in (NOOP_MODE, NOOP_MODE_EXTERN_OFF)
+    )
 
 
 def median_interval(values: list[float]) -> tuple[float, float]:
@@ -351,6 +407,77 @@ def launch_phases(device: str, calls: int) -> None:
             for phase, nanos, count in phases:
                 if count:
                     print(f"  {phase:20} {nanos / calls / 1e3:7.2f} us {count / calls:6.1f}x")
+
+
+# Phases that hold the program's own call, beside the hook holding them.
+_OWN_CALLS = {
+    "triton hook": "triton run",
+    "c++ kernel hook": "c++ kernel run",
+    "aten hook": "aten run",
+    "allocation hook": "allocation run",
+}
+# Phases no hook holds: the graph-call hook's native calls.
+_UNHELD = ("graph call record", "graph call end")
+
+
+def step_phases(step: Callable[[], None], sync: Callable[[], None], steps: int) -> None:
+    """Where a recorded step's host time goes: the host's time per call of
+    ``step`` (``sync`` drains the device before and after each, so that
+    the time is the host's, not the device's; median of ``steps``)
+    unrecorded, under the two floors of :func:`turns_beside_the_floor`,
+    and recorded with metadata only and with the defaults, with the
+    recorder's phase timers (``_native.time_phases``) per step. The
+    hooks' own work is each hook's phase less the program's call inside
+    it, plus the graph-call hook's native calls; what the added time
+    leaves beyond the floor and that own work is Python (the graph-call
+    hook, the session's helpers) and the rest of torch's machinery."""
+    from tritontui import _native
+
+    def host_seconds() -> float:
+        step()
+        seen = []
+        for _ in range(steps):
+            sync()
+            start = time.perf_counter()
+            step()
+            seen.append(time.perf_counter() - start)
+        sync()
+        return statistics.median(seen)
+
+    plain = host_seconds()
+    with NoopDispatchMode():
+        floor = host_seconds()
+    with NoopDispatchMode(), extern_kernels_off_the_mode():
+        floor_extern_off = host_seconds()
+    print(
+        f"  host time a step: unrecorded {plain * 1e3:.2f} ms; {NOOP_MODE}"
+        f" +{(floor - plain) * 1e3:.2f} ms; {NOOP_MODE_EXTERN_OFF}"
+        f" +{(floor_extern_off - plain) * 1e3:.2f} ms ({steps} steps each)"
+    )
+    for label, options in (("metadata only", {"hash": "none"}), ("defaults", {})):
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            tritontui.record(os.path.join(tmp, "t.msgpack"), **options),
+        ):
+            step()
+            _native.time_phases(True)
+            each = host_seconds()
+            phases = _native.phase_times()
+            _native.time_phases(False)
+        calls = steps + 1  # host_seconds' warm-up call too
+        per_step = {phase: (nanos / calls / 1e3, count / calls) for phase, nanos, count in phases}
+        own = sum(per_step[hook][0] - per_step[run][0] for hook, run in _OWN_CALLS.items())
+        own += sum(per_step[phase][0] for phase in _UNHELD)
+        added = (each - plain) * 1e6
+        rest = added - (floor_extern_off - plain) * 1e6 - own
+        print(
+            f"  {label}: {each * 1e3:.2f} ms a step, +{added:.0f} us: the floor (extern kernels"
+            f" off the mode) {(floor_extern_off - plain) * 1e6:.0f} us, the hooks' own work"
+            f" {own:.0f} us, the rest {rest:.0f} us"
+        )
+        for phase, (micros, count) in per_step.items():
+            if count:
+                print(f"    {phase:20} {micros:9.1f} us {count:7.1f}x")
 
 
 def own_forward(model: torch.nn.Module, label: str) -> Callable[..., Any]:

@@ -17,8 +17,10 @@
    per-round ratios to the unrecorded step measured beside it), with the
    time added per recorded launch and per hash; beside them the
    unrecorded step under a dispatch mode that only runs each op (what
-   torch charges any recording of aten ops through a dispatch mode), and
-   under DebugMode with and without tensor hashes.
+   torch charges any recording of aten ops through a dispatch mode; and
+   with Inductor's extern kernels off it, as the recorder calls them),
+   where a recorded step's host time goes (``_bench.step_phases``), and
+   the step under DebugMode with and without tensor hashes.
 3. The same transformer's forward (inference) compiled with
    ``mode="reduce-overhead"`` (CUDA graph trees), in bf16 then fp32: step
    time unrecorded and recorded with the defaults, metadata only and
@@ -62,6 +64,7 @@ from _bench import (
     own_forward,
     paired_ratios,
     recording,
+    step_phases,
     summary,
     take_turns,
     turns_beside_the_floor,
@@ -261,6 +264,8 @@ def transformer(dtype: torch.dtype) -> None:
             f" {hashed / 1e9:6.2f} {per_hash} {inherited:9d} {tables:6d}"
         )
     print(floor_row(times, ratios))
+    print("  where a step's host time goes (_bench.step_phases):")
+    step_phases(step, torch.cuda.synchronize, 20)
     for label, seconds in debug:
         print(f"  {label:48} {seconds * 1e3:8.2f} ms  {seconds / plain:6.2f}x")
     print(

@@ -10,7 +10,9 @@ piece by piece (``launch_breakdown``); a small compiled GPT's training
 step (AdamW) on two threads in the same modes, taking turns, with the
 time added per recorded launch, beside the unrecorded step under a
 dispatch mode that only runs each op (the floor of recording aten ops
-through a dispatch mode); and its forward and backward compiled
+through a dispatch mode; and the same with Inductor's extern kernels off
+it, as the recorder calls them), then where a recorded step's host time
+goes (``_bench.step_phases``); and its forward and backward compiled
 with ``cpp_wrapper=True``: the stock C++ wrapper, the one with the
 recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``).
 
@@ -36,6 +38,7 @@ from _bench import (
     launch_phases,
     own_forward,
     paired_ratios,
+    step_phases,
     summary,
     turns_beside_the_floor,
 )
@@ -254,6 +257,8 @@ def gpt_step() -> None:
             f" {(each - plain) / launches[label] * 1e6:10.1f}"
         )
     print(floor_row(times, ratios))
+    print("  where a step's host time goes (_bench.step_phases):")
+    step_phases(step, lambda: None, 30)
 
 
 def gpt_cpp_wrapper() -> None:

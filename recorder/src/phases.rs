@@ -18,6 +18,8 @@ pub enum Phase {
     TritonRun,
     /// A C++ kernel's proxy (kernel included).
     CppKernelHook,
+    /// The C++ kernel itself inside its proxy.
+    CppKernelRun,
     /// The dispatch mode's handling of one aten op.
     AtenHook,
     /// The op itself inside the dispatch mode.
@@ -48,10 +50,11 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in the order [`totals`] reports them.
-    pub const ALL: [Phase; 15] = [
+    pub const ALL: [Phase; 16] = [
         Phase::TritonHook,
         Phase::TritonRun,
         Phase::CppKernelHook,
+        Phase::CppKernelRun,
         Phase::AtenHook,
         Phase::AtenRun,
         Phase::AllocationHook,
@@ -72,6 +75,7 @@ impl Phase {
             Phase::TritonHook => "triton hook",
             Phase::TritonRun => "triton run",
             Phase::CppKernelHook => "c++ kernel hook",
+            Phase::CppKernelRun => "c++ kernel run",
             Phase::AtenHook => "aten hook",
             Phase::AtenRun => "aten run",
             Phase::AllocationHook => "allocation hook",

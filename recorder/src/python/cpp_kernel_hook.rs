@@ -84,6 +84,7 @@ impl CppKernelHook {
         };
         let result = {
             let _inside = Inside::enter();
+            let _timed = timed(Phase::CppKernelRun);
             self.run(py, args)?
         };
         let _off = DynamoOff::enter(py);

@@ -26,10 +26,22 @@ MAX_REPR = 120
 _IDENTITY = re.compile(r"0x[0-9a-fA-F]{4,}|\bobject at\b|\bid=\d+")
 
 
+# Host values whose repr is the whole of their value and never changes
+# (a dtype, a layout, a memory format, a device), and the text of each
+# met so far: a handful, asked for again at every op that takes one.
+_SETTLED = (torch.dtype, torch.layout, torch.memory_format, torch.device)
+_SETTLED_TEXT: dict[Any, str] = {}
+
+
 def host_value(value: Any) -> str:
     """The trace's text for host argument ``value``. Whatever torch does to
     produce it (printing a sparse tensor reads its values) is the
     recorder's work, not the program's, and is not recorded."""
+    if type(value) in _SETTLED:
+        text = _SETTLED_TEXT.get(value)
+        if text is None:
+            text = _SETTLED_TEXT[value] = repr(value)
+        return text
     with _active.inside_launch():
         if isinstance(value, torch.Generator):
             return generator_value(value)

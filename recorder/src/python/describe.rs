@@ -597,13 +597,14 @@ impl Described {
         false
     }
 
-    /// Whether a CUDA graph is being captured on the launch's stream (asked
-    /// of the driver when the stream is known, else of torch).
+    /// Whether a CUDA graph is being captured on the launch's stream (its
+    /// described stream, else the current stream of its first CUDA
+    /// tensor's device: asked of the driver, else of torch).
     fn capturing(&mut self, py: Python<'_>) -> PyResult<bool> {
         #[cfg(feature = "cuda")]
         if self.work.capturing.is_none()
             && self.work.enabled
-            && let Some(stream) = self.work.stream
+            && let Some(stream) = self.launch_stream(py)
             && let Ok(capturing) = crate::gpu::stream_capturing(stream)
         {
             self.work.capturing = Some(capturing);
@@ -637,7 +638,7 @@ impl Described {
         if self.work.batch.is_none() {
             let stream = match self.work.stream {
                 Some(stream) => stream,
-                None => current_stream(py, view)?,
+                None => current_stream(py, view.device)?,
             };
             let begun = match &self.work.capture {
                 Some(Capturing {
@@ -816,8 +817,8 @@ impl Described {
     /// one, or when torch cannot say).
     pub fn launch_stream(&self, py: Python<'_>) -> Option<u64> {
         self.work.stream.or_else(|| {
-            let view = self.tensors.iter().find(|view| view.device >= 0)?;
-            current_stream(py, view).ok()
+            let device = self.device();
+            (device >= 0).then(|| current_stream(py, device).ok())?
         })
     }
 
@@ -960,14 +961,14 @@ fn read_attributes(
     }))
 }
 
-/// The raw handle of the current stream of the tensor's device (what
+/// The raw handle of the current stream of CUDA device `device` (what
 /// Inductor's wrappers call `get_raw_stream`: no `torch.cuda.Stream`
 /// object is built).
 #[cfg(feature = "cuda")]
-fn current_stream(py: Python<'_>, view: &TensorView) -> PyResult<u64> {
+fn current_stream(py: Python<'_>, device: i32) -> PyResult<u64> {
     let torch_c = py.import(intern!(py, "torch._C"))?;
     torch_c
-        .call_method1(intern!(py, "_cuda_getCurrentRawStream"), (view.device,))?
+        .call_method1(intern!(py, "_cuda_getCurrentRawStream"), (device,))?
         .extract()
 }
 

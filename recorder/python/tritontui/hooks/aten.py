@@ -332,17 +332,29 @@ def random_state(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
     offset=O>``, ``<default generator cpu seed=S state=H>``), or ``<generator
     given>`` when the call passes its own (recorded as its ``generator``
     argument)."""
-    from torch.utils._pytree import tree_leaves
-
     kwargs = kwargs or {}
-    leaves = tree_leaves((args, kwargs))
-    if any(isinstance(leaf, torch.Generator) for leaf in leaves):
-        return "<generator given>"
+    first = None
+    for value in _schema_values(args, kwargs):
+        if isinstance(value, torch.Generator):
+            return "<generator given>"
+        if first is None and isinstance(value, torch.Tensor):
+            first = value.device
     device = kwargs.get("device")
     if device is None:
-        device = next((t.device for t in leaves if isinstance(t, torch.Tensor)), None)
+        device = first
     device = torch.device(device) if device is not None else torch.get_default_device()
     return _host.default_generator_value(device)
+
+
+def _schema_values(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The values an op was called with, in order, with those of its list
+    arguments (``Tensor[]``, the deepest an aten schema nests) in their
+    place: what ``tree_leaves`` would give, without its cost per op."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, (list, tuple)):
+            yield from value
+        else:
+            yield value
 
 
 def traced(args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> bool:
@@ -450,11 +462,16 @@ def result_codes(
     """``codes`` with the results this call leaves unwritten marked as
     allocated (``tritontui._unwritten``): not hashed, never written."""
     kwargs = kwargs or {}
-    arguments = [
-        (arg.name, "", args[i] if i < len(args) else kwargs.get(arg.name))
-        for i, arg in enumerate(func._schema.arguments)
-    ]
-    unwritten = unwritten_outputs(func._schema.name.split("::")[-1], arguments)
+    dropout = next(
+        (
+            args[i] if i < len(args) else kwargs.get(arg.name)
+            for i, arg in enumerate(func._schema.arguments)
+            if arg.name == "dropout_p"
+        ),
+        None,
+    )
+    base = func._schema.name.split("::")[-1]
+    unwritten = unwritten_outputs(base, [("dropout_p", "", dropout)])
     return bytes(ord("a") if r in unwritten else c for r, c in zip(results, codes, strict=True))
 
 

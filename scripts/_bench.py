@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,14 +55,13 @@ def extern_kernels_off_the_mode() -> Iterator[None]:
     as the recorder's own mode meets it, which sees no extern kernel.
     These proxies are Python functions, a frame each where the
     recorder's are native."""
+    from tritontui.hooks.extern_kernels import _recordable
+
     module = sys.modules.get("torch._inductor.select_algorithm")
     namespace = module.extern_kernels if module is not None else None
     replaced = []
     for name, original in list(vars(namespace).items()) if namespace is not None else ():
-        if isinstance(
-            original,
-            (types.BuiltinFunctionType, torch._ops.OpOverloadPacket, torch._ops.OpOverload),
-        ):
+        if _recordable(original):  # the entries the recorder's proxies replace
             replaced.append((name, original))
             setattr(namespace, name, _off_the_mode(original))
     try:
@@ -428,9 +426,12 @@ def step_phases(step: Callable[[], None], sync: Callable[[], None], steps: int) 
     and recorded with metadata only and with the defaults, with the
     recorder's phase timers (``_native.time_phases``) per step. The
     hooks' own work is each hook's phase less the program's call inside
-    it, plus the graph-call hook's native calls; what the added time
-    leaves beyond the floor and that own work is Python (the graph-call
-    hook, the session's helpers) and the rest of torch's machinery."""
+    it, plus the graph call's record and end; what the added time leaves
+    beyond the floor and that own work is the rest of the graph-call hook
+    (its Python, its numerics sample and its inputs' describe, which the
+    timers count without telling them from the hooks'), the extern
+    kernels' proxies outside the aten hook, and whatever else torch does
+    differently while recording."""
     from tritontui import _native
 
     def host_seconds() -> float:

@@ -470,8 +470,7 @@ def result_codes(
         ),
         None,
     )
-    base = func._schema.name.split("::")[-1]
-    unwritten = unwritten_outputs(base, [("dropout_p", "", dropout)])
+    unwritten = unwritten_outputs(_op_name(func)[1], [("dropout_p", "", dropout)])
     return bytes(ord("a") if r in unwritten else c for r, c in zip(results, codes, strict=True))
 
 

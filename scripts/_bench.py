@@ -188,6 +188,46 @@ def summary(ratios: list[float]) -> str:
     return f"{statistics.median(ratios):5.2f}x ({low:.2f}-{high:.2f}x)"
 
 
+def start_stop_cost(device: str, megabytes: int, rounds: int = 5) -> None:
+    """What beginning and ending a recording cost with ``megabytes`` of
+    parameters alive on ``device`` (one linear layer's weight per 64 MB):
+    an empty ``record()`` block's start (the tensors alive then, hashed
+    into ``held`` records) and stop (the results, hashed and named),
+    beside one ``hash_tensor`` pass over the same bytes; medians of
+    ``rounds``, the device drained around each."""
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    layers = torch.nn.ModuleList(
+        torch.nn.Linear(4096, 4096, bias=False, device=device) for _ in range(megabytes // 64)
+    )
+    weights = [layer.weight for layer in layers]
+    starts, stops, passes = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(rounds):
+            sync()
+            t0 = time.perf_counter()
+            tritontui.start(f"{tmp}/t.msgpack")
+            sync()
+            t1 = time.perf_counter()
+            tritontui.stop()
+            sync()
+            t2 = time.perf_counter()
+            for w in weights:
+                tritontui.hash_tensor(w)
+            sync()
+            t3 = time.perf_counter()
+            starts.append(t1 - t0)
+            stops.append(t2 - t1)
+            passes.append(t3 - t2)
+
+    def ms(values: list[float]) -> str:
+        return f"{statistics.median(values) * 1e3:8.2f} ms"
+
+    print(f"\nan empty record() block with {megabytes} MB of parameters alive ({device}):")
+    print(f"  start (held tensors hashed):       {ms(starts)}")
+    print(f"  stop (results hashed and named):   {ms(stops)}")
+    print(f"  hash_tensor over the same bytes:   {ms(passes)}")
+
+
 def capture_cost(numel: int, steps: int, device: str) -> None:
     """What capturing values adds: a compiled pointwise kernel on
     ``device`` recorded with the defaults, with and without every launch

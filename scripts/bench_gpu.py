@@ -29,7 +29,9 @@
    every turn capturing its graphs afresh; with the launches and replays
    per step, the bytes the exact hashes read per step and the ratio that
    traffic alone implies at the device's measured read bandwidth.
-4. What capturing values (``record(capture=...)``) adds per captured MB.
+4. What capturing values (``record(capture=...)``) adds per captured MB,
+   and what starting and stopping a recording cost with 4 GB of
+   parameters alive (``_bench.start_stop_cost``).
 5. The same transformer step compiled with ``cpp_wrapper=True``, in bf16
    then fp32: the stock C++ wrapper unrecorded, the wrapper compiled with
    the recorder's hooks run unrecorded (what the hooks cost when nobody
@@ -64,6 +66,7 @@ from _bench import (
     own_forward,
     paired_ratios,
     recording,
+    start_stop_cost,
     step_phases,
     summary,
     take_turns,
@@ -445,6 +448,7 @@ if __name__ == "__main__":
             graphed_transformer(dtype, bandwidth)
     if "capture" in sections:
         capture_cost(1 << 22, 20, "cuda")
+        start_stop_cost("cuda", 4096)
     for dtype in (torch.bfloat16, torch.float32) if "cpp_wrapper" in sections else ():
         cpp_wrapper_transformer(dtype)
     print(f"({time.time() - t0:.0f} s)")

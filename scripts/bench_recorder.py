@@ -14,7 +14,9 @@ through a dispatch mode; and the same with Inductor's extern kernels off
 it, as the recorder calls them), then where a recorded step's host time
 goes (``_bench.step_phases``); and its forward and backward compiled
 with ``cpp_wrapper=True``: the stock C++ wrapper, the one with the
-recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``).
+recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``);
+and what an empty ``record()`` block's start and stop cost with 512 MB of
+parameters alive (``_bench.start_stop_cost``).
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -38,6 +40,7 @@ from _bench import (
     launch_phases,
     own_forward,
     paired_ratios,
+    start_stop_cost,
     step_phases,
     summary,
     turns_beside_the_floor,
@@ -296,6 +299,7 @@ if __name__ == "__main__":
     launch_breakdown()
     launch_overhead(1 << 20, 200)
     capture_cost(1 << 20, 50, "cpu")
+    start_stop_cost("cpu", 512)
     torch.set_num_threads(2)
     gpt_step()
     gpt_cpp_wrapper()

@@ -140,11 +140,19 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "type": "gap", "what": g.what, "detail": g.detail, "before": g.before, "ts": g.ts,
         }))?;
     }
+    for live in &trace.held {
+        let layout = &trace.layouts[live.layout as usize];
+        line(json!({
+            "type": "held", "device": live.device, "dtype": layout.dtype, "shape": layout.shape,
+            "stride": layout.stride, "ptr": hex(live.ptr), "hash": live.hash.map(hex),
+        }))?;
+    }
     for live in trace.results.iter().flatten() {
         let layout = &trace.layouts[live.layout as usize];
         line(json!({
             "type": "result", "device": live.device, "dtype": layout.dtype, "shape": layout.shape,
             "stride": layout.stride, "ptr": hex(live.ptr), "hash": live.hash.map(hex),
+            "name": live.name.as_deref(), "held_hash": live.held_hash.map(hex),
         }))?;
     }
     line(json!({

@@ -103,6 +103,11 @@ pub struct ResultsCompared {
     pub unpaired_a: usize,
     /// Results of B with no counterpart in A.
     pub unpaired_b: usize,
+    /// Results of A not compared because they hold what they held when
+    /// recording began and no recorded launch wrote them.
+    pub held_a: usize,
+    /// The same in B.
+    pub held_b: usize,
 }
 
 /// A result whose bits differ between the runs.
@@ -114,6 +119,8 @@ pub struct ResultDifferenceReport {
     pub b_result: usize,
     /// `dtype[shape] on device`.
     pub tensor: String,
+    /// What the program calls it (`layers.0.weight.grad`), if it names it.
+    pub name: Option<String>,
     /// Its hash at the end in A and in B, as hex.
     pub a_hash: Option<String>,
     /// See `a_hash`.
@@ -362,6 +369,8 @@ impl Report {
                 differ: analysis.results.differences.len(),
                 unpaired_a: analysis.results.unpaired.0,
                 unpaired_b: analysis.results.unpaired.1,
+                held_a: analysis.results.held.0,
+                held_b: analysis.results.held.1,
             },
             result_differences,
             runs: RunPair {
@@ -410,6 +419,7 @@ fn result_difference_report(
         a_result: r.a,
         b_result: r.b,
         tensor: ta.map(|t| result_name(runs.a, t)).unwrap_or_default(),
+        name: ta.and_then(|t| t.name.as_deref()).map(str::to_owned),
         a_hash: hash(ta.and_then(|t| t.hash)),
         b_hash: hash(tb.and_then(|t| t.hash)),
         last_writer: result_writer(runs, r).map(|(a_index, b_index, kernel)| LaunchRef {
@@ -672,6 +682,13 @@ pub fn summary(report: &Report) -> String {
             out,
             "results without a counterpart (not compared): {} in A, {} in B",
             report.results.unpaired_a, report.results.unpaired_b
+        );
+    }
+    if report.results.held_a + report.results.held_b > 0 {
+        let _ = writeln!(
+            out,
+            "tensors held from before recording, unchanged (not compared): {} in A, {} in B",
+            report.results.held_a, report.results.held_b
         );
     }
     let Some(first) = &report.first_divergence else {

@@ -132,6 +132,7 @@ fn finish(mut w: TraceWriter<Vec<u8>>, layout: u64, seq: u64, z: u64) -> Trace {
             tensor(layout, Z, false, z, z),
             tensor(layout, W, false, WEIGHT, WEIGHT),
         ],
+        names: Vec::new(),
     }))
     .expect("results");
     let bytes = w.finish(seq, "exit").expect("finish");

@@ -418,6 +418,7 @@ fn hand_trace_returning_unwritten(
             before: launches.len() as u64,
             device: -1,
             args,
+            names: Vec::new(),
         });
         w.write(&record).expect("results");
     }
@@ -871,6 +872,7 @@ fn unseen_trace(
         before: 1,
         device: -1,
         args: vec![ArgValue::tensor(layout, result_at, 0, Some(result), None)],
+        names: Vec::new(),
     });
     w.write(&record).expect("results");
     let bytes = w.finish(1, reason).expect("finish");
@@ -1060,6 +1062,7 @@ fn a_result_holding_an_outside_value_is_explained_by_its_first_reader() {
             before: 1,
             device: -1,
             args: results.to_vec(),
+            names: Vec::new(),
         });
         w.write(&record).expect("results");
         let bytes = w.finish(1, "exit").expect("finish");

@@ -384,8 +384,12 @@ pub fn result_words(
     };
     let (ta, tb) = (&ra[r.a], &rb[r.b]);
     let hash = |h: Option<u64>| h.map_or("?".to_owned(), |h| format!("{h:016x}"));
+    let named = ta
+        .name
+        .as_deref()
+        .map_or(String::new(), |n| format!("{n} "));
     let mut words = format!(
-        "the result {} differs at the end ({} in A, {} in B)",
+        "the result {named}{} differs at the end ({} in A, {} in B)",
         result_name(runs.a, ta),
         hash(ta.hash),
         hash(tb.hash)

@@ -2,10 +2,19 @@
 //! recording stopped (`results` records) are paired across the runs and
 //! their hashes compared. Results that differ make the runs divergent,
 //! whatever the launches say: the results decide.
+//!
+//! A result is paired only with its counterpart: the tensor the other run
+//! calls by the same name, the one the aligned launch wrote through the
+//! same argument, the same graph input of the same call; only what none of
+//! these identifies pairs by view in order, and only with a result of the
+//! same origin. A result that still holds what it held when recording
+//! began, which no recorded launch wrote, is no result of the recorded
+//! region: it is not compared.
 
 use crate::producer::{Origin, ResultWriter};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
+use std::hash::Hash;
 use tritontui_trace::{LiveTensor, Trace};
 
 /// One result whose bits differ between the runs.
@@ -32,11 +41,16 @@ pub struct ResultComparison {
     pub compared: usize,
     /// Results of A and of B left without a counterpart.
     pub unpaired: (usize, usize),
+    /// Results of A and of B not compared because they hold what they
+    /// held when recording began, written by no recorded launch (in both
+    /// runs, where paired): the program had them before the recorded
+    /// region.
+    pub held: (usize, usize),
     /// The pairs whose bits differ, in run A's order.
     pub differences: Vec<ResultDifference>,
     /// For each result of A, then of B: whether it was paired with a
-    /// counterpart holding the same bits (nothing that reached only it
-    /// changed the results).
+    /// counterpart holding the same bits, or is held from before the
+    /// recorded region (nothing that reached only it changed the results).
     pub settled: (Vec<bool>, Vec<bool>),
     /// For each result of A, then of B: whether it has a counterpart.
     pub paired: (Vec<bool>, Vec<bool>),
@@ -55,12 +69,177 @@ fn view_key<'t>(trace: &'t Trace, t: &LiveTensor) -> ViewKey<'t> {
     )
 }
 
+/// Where a result's bytes came from, for pairing what no identity pairs:
+/// only results of the same origin pair by view and order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum OriginClass {
+    /// Last written by a recorded launch.
+    Launch,
+    /// A graph input no recorded launch wrote since.
+    GraphInput,
+    /// Handed out by an allocation, never written.
+    Allocated,
+    /// Written by no recorded launch.
+    Outside,
+    /// Not known (the data flow was not followed).
+    Unknown,
+}
+
+/// One run's results and what the comparison knows of them.
+struct Run<'t> {
+    trace: &'t Trace,
+    results: &'t [LiveTensor],
+    /// What last wrote each result, when the data flow was followed.
+    writers: Option<&'t [ResultWriter]>,
+    /// Which result each graph input is among the inputs of its name and
+    /// graph (its graph call's place among that graph's calls).
+    input_calls: Vec<u32>,
+}
+
+impl<'t> Run<'t> {
+    fn new(
+        trace: &'t Trace,
+        results: &'t [LiveTensor],
+        writers: Option<&'t [ResultWriter]>,
+    ) -> Self {
+        let input_calls = if writers.is_some() {
+            let mut seen: FxHashMap<(&str, &str), u32> = FxHashMap::default();
+            trace
+                .inputs
+                .iter()
+                .map(|input| {
+                    let count = seen.entry((&input.graph, &input.name)).or_default();
+                    *count += 1;
+                    *count - 1
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Run {
+            trace,
+            results,
+            writers,
+            input_calls,
+        }
+    }
+
+    fn origin(&self, i: usize) -> Option<Origin> {
+        self.writers.and_then(|w| w.get(i)).map(|w| w.origin)
+    }
+
+    fn view(&self, i: usize) -> ViewKey<'t> {
+        view_key(self.trace, &self.results[i])
+    }
+
+    /// Whether result `i` holds what it held when recording began and no
+    /// recorded launch wrote it (where the data flow says).
+    fn held(&self, i: usize) -> bool {
+        self.results[i].unchanged_since_start()
+            && !matches!(
+                self.origin(i),
+                Some(Origin::Launch(..) | Origin::Allocated(..))
+            )
+    }
+
+    fn class(&self, i: usize) -> OriginClass {
+        match self.origin(i) {
+            None => OriginClass::Unknown,
+            Some(Origin::Launch(..)) => OriginClass::Launch,
+            Some(Origin::GraphInput(_)) => OriginClass::GraphInput,
+            Some(Origin::Allocated(..)) => OriginClass::Allocated,
+            Some(Origin::Unrecorded | Origin::Scalar) => OriginClass::Outside,
+        }
+    }
+
+    /// Result `i`'s name, when the program named it, with its view.
+    fn name_key(&self, i: usize) -> Option<(&'t str, ViewKey<'t>)> {
+        Some((self.results[i].name.as_deref()?, self.view(i)))
+    }
+
+    /// The launch that last wrote result `i`, as `counterpart` maps it,
+    /// the argument it wrote through, and the view.
+    fn writer_key(
+        &self,
+        i: usize,
+        counterpart: &dyn Fn(u32) -> Option<u32>,
+    ) -> Option<(u32, u16, ViewKey<'t>)> {
+        let Some(Origin::Launch(x, arg)) = self.origin(i) else {
+            return None;
+        };
+        Some((counterpart(x)?, arg, self.view(i)))
+    }
+
+    /// The graph, input name and call of the graph input result `i` still
+    /// is, if any, with its view.
+    fn input_key(&self, i: usize) -> Option<(&'t str, &'t str, u32, ViewKey<'t>)> {
+        let Some(Origin::GraphInput(k)) = self.origin(i) else {
+            return None;
+        };
+        let input = self.trace.inputs.get(k as usize)?;
+        let call = *self.input_calls.get(k as usize)?;
+        Some((&input.graph, &input.name, call, self.view(i)))
+    }
+
+    /// What pairs result `i` when no identity does: its origin, whether
+    /// it was alive when recording began, and its view; `None` for a
+    /// result held from before recording, which has no counterpart to
+    /// find this way.
+    fn view_key(&self, i: usize) -> Option<(OriginClass, bool, ViewKey<'t>)> {
+        let alive_at_start = self.results[i].held_hash.is_some();
+        (!self.held(i)).then(|| (self.class(i), alive_at_start, self.view(i)))
+    }
+}
+
+/// The pairs found so far, and which results of each run have one.
+struct Pairing {
+    pairs: Vec<(usize, usize)>,
+    paired_a: Vec<bool>,
+    paired_b: Vec<bool>,
+}
+
+impl Pairing {
+    /// Pairs each result of A not yet paired with the first result of B
+    /// not yet paired under the same key, in the runs' order; a result
+    /// whose key is `None` takes no part.
+    fn by<K: Hash + Eq>(
+        &mut self,
+        key_a: impl Fn(usize) -> Option<K>,
+        key_b: impl Fn(usize) -> Option<K>,
+    ) {
+        let mut waiting: FxHashMap<K, VecDeque<usize>> = FxHashMap::default();
+        for j in (0..self.paired_b.len()).filter(|&j| !self.paired_b[j]) {
+            if let Some(key) = key_b(j) {
+                waiting.entry(key).or_default().push_back(j);
+            }
+        }
+        if waiting.is_empty() {
+            return;
+        }
+        for i in 0..self.paired_a.len() {
+            if self.paired_a[i] {
+                continue;
+            }
+            let Some(j) = key_a(i)
+                .and_then(|key| waiting.get_mut(&key))
+                .and_then(VecDeque::pop_front)
+            else {
+                continue;
+            };
+            self.pairs.push((i, j));
+            self.paired_a[i] = true;
+            self.paired_b[j] = true;
+        }
+    }
+}
+
 /// Pairs the runs' results and compares each pair's hashes. With the
 /// writers of each run's results (`Flow::result_writers`) and `b_of_a`,
-/// the launch of B aligned to a launch of A, a result last written by a
-/// launch is paired with the result its counterpart launch last wrote;
-/// the others (and all, without writers) pair up by view, in the order
-/// the runs recorded them.
+/// the launch of B aligned to a launch of A, a result is paired by what it
+/// is: by name, else with the result its counterpart launch last wrote
+/// through the same argument, else as the same input of the same call of
+/// a graph; the rest pair up by view in the order the runs recorded them,
+/// only with results of the same origin (without writers, of any origin).
 pub fn compare(
     a: &Trace,
     b: &Trace,
@@ -70,66 +249,39 @@ pub fn compare(
     let (Some(ra), Some(rb)) = (a.results.as_deref(), b.results.as_deref()) else {
         return ResultComparison::default();
     };
-    let writer_of = |side: Option<&[ResultWriter]>, i: usize| side.and_then(|w| w.get(i)).copied();
-    let (wa, wb) = match writers {
-        Some((wa, wb)) => (Some(wa), Some(wb)),
-        None => (None, None),
+    let (wa, wb) = writers.unzip();
+    let (run_a, run_b) = (Run::new(a, ra, wa), Run::new(b, rb, wb));
+    let mut pairing = Pairing {
+        pairs: Vec::new(),
+        paired_a: vec![false; ra.len()],
+        paired_b: vec![false; rb.len()],
     };
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    let mut paired_b = vec![false; rb.len()];
-    let mut paired_a = vec![false; ra.len()];
-    if let (Some(wa), Some(wb)) = (wa, wb) {
-        let mut by_writer: FxHashMap<(u32, u16, ViewKey<'_>), VecDeque<usize>> =
-            FxHashMap::default();
-        for (j, t) in rb.iter().enumerate() {
-            if let Some(Origin::Launch(y, arg)) = wb.get(j).map(|w| w.origin) {
-                by_writer
-                    .entry((y, arg, view_key(b, t)))
-                    .or_default()
-                    .push_back(j);
-            }
-        }
-        for (i, t) in ra.iter().enumerate() {
-            let Some(Origin::Launch(x, arg)) = wa.get(i).map(|w| w.origin) else {
-                continue;
-            };
-            let Some(y) = b_of_a(x) else { continue };
-            if let Some(j) = by_writer
-                .get_mut(&(y, arg, view_key(a, t)))
-                .and_then(VecDeque::pop_front)
-            {
-                pairs.push((i, j));
-                paired_a[i] = true;
-                paired_b[j] = true;
-            }
-        }
-    }
-    let mut by_view: FxHashMap<ViewKey<'_>, VecDeque<usize>> = FxHashMap::default();
-    for (j, t) in rb.iter().enumerate().filter(|(j, _)| !paired_b[*j]) {
-        by_view.entry(view_key(b, t)).or_default().push_back(j);
-    }
-    let left: Vec<usize> = (0..ra.len()).filter(|&i| !paired_a[i]).collect();
-    for i in left {
-        if let Some(j) = by_view
-            .get_mut(&view_key(a, &ra[i]))
-            .and_then(VecDeque::pop_front)
-        {
-            pairs.push((i, j));
-            paired_a[i] = true;
-            paired_b[j] = true;
-        }
-    }
+    pairing.by(|i| run_a.name_key(i), |j| run_b.name_key(j));
+    pairing.by(
+        |i| run_a.writer_key(i, &b_of_a),
+        |j| run_b.writer_key(j, &Some),
+    );
+    pairing.by(|i| run_a.input_key(i), |j| run_b.input_key(j));
+    pairing.by(|i| run_a.view_key(i), |j| run_b.view_key(j));
+
+    let Pairing {
+        mut pairs,
+        paired_a,
+        paired_b,
+    } = pairing;
     pairs.sort_unstable();
     let mut comparison = ResultComparison {
-        unpaired: (
-            paired_a.iter().filter(|p| !**p).count(),
-            paired_b.iter().filter(|p| !**p).count(),
-        ),
         settled: (vec![false; ra.len()], vec![false; rb.len()]),
         ..ResultComparison::default()
     };
-    comparison.paired = (paired_a, paired_b);
     for (i, j) in pairs {
+        if run_a.held(i) && run_b.held(j) {
+            comparison.held.0 += 1;
+            comparison.held.1 += 1;
+            comparison.settled.0[i] = true;
+            comparison.settled.1[j] = true;
+            continue;
+        }
         let (Some(x), Some(y)) = (ra[i].hash, rb[j].hash) else {
             continue;
         };
@@ -141,11 +293,81 @@ pub fn compare(
             comparison.differences.push(ResultDifference {
                 a: i,
                 b: j,
-                writer_a: writer_of(wa, i),
-                writer_b: writer_of(wb, j),
+                writer_a: wa.and_then(|w| w.get(i)).copied(),
+                writer_b: wb.and_then(|w| w.get(j)).copied(),
                 explained_by: None,
             });
         }
     }
+    settle_alike(
+        &run_a,
+        &run_b,
+        &paired_a,
+        &paired_b,
+        &mut comparison.settled,
+    );
+    for (run, paired, held, unpaired, settled) in [
+        (
+            &run_a,
+            &paired_a,
+            &mut comparison.held.0,
+            &mut comparison.unpaired.0,
+            &mut comparison.settled.0,
+        ),
+        (
+            &run_b,
+            &paired_b,
+            &mut comparison.held.1,
+            &mut comparison.unpaired.1,
+            &mut comparison.settled.1,
+        ),
+    ] {
+        for i in (0..paired.len()).filter(|&i| !paired[i]) {
+            if run.held(i) {
+                *held += 1;
+                settled[i] = true;
+            } else {
+                *unpaired += 1;
+            }
+        }
+    }
+    comparison.paired = (paired_a, paired_b);
     comparison
+}
+
+/// Settles each result left without a counterpart that holds the same
+/// bits in the same view as a result of the other run also left without
+/// one: what a launch one run alone has wrote there is in the other run's
+/// results too (a copy made inside the recorded region in one run and
+/// before it in the other), so it changes nothing. They are still not
+/// compared.
+fn settle_alike(
+    run_a: &Run<'_>,
+    run_b: &Run<'_>,
+    paired_a: &[bool],
+    paired_b: &[bool],
+    settled: &mut (Vec<bool>, Vec<bool>),
+) {
+    let left = |run: &Run<'_>, paired: &[bool], i: usize| !paired[i] && !run.held(i);
+    let mut waiting: FxHashMap<_, VecDeque<usize>> = FxHashMap::default();
+    for j in (0..paired_b.len()).filter(|&j| left(run_b, paired_b, j)) {
+        if let Some(hash) = run_b.results[j].hash {
+            waiting
+                .entry((run_b.view(j), hash))
+                .or_default()
+                .push_back(j);
+        }
+    }
+    for i in (0..paired_a.len()).filter(|&i| left(run_a, paired_a, i)) {
+        let Some(hash) = run_a.results[i].hash else {
+            continue;
+        };
+        if let Some(j) = waiting
+            .get_mut(&(run_a.view(i), hash))
+            .and_then(VecDeque::pop_front)
+        {
+            settled.0[i] = true;
+            settled.1[j] = true;
+        }
+    }
 }

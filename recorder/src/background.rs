@@ -78,7 +78,7 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
     let args: &mut [ArgValue] = match record {
         Record::Launch(launch) | Record::Captured(launch) => &mut launch.args,
         Record::Call(call) => &mut call.args,
-        Record::Results(results) => &mut results.args,
+        Record::Results(results) | Record::Held(results) => &mut results.args,
         _ => &mut [],
     };
     let mut tensors: Vec<&mut TensorArg> = args

@@ -1,7 +1,9 @@
 """Records the corpus: each program twice, in two processes, into
 ``tests/corpus/NAME/{a,b}.msgpack`` with the fingerprints of both runs'
 results in ``fingerprints.json``. Run B passes ``--variant`` to programs
-whose pair differs on purpose (see PAIRS). ``expected.json`` is written
+whose pair differs on purpose (see VARIANTS); the programs of
+IN_ONE_PROCESS record both runs in one process, in two ``record()``
+blocks. ``expected.json`` is written
 by hand from the fingerprints and what the program does.
 
     python tests/corpus/record.py [NAME ...] [--until differ|equal --tries N]
@@ -44,6 +46,22 @@ VARIANTS = {
 }
 
 
+# Programs that record both runs of their pair in one process, in two
+# ``record()`` blocks (``--out`` and ``--out-b``).
+IN_ONE_PROCESS = {"blocks_identical", "blocks_weight_bump", "blocks_chained"}
+
+
+def record_blocks(name: str, out: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Records NAME's two blocks in one process; both runs' fingerprints."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fingerprint = Path(tmp) / "fingerprint.json"
+        command = [sys.executable, str(PROGRAMS / f"{name}.py"), "--out", str(out / "a.msgpack")]
+        command += ["--out-b", str(out / "b.msgpack"), "--fingerprint", str(fingerprint)]
+        subprocess.run(command, check=True, cwd=PROGRAMS)
+        both = json.loads(fingerprint.read_text())
+        return both["a"], both["b"]
+
+
 def record_run(name: str, trace: Path, variant: bool) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         fingerprint = Path(tmp) / "fingerprint.json"
@@ -57,8 +75,11 @@ def record_pair(name: str) -> bool:
     """Records NAME's pair; returns whether the results differ."""
     out = HERE / name
     out.mkdir(exist_ok=True)
-    a = record_run(name, out / "a.msgpack", variant=False)
-    b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
+    if name in IN_ONE_PROCESS:
+        a, b = record_blocks(name, out)
+    else:
+        a = record_run(name, out / "a.msgpack", variant=False)
+        b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     (out / "fingerprints.json").write_text(
         json.dumps({"a": a, "b": b, "differ": differ}, indent=1, sort_keys=True) + "\n"

@@ -16,7 +16,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 15;
+pub const SCHEMA_MINOR: u32 = 16;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,6 +59,10 @@ pub enum Record {
     /// The tensors still alive when recording stopped: the program's
     /// results (1.3).
     Results(ResultsRecord),
+    /// The tensors already alive when recording began, with their hashes
+    /// then (1.16): a result that still holds those bytes, written by no
+    /// recorded launch, is not a result of the recorded region.
+    Held(ResultsRecord),
     /// A recorded process stopped at a pause point, or went on (1.1).
     Pause(PauseRecord),
     /// Something the recorder did not see, said where it happened (1.11).
@@ -99,6 +103,7 @@ impl Record {
             Record::Graph(_) => "graph",
             Record::Call(_) => "call",
             Record::Results(_) => "results",
+            Record::Held(_) => "held",
             Record::Pause(_) => "pause",
             Record::Gap(_) => "gap",
             Record::Settings(_) => "settings",
@@ -153,6 +158,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),
             "call" => Record::Call(CallRecord::deserialize(rest)?),
             "results" => Record::Results(ResultsRecord::deserialize(rest)?),
+            "held" => Record::Held(ResultsRecord::deserialize(rest)?),
             "pause" => Record::Pause(PauseRecord::deserialize(rest)?),
             "gap" => Record::Gap(GapRecord::deserialize(rest)?),
             "settings" => Record::Settings(SettingsRecord::deserialize(rest)?),
@@ -957,7 +963,8 @@ pub struct CallRecord {
 
 /// The tensors of one device still alive when recording stopped (1.3):
 /// parameters, gradients, optimizer state, outputs the program holds. What
-/// recorded launches last wrote into them is the program's result.
+/// recorded launches last wrote into them is the program's result. The
+/// same fields list the tensors alive when recording began (`held`, 1.16).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultsRecord {
     /// Sequence number the next launch would have had.
@@ -967,9 +974,17 @@ pub struct ResultsRecord {
     #[serde(rename = "d", default)]
     pub device: i32,
     /// The tensors, encoded like a launch's arguments; each hash *before*
-    /// is its final value.
+    /// is its final value (in a `held` record, its value when recording
+    /// began).
     #[serde(rename = "a", default)]
     pub args: Vec<ArgValue>,
+    /// What the program calls each tensor of `args`, in order (1.16): a
+    /// parameter's or buffer's path in its module (`layers.0.weight`), its
+    /// gradient (`layers.0.weight.grad`), an optimizer's state
+    /// (`layers.0.weight.exp_avg`); empty where nothing names it. Absent
+    /// when no tensor has a name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 /// Something the recorder did not see (1.11): a comparison of a trace

@@ -209,7 +209,7 @@ pub struct GraphInput {
 }
 
 /// A tensor alive when recording stopped: part of the program's results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveTensor {
     /// Device ordinal, -1 for CPU.
     pub device: i32,
@@ -219,6 +219,21 @@ pub struct LiveTensor {
     pub ptr: u64,
     /// Hash of its bytes at the end, if hashed.
     pub hash: Option<u64>,
+    /// What the program calls it (a parameter's path, its gradient, an
+    /// optimizer's state), when something names it (1.16).
+    pub name: Option<Arc<str>>,
+    /// Hash of its bytes when recording began, when the same view of the
+    /// same bytes was alive then (a `held` record lists it) and hashed.
+    pub held_hash: Option<u64>,
+}
+
+impl LiveTensor {
+    /// Whether it holds the bytes it held when recording began: then,
+    /// unless a recorded launch wrote them, it is no result of the
+    /// recorded region.
+    pub fn unchanged_since_start(&self) -> bool {
+        self.hash.is_some() && self.hash == self.held_hash
+    }
 }
 
 /// How a trace ended, when it did not end with an end record.
@@ -289,6 +304,9 @@ pub struct Trace {
     /// The tensors alive when recording stopped (the program's results),
     /// or `None` when the trace does not say (before 1.3, or cut short).
     pub results: Option<Vec<LiveTensor>>,
+    /// The tensors alive when recording began (1.16), each `hash` its
+    /// hash then; empty when the trace does not say.
+    pub held: Vec<LiveTensor>,
     /// The end record, if the recorder stopped cleanly.
     pub end: Option<EndRecord>,
     /// Set when the trace ended early.
@@ -431,6 +449,7 @@ impl Trace {
             cuda_graphs: Vec::new(),
             replays: Vec::new(),
             results: None,
+            held: Vec::new(),
             end: None,
             early_end: None,
             unknown_records: 0,
@@ -503,6 +522,7 @@ impl Trace {
             Record::Graph(graph) => ids.add_graph(graph)?,
             Record::Call(call) => self.add_call(call, ids)?,
             Record::Results(results) => self.add_results(results, ids)?,
+            Record::Held(held) => self.add_held(&held, ids)?,
             Record::End(end) => self.end = Some(end),
             Record::Header(_) => return Err("a second header record".into()),
             Record::Unknown(_) => self.unknown_records += 1,
@@ -599,21 +619,47 @@ impl Trace {
         Ok(())
     }
 
-    fn add_results(&mut self, record: ResultsRecord, ids: &Ids) -> Result<(), String> {
-        let results = self.results.get_or_insert_with(Vec::new);
+    fn add_held(&mut self, record: &ResultsRecord, ids: &mut Ids) -> Result<(), String> {
         for arg in &record.args {
             let ArgValue::Tensor(t) = arg else { continue };
-            let layout = ids.layouts.get(t.layout).ok_or_else(|| {
-                format!(
-                    "a result refers to layout {}, which is not defined before it",
-                    t.layout
-                )
-            })?;
+            let held = LiveTensor {
+                device: record.device,
+                layout: ids.layout_of_live(t.layout, "a held tensor")?,
+                ptr: t.ptr,
+                hash: t.pre,
+                name: None,
+                held_hash: t.pre,
+            };
+            ids.hold(&held);
+            self.held.push(held);
+        }
+        Ok(())
+    }
+
+    fn add_results(&mut self, record: ResultsRecord, ids: &Ids) -> Result<(), String> {
+        let results = self.results.get_or_insert_with(Vec::new);
+        let tensors = record.args.iter().filter_map(|arg| match arg {
+            ArgValue::Tensor(t) => Some(t),
+            ArgValue::Scalar(_) => None,
+        });
+        for (i, t) in tensors.enumerate() {
+            let layout = ids.layout_of_live(t.layout, "a result")?;
+            let name = record
+                .names
+                .get(i)
+                .filter(|name| !name.is_empty())
+                .map(|name| Arc::from(name.as_str()));
             results.push(LiveTensor {
                 device: record.device,
                 layout,
                 ptr: t.ptr,
                 hash: t.pre,
+                name,
+                held_hash: ids
+                    .held
+                    .get(&(record.device, t.ptr, layout))
+                    .copied()
+                    .flatten(),
             });
         }
         Ok(())
@@ -933,9 +979,25 @@ struct Ids {
     known: KnownViews<Option<u64>>,
     /// The launches captured into each CUDA graph, in their order.
     captured: HashMap<u64, Vec<LaunchRecord>>,
+    /// The tensors alive when recording began (`held` records), by device,
+    /// address and layout index, with their hashes then.
+    held: HashMap<(i32, u64, u32), Option<u64>>,
 }
 
 impl Ids {
+    /// The layout index of a tensor a `results` or `held` record lists
+    /// (`what` says which, for the error).
+    fn layout_of_live(&self, id: u64, what: &str) -> Result<u32, String> {
+        self.layouts
+            .get(id)
+            .ok_or_else(|| format!("{what} refers to layout {id}, which is not defined before it"))
+    }
+
+    /// Keeps a tensor alive when recording began, for the results to find.
+    fn hold(&mut self, t: &LiveTensor) {
+        self.held.insert((t.device, t.ptr, t.layout), t.hash);
+    }
+
     /// Keeps a captured launch for its graph's replays.
     fn capture(&mut self, launch: LaunchRecord) -> Result<(), String> {
         let Some(place) = launch.captured else {

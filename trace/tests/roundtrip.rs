@@ -9,8 +9,8 @@ use tritontui_trace::format::{
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
-    KernelDef, LaunchRecord, LayoutDef, Next, Record, RecordReader, Scalar, Stats, TensorArg,
-    Trace, TraceError, TraceWriter,
+    KernelDef, LaunchRecord, LayoutDef, Next, Record, RecordReader, ResultsRecord, Scalar, Stats,
+    TensorArg, Trace, TraceError, TraceWriter,
 };
 
 fn scalar() -> impl Strategy<Value = Scalar> {
@@ -236,6 +236,30 @@ fn record() -> impl Strategy<Value = Record> {
             dur_ns: 2,
             info,
         })),
+        (
+            any::<bool>(),
+            any::<i32>(),
+            prop::collection::vec(tensor_arg(), 0..4),
+            prop::collection::vec("[a-z_0-9.]{0,12}", 0..4),
+        )
+            .prop_map(|(held, device, args, names)| {
+                let live = ResultsRecord {
+                    before: 3,
+                    device,
+                    args,
+                    // A writer leaves out names that are all empty.
+                    names: if names.iter().all(String::is_empty) {
+                        Vec::new()
+                    } else {
+                        names
+                    },
+                };
+                if held {
+                    Record::Held(live)
+                } else {
+                    Record::Results(live)
+                }
+            }),
     ];
     prop_oneof![4 => launch, 1 => kernel, 1 => layout, 1 => other]
 }
@@ -787,4 +811,76 @@ fn inherited_hashes_are_filled_in_through_views_reading_the_same_bytes_in_order(
     assert_eq!(loaded_tensors(&trace, 0), vec![(Some(10), true, false)]);
     assert_eq!(loaded_tensors(&trace, 1), vec![(None, true, false)]);
     assert_eq!(loaded_tensors(&trace, 2), vec![(None, true, false)]);
+}
+
+#[test]
+fn results_load_with_their_names_and_the_hash_held_since_recording_began() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    let matrix = w.layout("float32", 4, &[4, 4], &[4, 1], 0).expect("layout");
+    let row = w.layout("float32", 4, &[16], &[1], 0).expect("layout");
+    let tensor = |layout, ptr, hash| ArgValue::tensor(layout, ptr, 0, Some(hash), None);
+    // Alive when recording began: a matrix at 4096 and one at 8192.
+    w.write(&Record::Held(ResultsRecord {
+        before: 0,
+        device: 0,
+        args: vec![tensor(matrix, 4096, 1), tensor(matrix, 8192, 2)],
+        names: Vec::new(),
+    }))
+    .expect("held");
+    w.write(&Record::Results(ResultsRecord {
+        before: 0,
+        device: 0,
+        args: vec![
+            tensor(matrix, 4096, 1),
+            tensor(matrix, 8192, 3),
+            // Another view of the same bytes, and the same view on another device.
+            tensor(row, 4096, 1),
+        ],
+        names: vec!["0.weight".into(), "".into(), "0.weight.grad".into()],
+    }))
+    .expect("results");
+    w.write(&Record::Results(ResultsRecord {
+        before: 0,
+        device: 1,
+        args: vec![tensor(matrix, 4096, 1)],
+        names: Vec::new(),
+    }))
+    .expect("results");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert_eq!(trace.held.len(), 2);
+    let results = trace.results.expect("results");
+    let seen: Vec<(Option<&str>, Option<u64>, bool)> = results
+        .iter()
+        .map(|t| (t.name.as_deref(), t.held_hash, t.unchanged_since_start()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Some("0.weight"), Some(1), true),
+            (None, Some(2), false),
+            (Some("0.weight.grad"), None, false),
+            (None, None, false),
+        ]
+    );
+}
+
+#[test]
+fn a_held_tensor_of_an_undefined_layout_is_reported() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    w.write(&Record::Held(ResultsRecord {
+        before: 0,
+        device: 0,
+        args: vec![ArgValue::tensor(77, 4096, 0, Some(1), None)],
+        names: Vec::new(),
+    }))
+    .expect("held");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let error = Trace::from_bytes(Path::new("t.msgpack"), &bytes)
+        .expect_err("an undefined layout")
+        .to_string();
+    assert!(
+        error.contains("a held tensor refers to layout 77, which is not defined before it"),
+        "{error}"
+    );
 }

@@ -1,53 +1,159 @@
-"""The program's results as recording stops: every tensor Python can
-still reach (parameters and their gradients, optimizer state, buffers,
-outputs the program holds), so that tritontui can tell a difference that
-reaches them from one absorbed on the way (docs/trace-format.md,
-``results``)."""
+"""The tensors Python can reach: at stop, the program's results (parameters
+and their gradients, optimizer state, buffers, outputs the program holds),
+so that tritontui can tell a difference that reaches them from one
+absorbed on the way; at start, what the program already held, so that a
+result still holding those bytes is not taken for one of the recorded
+region's (docs/trace-format.md, ``results`` and ``held``)."""
 
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
+from typing import NamedTuple
 
 import torch
 
 from . import _tensors
 
 
-def live_tensors() -> list[torch.Tensor]:
+class Live(NamedTuple):
+    """One distinct tensor view alive now, and what the program calls it
+    (``""`` where nothing names it)."""
+
+    tensor: torch.Tensor
+    name: str
+
+
+def live_tensors() -> list[Live]:
     """Each distinct live tensor view once, with leaf tensors' gradients
-    (which exist in Python only once asked for) and the tensors behind
-    live numpy arrays."""
+    (which exist in Python only once asked for), the tensors behind live
+    numpy arrays, and what a tensor without storage of its own wraps
+    (functorch's batched and grad-tracking tensors); named after the
+    modules and optimizers that hold them (:func:`names`)."""
     seen: set[tuple[object, ...]] = set()
-    out: list[torch.Tensor] = []
+    tensors: list[torch.Tensor] = []
+    modules: list[torch.nn.Module] = []
+    optimizers: list[torch.optim.Optimizer] = []
 
     def add(t: torch.Tensor) -> None:
-        if not _tensors.is_hashable(t) or t.numel() == 0:
+        t = _tensors.with_storage(t)
+        if t is None or not _tensors.is_hashable(t) or t.numel() == 0:
             return
         key = (t.device, t.data_ptr(), t.dtype, tuple(t.shape), tuple(t.stride()))
         if key not in seen:
             seen.add(key)
-            out.append(t)
+            tensors.append(t)
 
     ndarray = getattr(sys.modules.get("numpy"), "ndarray", None)
-    # Exact type checks only: isinstance() on an arbitrary object can run
-    # its code (a dead weak proxy raises, a deprecated alias warns).
-    for obj in gc.get_objects():
-        if type(obj) is torch.Tensor or type(obj) is torch.nn.Parameter:
+    # What each type of object is, asked of each type once, and the
+    # objects of the types that matter picked out without a Python frame
+    # per object (a process that imported torch holds about 400,000).
+    # isinstance() on an arbitrary object could run its code (a dead weak
+    # proxy raises, a deprecated alias warns); the type is safe to ask.
+    objects = gc.get_objects()
+    kinds = _Kinds(ndarray)
+    for obj in itertools.compress(objects, map(kinds.__getitem__, map(type, objects))):
+        kind = kinds[type(obj)]
+        if kind == "tensor":
             add(obj)
             if obj.is_leaf and obj.requires_grad and obj.grad is not None:
                 add(obj.grad)
-        elif ndarray is not None and type(obj) is ndarray:
+        elif kind == "array":
             # `Tensor.numpy()` shares the tensor's memory: its base.
             base = obj.base
             if type(base) is torch.Tensor:
                 add(base)
-    return out
+        elif kind == "module":
+            modules.append(obj)
+        else:
+            optimizers.append(obj)
+    named = names(modules, optimizers)
+    return [Live(t, named.get(id(t), "")) for t in tensors]
 
 
-def by_device(tensors: list[torch.Tensor]) -> dict[int, list[torch.Tensor]]:
+class _Kinds(dict):
+    """What an object of each type is to :func:`live_tensors`, worked out
+    the first time a type is looked up: ``tensor`` (exactly a tensor or a
+    parameter: subclasses wrap others), ``array`` (a numpy array),
+    ``module``, ``optimizer``, or ``""``."""
+
+    def __init__(self, ndarray: type | None) -> None:
+        super().__init__()
+        self.ndarray = ndarray
+
+    def __missing__(self, kind: type) -> str:
+        if kind is torch.Tensor or kind is torch.nn.Parameter:
+            what = "tensor"
+        elif kind is self.ndarray:
+            what = "array"
+        elif issubclass(kind, torch.nn.Module):
+            what = "module"
+        elif issubclass(kind, torch.optim.Optimizer):
+            what = "optimizer"
+        else:
+            what = ""
+        self[kind] = what
+        return what
+
+
+def names(
+    modules: list[torch.nn.Module], optimizers: list[torch.optim.Optimizer]
+) -> dict[int, str]:
+    """What the program calls each tensor its modules and optimizers hold,
+    by ``id``: a parameter's or buffer's path from its outermost module
+    (``layers.0.weight``; the ``_orig_mod`` of ``torch.compile``'s wrapper
+    left out, so a compiled and an eager model name theirs alike), its
+    gradient (``layers.0.weight.grad``) and an optimizer's state for it
+    (``layers.0.weight.exp_avg``). A name two tensors would share (two
+    models of one class) is given to neither: a name pairs a result with
+    its counterpart only where it is unique."""
+    # Compiler-made graph modules name nothing (what they hold is the
+    # program's modules' own), nor do the modules under them.
+    children = {id(c) for m in modules for c in m._modules.values() if c is not None}
+    given: dict[int, str] = {}
+    holder: dict[str, int] = {}
+    shared: set[str] = set()
+
+    def give(t: object, name: str) -> None:
+        if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
+            return
+        if id(t) in given:
+            return  # a tied weight keeps its first name
+        other = holder.setdefault(name, id(t))
+        if other != id(t):
+            shared.add(name)
+        given[id(t)] = name
+
+    for root in modules:
+        if id(root) in children or isinstance(root, torch.fx.GraphModule):
+            continue
+        for path, module in root.named_modules():
+            prefix = ".".join(p for p in path.split(".") if p and p != "_orig_mod")
+            prefix = f"{prefix}." if prefix else ""
+            for key, p in module._parameters.items():
+                if p is None:
+                    continue
+                give(p, prefix + key)
+                if p.grad is not None:
+                    give(p.grad, f"{prefix}{key}.grad")
+            for key, b in module._buffers.items():
+                if b is not None:
+                    give(b, prefix + key)
+    for optimizer in optimizers:
+        for p, state in optimizer.state.items():
+            name = given.get(id(p))
+            if name is None or not isinstance(state, dict):
+                continue
+            for key, value in state.items():
+                give(value, f"{name}.{key}")
+    return {i: name for i, name in given.items() if name not in shared}
+
+
+def by_device(live: list[Live]) -> dict[int, list[Live]]:
     """The tensors grouped by device ordinal (-1 for the CPU)."""
-    groups: dict[int, list[torch.Tensor]] = {}
-    for t in tensors:
-        groups.setdefault(-1 if t.device.type == "cpu" else t.device.index, []).append(t)
+    groups: dict[int, list[Live]] = {}
+    for entry in live:
+        device = entry.tensor.device
+        groups.setdefault(-1 if device.type == "cpu" else device.index, []).append(entry)
     return groups

@@ -170,7 +170,8 @@ class Session:
     # -- lifecycle -------------------------------------------------------
 
     def open(self) -> None:
-        """Creates the trace and writes its header."""
+        """Creates the trace and writes its header, then the tensors the
+        program holds as recording begins."""
         versions = _versions()
         inherits = self.inherits_hashes()
         self.created_ns = time.time_ns()
@@ -220,6 +221,7 @@ class Session:
         _environment.hand_over(_environment.TRACE, self.path)
         if self.breaks is not None:
             _environment.hand_over(_environment.BREAK_ID, f"{os.getpid()}-{time.time_ns()}")
+        self._record_held()
 
     def inherits_hashes(self) -> bool:
         """Whether a launch inside a graph call takes its hashes before
@@ -285,21 +287,48 @@ class Session:
             stacklevel=4,
         )
 
+    def _described_live(self) -> list[tuple[Any, list[str]]]:
+        """The tensors alive now, described and hashed in device batches,
+        each with the names of its tensors; every batch is described before
+        any is written, so that an error leaves none (a partial set would
+        be taken for all)."""
+        return [
+            (
+                self.describe(
+                    [live.tensor for live in chunk], b"i" * len(chunk), hash_pre=True, inherit=False
+                ),
+                [live.name for live in chunk],
+            )
+            for group in _results.by_device(_results.live_tensors()).values()
+            for chunk in (
+                group[start : start + INPUTS_PER_BATCH]
+                for start in range(0, len(group), INPUTS_PER_BATCH)
+            )
+        ]
+
+    def _record_held(self) -> None:
+        """The tensors alive as recording begins, hashed, one ``held``
+        record per device batch: a result still holding those bytes at the
+        end, which no recorded launch wrote, is no result of the recorded
+        region. On an error there are none, and every result is compared."""
+        try:
+            for described, _ in self._described_live():
+                self.file.held(described)
+        except Exception as e:
+            warnings.warn(
+                f"tritontui: the tensors alive before recording were not recorded ({e!r}); "
+                "every tensor alive at the end counts as a result",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
     def _record_results(self) -> None:
         """The tensors alive now, hashed, one ``results`` record per device
-        batch; on any error the trace has none (a partial set would be taken
-        for all of the results), so every batch is described first."""
+        batch, with their names; on any error the trace has none and a
+        ``gap`` says so."""
         try:
-            batches = [
-                self.describe(chunk, b"i" * len(chunk), hash_pre=True, inherit=False)
-                for tensors in _results.by_device(_results.live_tensors()).values()
-                for chunk in (
-                    tensors[start : start + INPUTS_PER_BATCH]
-                    for start in range(0, len(tensors), INPUTS_PER_BATCH)
-                )
-            ]
-            for described in batches:
-                self.file.results(described)
+            for described, names in self._described_live():
+                self.file.results(described, names)
         except Exception as e:
             warnings.warn(
                 f"tritontui: the program's results were not recorded ({e!r})",

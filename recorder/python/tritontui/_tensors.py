@@ -50,6 +50,19 @@ def access_codes(access: list[str]) -> bytes:
     return "".join(ACCESS_CODES[a] for a in access).encode()
 
 
+def with_storage(t: torch.Tensor) -> torch.Tensor | None:
+    """The tensor whose storage holds ``t``'s elements: ``t`` itself, or
+    what a functorch wrapper (a batched or grad-tracking tensor, which has
+    no storage of its own) wraps, through every level; None for a tensor
+    with no storage to reach (meta, fake, nested)."""
+    functorch = torch._C._functorch
+    while not torch._C._has_storage(t):
+        if not functorch.is_functorch_wrapped_tensor(t):
+            return None
+        t = functorch.get_unwrapped(t)
+    return None if t.is_nested else t
+
+
 def is_hashable(t: torch.Tensor) -> bool:
     """A dense tensor whose bytes can be read."""
     return (

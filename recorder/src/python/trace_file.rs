@@ -791,15 +791,42 @@ impl TraceFile {
     }
 
     /// Queues the tensors of one device still alive as recording stops
-    /// (the program's results), described (and hashed) by `describe`.
-    fn results(&self, py: Python<'_>, described: &mut Described) -> PyResult<()> {
+    /// (the program's results), described (and hashed) by `describe`, with
+    /// what the program calls each (`""` where nothing names it).
+    fn results(
+        &self,
+        py: Python<'_>,
+        described: &mut Described,
+        names: Vec<String>,
+    ) -> PyResult<()> {
         self.with_state(py, |state| {
             let results = ResultsRecord {
                 before: self.next_seq(),
                 device: described.device(),
                 args: std::mem::take(&mut described.args),
+                names: if names.iter().all(String::is_empty) {
+                    Vec::new()
+                } else {
+                    names
+                },
             };
             state.queue(Record::Results(results), described)
+        })
+    }
+
+    /// Queues the tensors of one device alive as recording begins,
+    /// described (and hashed) by `describe`: a result that still holds
+    /// those bytes at the end, written by no recorded launch, is none of
+    /// the recorded region's.
+    fn held(&self, py: Python<'_>, described: &mut Described) -> PyResult<()> {
+        self.with_state(py, |state| {
+            let held = ResultsRecord {
+                before: self.next_seq(),
+                device: described.device(),
+                args: std::mem::take(&mut described.args),
+                names: Vec::new(),
+            };
+            state.queue(Record::Held(held), described)
         })
     }
 

@@ -22,15 +22,24 @@ import torch
 import tritontui
 
 
-def parse(description: str, variant: str | None = None) -> argparse.Namespace:
+def parse(description: str, variant: str | None = None, blocks: bool = False) -> argparse.Namespace:
     """``--out TRACE --fingerprint JSON [--variant]`` (the variant flag is
-    what run B of a pair passes, when the pair differs on purpose)."""
+    what run B of a pair passes, when the pair differs on purpose). A
+    program that records both runs of its pair in one process (``blocks``)
+    also takes ``--out-b`` (by default ``--out`` with ``-b`` before its
+    extension)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", required=True, help="trace to record")
     parser.add_argument("--fingerprint", required=True, help="JSON of the results' hashes")
     if variant:
         parser.add_argument("--variant", action="store_true", help=variant)
-    return parser.parse_args()
+    if blocks:
+        parser.add_argument("--out-b", help="trace of the second block (run B)")
+    args = parser.parse_args()
+    if blocks and args.out_b is None:
+        root, extension = os.path.splitext(args.out)
+        args.out_b = f"{root}-b{extension}"
+    return args
 
 
 def recording(path: str) -> contextlib.AbstractContextManager:
@@ -51,15 +60,40 @@ def run(
     torch.set_num_threads(threads)
     with recording(args.out):
         results = main()
-    write_fingerprint(
-        args, {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
-    )
+    write_fingerprint(args, fingerprint(results))
 
 
-def write_fingerprint(args: argparse.Namespace, fingerprint: dict[str, str]) -> None:
+def run_blocks(
+    args: argparse.Namespace,
+    first: Callable[[], dict[str, torch.Tensor]],
+    second: Callable[[], dict[str, torch.Tensor]],
+    between: Callable[[], object] = lambda: None,
+    threads: int = 2,
+) -> None:
+    """Records ``first()`` into ``--out`` and then, in the same process,
+    ``second()`` into ``--out-b``, as a notebook or a test records two
+    calls, with ``between()`` run unrecorded between the blocks; what
+    ``first()`` returned stays alive through the second block. The
+    fingerprint holds both runs' (``{"a": ..., "b": ...}``)."""
+    torch.set_num_threads(threads)
+    with recording(args.out):
+        results_a = first()
+    fingerprint_a = fingerprint(results_a)
+    between()
+    with recording(args.out_b):
+        results_b = second()
+    write_fingerprint(args, {"a": fingerprint_a, "b": fingerprint(results_b)})
+
+
+def fingerprint(results: dict[str, torch.Tensor]) -> dict[str, str]:
+    """One tthash64 per result, by name, as text."""
+    return {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
+
+
+def write_fingerprint(args: argparse.Namespace, hashes: dict[str, object]) -> None:
     """Writes the results' fingerprint (name -> exact value as text)."""
     with open(args.fingerprint, "w") as f:
-        json.dump(fingerprint, f, indent=1, sort_keys=True)
+        json.dump(hashes, f, indent=1, sort_keys=True)
 
 
 def train(

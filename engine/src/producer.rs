@@ -219,7 +219,7 @@ fn result_writers(trace: &Trace, map: &WriteMap) -> Vec<ResultWriter> {
     results
         .iter()
         .map(|t| {
-            let end = t.ptr.saturating_add(trace.layouts[t.layout as usize].span);
+            let end = trace.live_span(t).end;
             let holds = map.whole_write(t.ptr, end).and_then(|seg| {
                 let (x, y) = (
                     &trace.layouts[seg.layout as usize],
@@ -273,7 +273,7 @@ fn replay(trace: &Trace, queries: &[(u32, ArgIndex)], until: u32) -> (Vec<Writer
         while let Some((i, input)) = inputs.next_if(|(_, input)| input.before <= launch.seq) {
             let end = input
                 .ptr
-                .saturating_add(trace.layouts[input.layout as usize].span);
+                .saturating_add(trace.layouts[input.layout as usize].extent);
             // A graph input that holds exactly what a recorded launch wrote
             // there (a saved activation, say) came from that launch, and
             // one over memory just allocated is that uninitialized memory.
@@ -336,7 +336,7 @@ fn survivors(trace: &Trace, map: &WriteMap) -> Survivors {
     let results = trace.results.as_ref().map(|live| {
         let mut bytes = WriteMap::default();
         for t in live {
-            let end = t.ptr.saturating_add(trace.layouts[t.layout as usize].span);
+            let end = trace.live_span(t).end;
             bytes.write(t.ptr, end, 0, Origin::Unrecorded, t.hash, t.layout);
         }
         bytes

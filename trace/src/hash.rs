@@ -178,7 +178,7 @@ impl View<'_> {
     }
 
     /// Bytes from the first element to one past the last.
-    pub fn span(&self) -> usize {
+    pub fn extent(&self) -> usize {
         if self.shape.contains(&0) {
             return 0;
         }
@@ -198,7 +198,7 @@ const GATHER: usize = 64 << 10;
 const TILE: usize = 16;
 
 /// Hashes the logical bytes of `view` laid over `memory` (which starts at
-/// the view's first element and is at least `view.span()` long).
+/// the view's first element and is at least `view.extent()` long).
 pub fn hash_view(memory: &[u8], view: &View<'_>) -> u64 {
     let total = (view.numel() * view.itemsize) as u64;
     if view.is_contiguous() {

@@ -25,12 +25,12 @@ const IN_MEMORY_ORDER: u64 = 1 << 63;
 
 /// The key a view is known by: any view reading its bytes once each in
 /// memory order (row-major, back to back) shares one with every other
-/// such view of the same span at the same address, whatever its shape or
+/// such view of the same extent at the same address, whatever its shape or
 /// dtype, since its hash is the hash of those bytes alone; any other view
 /// is known by its layout id only.
-pub fn view_key(layout: u64, shape: &[u64], stride: &[i64], span: u64) -> u64 {
+pub fn view_key(layout: u64, shape: &[u64], stride: &[i64], extent: u64) -> u64 {
     if LayoutDef::is_row_major(shape, stride) {
-        IN_MEMORY_ORDER | span
+        IN_MEMORY_ORDER | extent
     } else {
         layout
     }
@@ -61,7 +61,7 @@ pub struct Touched<T> {
     /// Address of the first element.
     pub ptr: u64,
     /// Bytes from the first element to one past the last.
-    pub span: u64,
+    pub extent: u64,
     /// The view's [`view_key`].
     pub key: u64,
     /// The launch handed this memory out without writing it.
@@ -105,7 +105,7 @@ impl<T> KnownViews<T> {
     pub fn after_launch(&mut self, args: impl IntoIterator<Item = Touched<T>>) {
         for touched in args {
             if touched.allocated {
-                self.forget(touched.ptr, touched.span);
+                self.forget(touched.ptr, touched.extent);
             } else {
                 self.set(touched);
             }
@@ -113,23 +113,23 @@ impl<T> KnownViews<T> {
     }
 
     fn set(&mut self, touched: Touched<T>) {
-        if touched.span == 0 {
+        if touched.extent == 0 {
             return;
         }
-        self.forget(touched.ptr, touched.span);
+        self.forget(touched.ptr, touched.extent);
         self.views.insert(
             touched.ptr,
             KnownView {
-                end: touched.ptr.saturating_add(touched.span),
+                end: touched.ptr.saturating_add(touched.extent),
                 key: touched.key,
                 value: touched.value,
             },
         );
     }
 
-    fn forget(&mut self, ptr: u64, span: u64) {
-        let end = ptr.saturating_add(span);
-        if span == 0 {
+    fn forget(&mut self, ptr: u64, extent: u64) {
+        let end = ptr.saturating_add(extent);
+        if extent == 0 {
             return;
         }
         // The views starting before `end`, last first: they overlap until
@@ -151,10 +151,10 @@ impl<T> KnownViews<T> {
 mod tests {
     use super::*;
 
-    fn at(ptr: u64, span: u64, key: u64, value: u64) -> Touched<u64> {
+    fn at(ptr: u64, extent: u64, key: u64, value: u64) -> Touched<u64> {
         Touched {
             ptr,
-            span,
+            extent,
             key,
             value,
             allocated: false,
@@ -224,22 +224,22 @@ mod tests {
     }
 
     #[test]
-    fn views_in_memory_order_of_the_same_span_share_a_key_and_others_do_not() {
+    fn views_in_memory_order_of_the_same_extent_share_a_key_and_others_do_not() {
         // The same 4096 x 1024 bf16 buffer written as one shape and read as another.
-        let span = 4096 * 1024 * 2;
-        let flat = view_key(3, &[4096, 1024], &[1024, 1], span);
-        let batched = view_key(8, &[8, 512, 1024], &[524_288, 1024, 1], span);
+        let extent = 4096 * 1024 * 2;
+        let flat = view_key(3, &[4096, 1024], &[1024, 1], extent);
+        let batched = view_key(8, &[8, 512, 1024], &[524_288, 1024, 1], extent);
         assert_eq!(flat, batched);
         assert_ne!(flat, 3, "not a layout id");
         // The same bytes as bytes of another dtype: the same logical bytes.
-        assert_eq!(view_key(9, &[span], &[1], span), flat);
+        assert_eq!(view_key(9, &[extent], &[1], extent), flat);
         // Fewer bytes from the same address: another key.
-        assert_ne!(view_key(4, &[2048, 1024], &[1024, 1], span / 2), flat);
+        assert_ne!(view_key(4, &[2048, 1024], &[1024, 1], extent / 2), flat);
         // Transposed, or strided: its layout alone.
-        assert_eq!(view_key(5, &[1024, 4096], &[1, 1024], span), 5);
-        assert_eq!(view_key(6, &[4096, 512], &[1024, 1], span - 1024), 6);
+        assert_eq!(view_key(5, &[1024, 4096], &[1, 1024], extent), 5);
+        assert_eq!(view_key(6, &[4096, 512], &[1024, 1], extent - 1024), 6);
         let mut known = KnownViews::default();
-        known.input(at(100, span, flat, 7));
+        known.input(at(100, extent, flat, 7));
         assert_eq!(known.get(100, batched), Some(&7));
         assert_eq!(known.get(100, 5), None, "the transposed view");
     }

@@ -12,6 +12,7 @@ pub mod hash;
 pub mod known_views;
 pub mod options;
 pub mod reader;
+pub mod span;
 pub mod trace;
 pub mod writer;
 
@@ -21,6 +22,7 @@ pub use format::{
     ResultsRecord, Scalar, SettingsRecord, Stats, TensorArg,
 };
 pub use reader::{Next, RecordReader, TraceError};
+pub use span::Span;
 pub use trace::{
     ArgIndex, ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace,
 };

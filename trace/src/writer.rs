@@ -111,7 +111,7 @@ impl Ids {
             id,
             dtype: dtype.to_owned(),
             itemsize,
-            span: LayoutDef::span_of(shape, stride, itemsize),
+            extent: LayoutDef::extent_of(shape, stride, itemsize),
             shape: shape.to_vec(),
             stride: stride.to_vec(),
             offset,

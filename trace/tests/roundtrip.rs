@@ -134,7 +134,7 @@ fn record() -> impl Strategy<Value = Record> {
                 id,
                 dtype: "float32".into(),
                 itemsize: 4,
-                span: LayoutDef::span_of(&shape, &stride, 4),
+                extent: LayoutDef::extent_of(&shape, &stride, 4),
                 shape,
                 stride,
                 offset,

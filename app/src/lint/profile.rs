@@ -166,7 +166,7 @@ impl Profile {
             out.push(("tensors.deny_dtypes", format!("{dtype} is denied")));
         }
         if let Some(n) = self.align_bytes
-            && layout.span > 0
+            && layout.extent > 0
             && !ptr.is_multiple_of(n)
         {
             out.push((
@@ -200,11 +200,11 @@ impl Profile {
             ));
         }
         if let Some(n) = self.max_bytes
-            && layout.span > n
+            && layout.extent > n
         {
             out.push((
                 "tensors.max_bytes",
-                format!("it spans {} bytes, more than {n}", layout.span),
+                format!("it spans {} bytes, more than {n}", layout.extent),
             ));
         }
         out
@@ -278,7 +278,7 @@ mod tests {
             shape: shape.to_vec(),
             stride: stride.to_vec(),
             offset: 0,
-            span: LayoutDef::span_of(shape, stride, itemsize),
+            extent: LayoutDef::extent_of(shape, stride, itemsize),
         }
     }
 

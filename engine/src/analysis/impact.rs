@@ -7,7 +7,7 @@ use super::classify::reads_to_host;
 use super::{Divergence, Impact, Kind};
 use crate::align::Alignment;
 use crate::producer::{Flow, Survivors};
-use tritontui_trace::{ArgIndex, Trace};
+use tritontui_trace::{ArgIndex, Span, Trace};
 
 /// Follows every divergence forward through the data flow to the results:
 /// a divergence reaches them when it wrote differing bytes that are part
@@ -142,9 +142,7 @@ pub(super) struct OpenResults(Option<Vec<OpenResult>>);
 /// changed shape, say). A result only one run has, beside results that
 /// all match the other run's (a CUDA graph's static buffers), does not.
 struct OpenResult {
-    device: i32,
-    start: u64,
-    end: u64,
+    span: Span,
     compared: bool,
 }
 
@@ -164,9 +162,7 @@ impl OpenResults {
                 .enumerate()
                 .filter(|(i, _)| !flag(settled, *i))
                 .map(|(i, t)| OpenResult {
-                    device: t.device,
-                    start: t.ptr,
-                    end: t.ptr.saturating_add(trace.layouts[t.layout as usize].span),
+                    span: trace.live_span(t),
                     compared: other_unpaired || flag(paired, i),
                 })
                 .collect()
@@ -191,9 +187,9 @@ impl OpenResults {
             if !survivors.survives(launch, i as ArgIndex) {
                 continue;
             }
-            let (start, end) = t.byte_range();
+            let written = t.span(l.device);
             for r in open {
-                if r.device == l.device && r.start < end && start < r.end {
+                if r.span.overlaps(&written) {
                     let here = if r.compared {
                         Survival::Differs
                     } else {

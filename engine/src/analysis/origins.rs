@@ -179,13 +179,12 @@ fn wrote_what_is_read(trace: &Trace, writer: u32, reader: u32, arg: ArgIndex) ->
     let Some(ArgRef::Tensor(t)) = trace.args_of(read).nth(usize::from(arg)) else {
         return false;
     };
-    let (start, end) = t.byte_range();
+    let read = t.span(read.device);
     let launch = &trace.launches[writer as usize];
     let kernel = trace.kernel_of(launch);
     trace.args_of(launch).enumerate().any(|(i, w)| match w {
         ArgRef::Tensor(written) if kernel.wrote(i, &w) => {
-            let (from, to) = written.byte_range();
-            from < end && start < to
+            written.span(launch.device).overlaps(&read)
         }
         _ => false,
     })
@@ -251,15 +250,14 @@ fn first_reader_of(
     divergences: &[Divergence],
 ) -> Option<usize> {
     let writer = writer.filter(|w| w.holds != Some(false))?;
-    let end = t.ptr.saturating_add(a.layouts[t.layout as usize].span);
+    let held = a.live_span(t);
     let reads_it = |d: &Divergence, o: &InputOrigin| match (writer.origin, o.a) {
         (Origin::GraphInput(i), Origin::GraphInput(j)) => i == j,
         (Origin::Unrecorded, Origin::Unrecorded) => d.a.is_some_and(|x| {
             let launch = &a.launches[x as usize];
             match a.args_of(launch).nth(usize::from(o.arg)) {
                 Some(tritontui_trace::ArgRef::Tensor(arg)) => {
-                    let (start, stop) = arg.byte_range();
-                    start < end && t.ptr < stop
+                    arg.span(launch.device).overlaps(&held)
                 }
                 _ => false,
             }

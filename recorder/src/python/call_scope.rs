@@ -137,7 +137,7 @@ mod tests {
     fn view(ptr: u64, slot: Option<u64>) -> Touched<Option<u64>> {
         Touched {
             ptr,
-            span: 64,
+            extent: 64,
             key: 1,
             allocated: false,
             value: slot,

@@ -23,12 +23,13 @@
 //! kernel on the capturing stream would read, so the trace is the one
 //! recorded without forks.
 
-use super::describe::{Described, Span, Views};
+use super::describe::{Described, Views};
 use super::thread_state::thread_id;
 use crate::gpu::{Batch, Carried, GpuError, GraphTable};
 use pyo3::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use tritontui_trace::Span;
 
 /// Launches a fork may run beside: the capturing stream waits for it
 /// before the launch after those. More buy nothing on an H200 (a

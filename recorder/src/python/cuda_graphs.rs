@@ -5,13 +5,13 @@
 //! graph's table at every replay. Each replay then writes one `replay`
 //! record whose hashes the writer thread reads back from the table.
 
-#[cfg(feature = "cuda")]
-use super::describe::Span;
 use std::cell::RefCell;
 use std::collections::HashMap;
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(feature = "cuda")]
+use tritontui_trace::Span;
 use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};
 
 /// The capture under way on this thread.
@@ -308,19 +308,19 @@ mod tests {
         let (known, _) = graphs.begin(0, 7, false);
         graphs.captured_writes(
             known,
-            Some([Span::at(200, 300), Span::at(0, 100)].into_iter()),
+            Some([Span::new(0, 200, 300), Span::new(0, 0, 100)].into_iter()),
         );
-        graphs.captured_writes(known, Some([Span::at(100, 150)].into_iter()));
+        graphs.captured_writes(known, Some([Span::new(0, 100, 150)].into_iter()));
         graphs.end(1, None, None).expect("a capture was under way");
         assert_eq!(
             graphs.writes(known),
-            Some(&[Span::at(0, 150), Span::at(200, 300)][..])
+            Some(&[Span::new(0, 0, 150), Span::new(0, 200, 300)][..])
         );
 
         let (unknown, _) = graphs.begin(0, 7, false);
-        graphs.captured_writes(unknown, Some([Span::at(0, 100)].into_iter()));
+        graphs.captured_writes(unknown, Some([Span::new(0, 0, 100)].into_iter()));
         graphs.captured_writes(unknown, None::<std::iter::Empty<Span>>);
-        graphs.captured_writes(unknown, Some([Span::at(500, 600)].into_iter()));
+        graphs.captured_writes(unknown, Some([Span::new(0, 500, 600)].into_iter()));
         graphs.end(2, None, None).expect("a capture was under way");
         assert_eq!(
             graphs.writes(unknown),

@@ -28,11 +28,12 @@
 //! reads the same bytes, so the trace is the one recorded launch by
 //! launch (`TRITONTUI_DEFER_HASHES=0`), which the GPU tests compare.
 
-use super::describe::{Described, Span, Views};
+use super::describe::{Described, Views};
 use crate::background::{BackgroundWriter, Fill};
 use crate::gpu::{Batch, Gathered};
 use pyo3::prelude::*;
 use std::io;
+use tritontui_trace::Span;
 use tritontui_trace::format::Record;
 
 /// Hashes gathered past this many are enqueued: one full table launch.

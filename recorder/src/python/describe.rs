@@ -19,6 +19,7 @@ use pyo3::types::PyType;
 use std::collections::HashMap;
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
+use tritontui_trace::Span;
 use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched, view_key};
@@ -80,14 +81,14 @@ struct TensorView {
 
 impl TensorView {
     /// The bytes the view spans from its first element.
-    fn span(&self) -> u64 {
+    fn extent(&self) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
-        LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32)
+        LayoutDef::extent_of(&self.shape, &stride, self.itemsize as u32)
     }
 
     /// The addresses of the bytes it spans, `[start, end)`.
-    fn bytes(&self) -> (u64, u64) {
-        (self.ptr, self.ptr + self.span())
+    fn span(&self) -> Span {
+        Span::new(self.device, self.ptr, self.ptr + self.extent())
     }
 
     /// The key this view (of layout `layout`) is known by in the data
@@ -95,7 +96,7 @@ impl TensorView {
     /// memory order share one, whatever their shape or dtype.
     fn known_by(&self, layout: u64) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
-        let span = LayoutDef::span_of(&self.shape, &stride, self.itemsize as u32);
+        let span = LayoutDef::extent_of(&self.shape, &stride, self.itemsize as u32);
         view_key(layout, &self.shape, &stride, span)
     }
 }
@@ -404,7 +405,7 @@ impl Described {
                 };
                 Some(Touched {
                     ptr: view.ptr,
-                    span: view.span(),
+                    extent: view.extent(),
                     key: view.known_by(arg.layout),
                     allocated: view.access == ArgUse::Allocated,
                     value: value(index, view),
@@ -451,11 +452,11 @@ impl Described {
     pub fn complete(&mut self, py: Python<'_>, hash_post: bool, stats: bool) -> PyResult<()> {
         let tensors = std::mem::take(&mut self.tensors);
         // The host bytes the launch writes, when its reads keep theirs.
-        let written: Vec<(u64, u64)> = if self.writes_declared {
+        let written: Vec<Span> = if self.writes_declared {
             tensors
                 .iter()
                 .filter(|v| v.access != ArgUse::In && v.device == HOST)
-                .map(TensorView::bytes)
+                .map(TensorView::span)
                 .collect()
         } else {
             Vec::new()
@@ -685,15 +686,14 @@ impl Described {
     /// the host bytes the launch writes (`written`), and its hash before
     /// was taken on the host (a device hash is not there yet, and may
     /// race another stream's writes, which a hash after it shows).
-    fn unchanged_read(&self, view: &TensorView, written: &[(u64, u64)]) -> Option<u64> {
+    fn unchanged_read(&self, view: &TensorView, written: &[Span]) -> Option<u64> {
         if !self.writes_declared || view.access != ArgUse::In || view.device != HOST {
             return None;
         }
         let ArgValue::Tensor(arg) = self.args.get(view.arg)? else {
             return None;
         };
-        let (start, end) = view.bytes();
-        let shares_written = written.iter().any(|&(from, to)| from < end && start < to);
+        let shares_written = Span::any_shared(written, &[view.span()]);
         arg.pre.filter(|_| !shares_written)
     }
 
@@ -717,62 +717,6 @@ pub enum Views {
     HashedAfter,
     /// Those the launch writes.
     Written,
-}
-
-/// The bytes of one device view: `[start, end)` on `device`.
-#[cfg(feature = "cuda")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    pub device: i32,
-    pub start: u64,
-    pub end: u64,
-}
-
-#[cfg(feature = "cuda")]
-impl Span {
-    /// Whether the two spans share a byte.
-    pub fn overlaps(&self, other: &Span) -> bool {
-        self.device == other.device && self.start < other.end && other.start < self.end
-    }
-
-    /// Whether any of `a` shares a byte with any of `b`.
-    pub fn any_shared(a: &[Span], b: &[Span]) -> bool {
-        a.iter().any(|x| b.iter().any(|y| x.overlaps(y)))
-    }
-
-    /// `spans` sorted, with spans that share a byte (or touch) made one.
-    pub fn merged(mut spans: Vec<Span>) -> Vec<Span> {
-        spans.sort_unstable_by_key(|s| (s.device, s.start));
-        let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
-        for span in spans {
-            match merged.last_mut() {
-                Some(last) if last.device == span.device && span.start <= last.end => {
-                    last.end = last.end.max(span.end);
-                }
-                _ => merged.push(span),
-            }
-        }
-        merged
-    }
-
-    /// Bytes `[start, end)` of device 0, for tests.
-    #[cfg(test)]
-    pub fn at(start: u64, end: u64) -> Span {
-        Span {
-            device: 0,
-            start,
-            end,
-        }
-    }
-
-    /// Whether any of `merged` (as [`Span::merged`] makes them) shares a
-    /// byte with `span`.
-    pub fn any_overlaps(merged: &[Span], span: &Span) -> bool {
-        // The first span that ends past `span`'s start is the only one
-        // that may share a byte with it.
-        let i = merged.partition_point(|s| (s.device, s.end) <= (span.device, span.start));
-        merged.get(i).is_some_and(|s| s.overlaps(span))
-    }
 }
 
 /// What deferring a launch's device hashes needs of it (`DeferredHashes`).
@@ -834,11 +778,7 @@ impl Described {
                         Views::Written => matches!(view.access, ArgUse::Out | ArgUse::InOut),
                     }
             })
-            .map(|view| Span {
-                device: view.device,
-                start: view.ptr,
-                end: view.ptr + view.span(),
-            })
+            .map(TensorView::span)
     }
 }
 
@@ -908,7 +848,7 @@ fn local_shard<'py>(
 /// memory to read: a parameter whose storage was resized to nothing).
 fn within_storage(meta: &Meta) -> bool {
     let stride: smallvec::SmallVec<[i64; 6]> = meta.stride.iter().map(|&s| s as i64).collect();
-    let span = LayoutDef::span_of(&meta.shape, &stride, meta.itemsize);
+    let span = LayoutDef::extent_of(&meta.shape, &stride, meta.itemsize);
     meta.offset
         .checked_mul(u64::from(meta.itemsize))
         .and_then(|start| start.checked_add(span))
@@ -1003,67 +943,4 @@ fn on_host<T>(
     // argument itself, or `copy`, both held here) covering the view.
     let memory = unsafe { super::host::view_memory(ptr as usize, &host) };
     Ok(f(memory, &host))
-}
-
-#[cfg(all(test, feature = "cuda"))]
-mod tests {
-    use super::Span;
-
-    fn span(device: i32, start: u64, end: u64) -> Span {
-        Span { device, start, end }
-    }
-
-    #[test]
-    fn spans_are_shared_when_any_two_share_a_byte_on_one_device() {
-        let reads = [span(0, 0, 100), span(0, 1000, 1100)];
-        assert!(!Span::any_shared(&reads, &[]));
-        assert!(!Span::any_shared(
-            &reads,
-            &[span(0, 100, 1000), span(0, 2000, 3000)]
-        ));
-        assert!(Span::any_shared(
-            &reads,
-            &[span(0, 2000, 3000), span(0, 1099, 1200)]
-        ));
-        assert!(Span::any_shared(&reads, &[span(0, 0, 1)]));
-        assert!(
-            !Span::any_shared(&reads, &[span(1, 0, 100)]),
-            "the same addresses on another device"
-        );
-    }
-
-    #[test]
-    fn merged_spans_are_sorted_and_joined_where_they_share_or_touch_a_byte() {
-        let merged = Span::merged(vec![
-            span(0, 300, 400),
-            span(1, 0, 50),
-            span(0, 100, 200),
-            span(0, 150, 250),
-            span(0, 250, 260),
-        ]);
-        assert_eq!(
-            merged,
-            [span(0, 100, 260), span(0, 300, 400), span(1, 0, 50)]
-        );
-    }
-
-    #[test]
-    fn any_overlaps_finds_exactly_the_spans_sharing_a_byte() {
-        let merged = Span::merged(vec![span(0, 100, 200), span(0, 300, 400), span(1, 0, 50)]);
-        for (probe, expected) in [
-            (span(0, 0, 100), false),
-            (span(0, 199, 300), true),
-            (span(0, 200, 300), false),
-            (span(0, 250, 301), true),
-            (span(0, 0, 1000), true),
-            (span(0, 400, 500), false),
-            (span(1, 49, 60), true),
-            (span(1, 50, 60), false),
-            (span(2, 0, 1000), false),
-        ] {
-            let brute = merged.iter().any(|s| s.overlaps(&probe));
-            assert_eq!(brute, expected, "{probe:?}");
-            assert_eq!(Span::any_overlaps(&merged, &probe), expected, "{probe:?}");
-        }
-    }
 }

@@ -15,7 +15,7 @@ type StatsTuple = (f64, f64, f64, u64, u64);
 /// `ptr` must point at the first element of live, readable host memory
 /// covering the view's span for as long as the returned slice is used.
 pub(crate) unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
-    let span = view.span();
+    let span = view.extent();
     if span == 0 || ptr == 0 {
         return &[];
     }

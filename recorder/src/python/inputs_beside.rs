@@ -32,10 +32,11 @@
 //! and its join cost about what hashing them does. The hashes read the bytes the calling stream would have read, so
 //! the trace is the one recorded without forks.
 
-use super::describe::{Described, Span, Views};
+use super::describe::{Described, Views};
 use crate::gpu::{Beside, GpuError};
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tritontui_trace::Span;
 
 /// The fewest bytes a call's inputs read for their hashes to run beside
 /// the call: about two microseconds of reading on an H200.
@@ -222,15 +223,15 @@ mod tests {
     fn reads() -> Reads {
         Reads {
             origin: 7,
-            spans: vec![Span::at(0, 100), Span::at(1000, 1100)],
+            spans: vec![Span::new(0, 0, 100), Span::new(0, 1000, 1100)],
         }
     }
 
     #[test]
     fn a_replay_runs_beside_the_input_hashes_only_when_its_writes_are_known_and_spare_them() {
         let reads = reads();
-        let spares = Span::merged(vec![Span::at(100, 1000), Span::at(1100, 5000)]);
-        let writes_one = Span::merged(vec![Span::at(100, 1000), Span::at(1050, 1060)]);
+        let spares = Span::merged(vec![Span::new(0, 100, 1000), Span::new(0, 1100, 5000)]);
+        let writes_one = Span::merged(vec![Span::new(0, 100, 1000), Span::new(0, 1050, 1060)]);
         assert!(reads.beside_replay(Some(&spares), 7));
         assert!(!reads.beside_replay(Some(&writes_one), 7));
         assert!(

@@ -111,14 +111,15 @@ pub struct LayoutDef {
     #[serde(default)]
     pub offset: u64,
     /// Number of bytes from the first element's address to one past the
-    /// last element's last byte.
-    pub span: u64,
+    /// last element's last byte (its extent; `span` on disk).
+    #[serde(rename = "span")]
+    pub extent: u64,
 }
 
 impl LayoutDef {
-    /// The byte span of a view with these sizes and non-negative strides:
+    /// The extent of a view with these sizes and non-negative strides:
     /// `(sum((shape[i] - 1) * stride[i]) + 1) * itemsize`, or 0 when empty.
-    pub fn span_of(shape: &[u64], stride: &[i64], itemsize: u32) -> u64 {
+    pub fn extent_of(shape: &[u64], stride: &[i64], itemsize: u32) -> u64 {
         if shape.contains(&0) {
             return 0;
         }

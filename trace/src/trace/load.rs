@@ -295,10 +295,10 @@ impl Trace {
             let Some(layout) = ids.layouts.get(t.layout) else {
                 continue; // no bytes known: an undefined layout
             };
-            let (span, key) = self.known_view(layout);
+            let (extent, key) = self.known_view(layout);
             ids.known.input(Touched {
                 ptr: t.ptr,
-                span,
+                extent,
                 key,
                 allocated: false,
                 value: t.pre,
@@ -380,12 +380,12 @@ impl Trace {
         Ok(())
     }
 
-    /// The span of the views of layout `index` (into [`Trace::layouts`])
+    /// The extent of the views of layout `index` (into [`Trace::layouts`])
     /// and the key such a view is known by in the data flow (`view_key`).
     fn known_view(&self, index: u32) -> (u64, u64) {
         let layout = &self.layouts[index as usize];
-        let key = view_key(layout.id, &layout.shape, &layout.stride, layout.span);
-        (layout.span, key)
+        let key = view_key(layout.id, &layout.shape, &layout.stride, layout.extent);
+        (layout.extent, key)
     }
 
     fn add_launch(&mut self, launch: LaunchRecord, ids: &mut Ids) -> Result<(), String> {
@@ -449,10 +449,10 @@ impl Trace {
                     if t.allocated() {
                         flags |= ALLOCATED;
                     }
-                    if let Some((span, key)) = known {
+                    if let Some((extent, key)) = known {
                         touched.push(Touched {
                             ptr: t.ptr,
-                            span,
+                            extent,
                             key,
                             allocated: t.allocated(),
                             value: t.post,

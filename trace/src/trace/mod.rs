@@ -186,7 +186,13 @@ pub struct TensorRef<'t> {
 impl TensorRef<'_> {
     /// The byte range `[start, end)` this view covers.
     pub fn byte_range(&self) -> (u64, u64) {
-        (self.ptr, self.ptr.saturating_add(self.layout.span))
+        (self.ptr, self.ptr.saturating_add(self.layout.extent))
+    }
+
+    /// The bytes this view covers on `device` (its launch's).
+    pub fn span(&self, device: i32) -> crate::Span {
+        let (start, end) = self.byte_range();
+        crate::Span::new(device, start, end)
     }
 }
 
@@ -331,6 +337,12 @@ pub struct Replayed {
 }
 
 impl Trace {
+    /// The bytes result (or held tensor) `t` covers.
+    pub fn live_span(&self, t: &LiveTensor) -> crate::Span {
+        let extent = self.layouts[t.layout as usize].extent;
+        crate::Span::new(t.device, t.ptr, t.ptr.saturating_add(extent))
+    }
+
     /// The memory pool CUDA graph `graph` was captured from, as its
     /// `cuda_graph` record says (1.13).
     pub fn pool_of(&self, graph: u64) -> Option<[u64; 2]> {

@@ -7,7 +7,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tritontui::Report;
-use tritontui::report::DivergenceReport;
+use tritontui::output::report::DivergenceReport;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options};
 use tritontui_trace::Trace;

@@ -8,15 +8,14 @@
 
 pub mod attach;
 pub mod commands;
-pub mod cross_rank;
 pub mod dump;
-pub mod html;
 pub mod lint;
-pub mod rank_diff;
-pub mod report;
+pub mod loader;
+pub mod output;
+pub mod ranks;
 pub mod repro;
 pub mod source_language;
 pub mod tui;
 pub mod values;
 
-pub use report::Report;
+pub use output::Report;

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 use tritontui::Report;
-use tritontui::report::{InReplay, Sides, summary};
+use tritontui::output::report::{InReplay, Sides};
+use tritontui::output::summary;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options};
 use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};

@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use std::path::Path;
 use tritontui::Report;
-use tritontui::report::Reach;
+use tritontui::output::report::Reach;
 use tritontui_engine::analysis::{Impact, RowStatus, Verdict};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::{Analysis, Kind, Options};
@@ -915,7 +915,7 @@ fn results_that_differ_make_the_runs_divergent_whatever_the_launches_say() {
         .clone()
         .expect("the result is the root cause");
     assert_eq!(first.kind, Kind::Result);
-    assert_eq!(first.kernel, tritontui::report::UNRECORDED);
+    assert_eq!(first.kernel, tritontui::output::report::UNRECORDED);
     assert!(
         first.detail.contains("no recorded launch wrote it")
             && first
@@ -925,7 +925,7 @@ fn results_that_differ_make_the_runs_divergent_whatever_the_launches_say() {
         first.detail
     );
     assert_eq!(report.root_causes.len(), 1);
-    assert!(tritontui::report::summary(&report).starts_with("A  t"));
+    assert!(tritontui::output::summary(&report).starts_with("A  t"));
 
     // A result a recorded launch wrote the same in both runs, changed since.
     let (a, b) = (
@@ -996,7 +996,7 @@ fn a_trace_with_gaps_is_inconclusive_never_identical() {
             vec![kind]
         );
         let report = Report::new(&clean, &gappy, &analysis, usize::MAX);
-        let summary = tritontui::report::summary(&report);
+        let summary = tritontui::output::summary(&report);
         assert!(
             summary.contains("not seen:") && summary.contains("inconclusive:"),
             "{summary}"
@@ -1123,7 +1123,7 @@ fn a_launch_one_run_lacks_reaches_only_results_that_differ() {
     assert_eq!(analysis.divergences[0].impact, Impact::Uncompared);
     let report = Report::new(&a, &b, &analysis, usize::MAX);
     assert_eq!(report.root_causes[0].impact, Reach::Uncompared);
-    let text = tritontui::report::summary(&report);
+    let text = tritontui::output::summary(&report);
     assert!(
         text.contains("results without a counterpart (not compared): 1 in A, 0 in B"),
         "{text}"

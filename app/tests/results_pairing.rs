@@ -233,7 +233,7 @@ fn held_tensors_are_counted_and_said_not_compared() {
     assert_eq!(analysis.results.held, (2, 1));
     assert_eq!(analysis.results.unpaired, (0, 0));
     let report = tritontui::Report::new(&a, &b, &analysis, usize::MAX);
-    let text = tritontui::report::summary(&report);
+    let text = tritontui::output::summary(&report);
     assert!(
         text.contains(
             "tensors held from before recording, unchanged (not compared): 2 in A, 1 in B"

@@ -15,9 +15,10 @@ use ratatui::style::{Color, Modifier};
 use std::path::Path;
 use syntect::highlighting::ThemeSet;
 use syntect::parsing::SyntaxSet;
+use tritontui::loader::{DEMO_A, DEMO_B};
 use tritontui::tui::app::{Action, App, Effect, Pane, producer_of_first_input};
 use tritontui::tui::comparison::Comparison;
-use tritontui::tui::loader::{self, DEMO_A, DEMO_B, Inputs, LoadEvent, Progress};
+use tritontui::tui::load::{self, Inputs, LoadEvent, Progress};
 use tritontui::tui::theme::Theme;
 use tritontui::tui::{highlight, render};
 use tritontui_engine::Options;
@@ -127,7 +128,7 @@ impl Harness {
     /// applying its progress and result.
     fn load(&mut self, inputs: Inputs) {
         let (tx, rx) = std::sync::mpsc::channel();
-        loader::spawn(inputs, Options::default(), tx, |event| event);
+        load::spawn(inputs, Options::default(), tx, |event| event);
         for event in rx {
             match event {
                 LoadEvent::Progress(progress) => self.act(Action::Loading(progress)),

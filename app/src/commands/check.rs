@@ -8,7 +8,7 @@ use super::record::{recorded, unattended};
 use super::status::{ExitCode, FOUND, INCONCLUSIVE, SUCCESS};
 use super::values_rerun;
 use crate::Report;
-use crate::tui::loader::Inputs;
+use crate::tui::load::Inputs;
 use anyhow::Context;
 use std::os::fd::AsFd;
 use tritontui_engine::Analysis;
@@ -163,7 +163,7 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                     traces[*i].display(),
                     traces[0].display()
                 );
-                text += &crate::report::summary(report);
+                text += &crate::output::summary(report);
             }
         }
         if let Some(escalation) = &escalation {

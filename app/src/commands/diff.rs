@@ -18,7 +18,7 @@ pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     print_diff(
         &report,
         args.json,
-        crate::report::summary,
+        crate::output::summary,
         verdict_status(analysis.verdict),
     )
 }
@@ -26,7 +26,7 @@ pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
 /// `tritontui diff RUN_A RUN_B` on two folders of rank traces.
 fn diff_ranks(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let report =
-        crate::rank_diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
+        crate::ranks::diff::compare(&args.a, &args.b, options(args.align_deadline)?, args.limit)?;
     let status = verdict_status(report.verdict());
-    print_diff(&report, args.json, crate::rank_diff::summary, status)
+    print_diff(&report, args.json, crate::ranks::diff::summary, status)
 }

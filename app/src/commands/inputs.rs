@@ -1,7 +1,7 @@
 //! What the comparing commands share: two traces opened side by side,
 //! the analysis options, and whether two runs are folders of ranks.
 
-use crate::tui::loader::open_pair;
+use crate::loader::open_pair;
 use anyhow::Context;
 use std::time::Duration;
 use tritontui_engine::Options;

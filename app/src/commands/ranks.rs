@@ -12,7 +12,7 @@ pub(super) fn ranks(args: &RanksArgs) -> anyhow::Result<ExitCode> {
             args.run.display()
         );
     }
-    let check = crate::cross_rank::check(&args.run)?;
+    let check = crate::ranks::check::check(&args.run)?;
     let status = if check.agree() { SUCCESS } else { FOUND };
-    print_diff(&check, args.json, crate::cross_rank::summary, status)
+    print_diff(&check, args.json, crate::ranks::check::summary, status)
 }

@@ -11,7 +11,7 @@ pub(super) fn report(args: &ReportArgs) -> anyhow::Result<()> {
     let (a, b) = load_pair(&args.a, &args.b)?;
     let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
     let report = Report::new(&a, &b, &analysis, 1000);
-    let page = crate::html::render(&a, &b, &analysis, &report);
+    let page = crate::output::html::render(&a, &b, &analysis, &report);
     std::fs::write(&args.output, page)
         .with_context(|| format!("{}: cannot write", args.output.display()))?;
     eprintln!("tritontui: wrote {}", args.output.display());

@@ -1,7 +1,7 @@
 //! `tritontui [A [B]]`: the terminal UI.
 
 use super::inputs::{both_folders, options};
-use crate::tui::loader::Inputs;
+use crate::tui::load::Inputs;
 use anyhow::Context;
 
 /// Opens the UI on `traces` (none: the built-in demo pair).

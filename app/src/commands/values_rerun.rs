@@ -6,7 +6,7 @@
 //! its captured inputs (`tritontui repro`), which confirms or refutes
 //! that it is nondeterministic by itself.
 
-use crate::report::{DivergenceReport, Reach, Report};
+use crate::output::report::{DivergenceReport, Reach, Report};
 use crate::values::{self, ValuesReport};
 use serde::Serialize;
 use std::path::{Path, PathBuf};

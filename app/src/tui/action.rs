@@ -3,7 +3,7 @@
 
 use super::comparison::Comparison;
 use super::highlight::{Highlighted, Request, SourceKey};
-use super::loader::{Inputs, Progress};
+use super::load::{Inputs, Progress};
 use crate::attach::Target;
 use crossterm::event::MouseEvent;
 use std::sync::Arc;

@@ -5,7 +5,7 @@ pub use super::action::{Action, Effect};
 use super::comparison::Comparison;
 use super::highlight::{Highlighted, Request, SourceKey};
 use super::layout::{Areas, areas, list_rows};
-use super::loader::{Inputs, Progress};
+use super::load::{Inputs, Progress};
 use super::search::Search;
 use super::theme::Theme;
 use crate::attach::Target;

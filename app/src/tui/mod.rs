@@ -11,7 +11,7 @@ pub mod comparison;
 pub mod highlight;
 pub mod keys;
 pub mod layout;
-pub mod loader;
+pub mod load;
 pub mod panes;
 pub mod ranks;
 pub mod search;
@@ -21,7 +21,7 @@ mod timings;
 
 use app::{Action, App, Effect, action_for_event};
 use highlight::{Highlighted, SourceKey};
-use loader::{Inputs, LoadEvent};
+use load::{Inputs, LoadEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use std::sync::mpsc::{Receiver, Sender};
@@ -83,7 +83,7 @@ impl From<LoadEvent> for Action {
 pub fn run(inputs: Inputs, options: Options) -> anyhow::Result<()> {
     let start = Instant::now();
     let (tx, rx) = std::sync::mpsc::channel();
-    loader::spawn(inputs, options, tx.clone(), Message::Load);
+    load::spawn(inputs, options, tx.clone(), Message::Load);
     let workers = Workers {
         highlighter: highlight::spawn(tx.clone(), Message::Highlighted),
         results: tx,
@@ -211,7 +211,7 @@ fn perform(
                     .send(Message::Action(Action::DebuggerDone(message)));
             }
             Effect::Load(inputs) => {
-                loader::spawn(
+                load::spawn(
                     inputs,
                     workers.options,
                     workers.results.clone(),

@@ -2,7 +2,7 @@
 //! folders of rank traces): every rank's verdict, compared once when the
 //! runs open, for the rank picker; one rank's pair is open at a time.
 
-use crate::rank_diff::{RanksReport, compare_with_progress};
+use crate::ranks::diff::{RanksReport, compare_with_progress};
 use std::path::{Path, PathBuf};
 use tritontui_engine::analysis::Options;
 
@@ -13,7 +13,7 @@ pub struct RankSet {
     pub runs: (PathBuf, PathBuf),
     /// Each rank, by rank.
     pub ranks: Vec<RankEntry>,
-    /// The earliest cause's rank (`tritontui diff`'s, see `rank_diff`).
+    /// The earliest cause's rank (`tritontui diff`'s, see `ranks::diff`).
     pub earliest_cause: Option<u32>,
 }
 

@@ -2,7 +2,7 @@
 
 use super::draw::{centered, fit};
 use crate::tui::app::App;
-use crate::tui::loader::Progress;
+use crate::tui::load::Progress;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -1,31 +1,14 @@
-//! Loads traces on a background thread and reports progress, so the
-//! screen never freezes on a large trace.
+//! Loads what the UI shows on a background thread and reports progress,
+//! so the screen never freezes on a large trace.
 
 use super::comparison::{Comparison, RankPlace};
 use super::ranks::RankSet;
+use crate::loader::{DEMO_A, DEMO_B, LoadError, open_pair};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use tritontui_engine::analysis::Options;
 use tritontui_trace::{Trace, TraceError};
-
-/// Why the traces could not be loaded; each message is one line.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// A trace is unreadable or malformed (the message names the file).
-    #[error(transparent)]
-    Trace(#[from] TraceError),
-    /// The thread reading this trace crashed.
-    #[error("{}: the reader crashed", .0.display())]
-    ReaderCrashed(PathBuf),
-    /// Two run folders could not be compared rank by rank (the message
-    /// names the folder or trace).
-    #[error("{0}")]
-    Ranks(String),
-    /// Loading crashed.
-    #[error("internal error while loading the traces (a bug: please report it)")]
-    Internal,
-}
 
 /// What to open.
 #[derive(Debug, Clone)]
@@ -42,17 +25,6 @@ pub enum Inputs {
     /// One rank of runs already compared rank by rank.
     Rank(Arc<RankSet>, u32),
 }
-
-/// Run A of the bundled demo.
-pub const DEMO_A: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../assets/demo/run0.msgpack"
-));
-/// Run B of the bundled demo.
-pub const DEMO_B: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../assets/demo/run1.msgpack"
-));
 
 /// Progress of a load.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,23 +121,6 @@ fn load(
         }
         None => Comparison::single(a),
     })
-}
-
-/// Reads traces `pa` and `pb` side by side (`open` is given 0 or 1 and
-/// the path): the UI's loader and the comparing commands both read pairs
-/// so.
-pub fn open_pair(
-    pa: &Path,
-    pb: &Path,
-    open: &(impl Fn(usize, &Path) -> Result<Trace, TraceError> + Sync),
-) -> Result<(Trace, Trace), LoadError> {
-    let (a, b) = std::thread::scope(|s| {
-        let left = s.spawn(|| open(0, pa));
-        let right = open(1, pb);
-        (left.join(), right)
-    });
-    let a = a.map_err(|_| LoadError::ReaderCrashed(pa.to_owned()))??;
-    Ok((a, b?))
 }
 
 /// Opens rank `rank` of `set`.

@@ -17,7 +17,7 @@ mod messages;
 mod pieces;
 mod summary;
 
-use crate::rank_diff::{in_parallel, rank_traces};
+use crate::ranks::diff::{in_parallel, rank_traces};
 use anyhow::Context;
 use collectives::{Agreement, Kind, Outcome, RankCollectives, agreement};
 pub use findings::{Finding, GroupSummary, RankCheck, RankValue};

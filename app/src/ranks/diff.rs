@@ -6,7 +6,7 @@
 //! earliest cause across ranks is the root cause that did not come into
 //! its rank through a collective.
 
-use crate::report::{DivergenceReport, Reach, Report};
+use crate::output::report::{DivergenceReport, Reach, Report};
 use anyhow::Context;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -6,7 +6,7 @@
 //! lines marked, and the aligned launch table with runs of equal launches
 //! folded away.
 
-use crate::report::{DivergenceReport, Report};
+use crate::output::report::{DivergenceReport, Report};
 use crate::source_language::syntax_name;
 use crate::values::{HeatMap, Metrics, TensorValues};
 use std::collections::BTreeSet;

@@ -1,0 +1,238 @@
+//! The short human summary `tritontui diff` prints: the runs, what
+//! differs in their settings and compiles, the results, the verdict and
+//! the root causes, in words.
+
+use super::report::{InReplay, Reach, Report, Sides};
+use std::fmt::Write as _;
+use tritontui_engine::analysis::Verdict;
+use tritontui_engine::explain::index_words;
+
+/// Where a divergence's launches ran when one ran in a CUDA graph replay:
+/// `A: replay 3 of CUDA graph 2, B: ran on its own`.
+pub fn replay_words(in_replay: &Sides<Option<InReplay>>) -> Option<String> {
+    if in_replay.a.is_none() && in_replay.b.is_none() {
+        return None;
+    }
+    let side = |run: &str, r: Option<InReplay>| match r {
+        Some(r) => format!("{run}: replay {} of CUDA graph {}", r.replay, r.graph),
+        None => format!("{run}: not in a CUDA graph"),
+    };
+    Some(format!(
+        "{}, {}",
+        side("A", in_replay.a),
+        side("B", in_replay.b)
+    ))
+}
+
+/// What differs in the runs' use of CUDA graphs, in words, if anything.
+fn graph_use_words(replays: &Sides<usize>) -> Option<String> {
+    (replays.a != replays.b).then(|| {
+        format!(
+            "CUDA graph replays differ: A {}, B {} (what runs in a graph differs; launches are compared kernel by kernel as usual)",
+            replays.a, replays.b
+        )
+    })
+}
+
+/// The short human summary printed by `tritontui diff`.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    for (name, run, count) in [
+        ("A", &report.runs.a, report.launches.a),
+        ("B", &report.runs.b, report.launches.b),
+    ] {
+        let mut line = format!("{name}  {}  {count} launches", run.path);
+        if let Some(torch) = &run.torch {
+            line.push_str(&format!("  torch {torch}"));
+        }
+        if let Some(device) = run.devices.first() {
+            line.push_str(&format!("  {device}"));
+        }
+        if let Some(early) = &run.ended_early {
+            line.push_str(&format!("  (ended early: {early})"));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if !report.settings.is_empty() {
+        let _ = writeln!(out, "settings differ (A | B):");
+        for line in tritontui_engine::settings::lines(&report.settings) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if !report.compile_differences.is_empty() {
+        let _ = writeln!(out, "compiled differently:");
+        for line in tritontui_engine::compile_events::lines(&report.compile_differences) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
+        let _ = writeln!(out, "{words}");
+    }
+    let unseen = tritontui_engine::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    if !unseen.is_empty() {
+        let _ = writeln!(out, "not seen:");
+        for line in &unseen {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    if report.results.differ > 0 {
+        let _ = writeln!(
+            out,
+            "results differ: {} of {} compared",
+            report.results.differ, report.results.compared
+        );
+    }
+    if report.results.unpaired_a + report.results.unpaired_b > 0 {
+        let _ = writeln!(
+            out,
+            "results without a counterpart (not compared): {} in A, {} in B",
+            report.results.unpaired_a, report.results.unpaired_b
+        );
+    }
+    if report.results.held_a + report.results.held_b > 0 {
+        let _ = writeln!(
+            out,
+            "tensors held from before recording, unchanged (not compared): {} in A, {} in B",
+            report.results.held_a, report.results.held_b
+        );
+    }
+    let Some(first) = &report.first_divergence else {
+        let _ = if report.verdict == Verdict::Inconclusive {
+            writeln!(
+                out,
+                "inconclusive: {} launches aligned and every recorded launch wrote the same bits, but the traces did not see everything (above)",
+                report.launches.matched
+            )
+        } else {
+            writeln!(
+                out,
+                "identical: {} launches aligned, every launch wrote the same bits",
+                report.launches.matched
+            )
+        };
+        return out;
+    };
+    let roots = report.root_causes.len();
+    let reaching = report
+        .root_causes
+        .iter()
+        .filter(|r| r.impact == Reach::ReachesResults)
+        .count();
+    let uncompared = report
+        .divergences
+        .iter()
+        .filter(|d| d.impact == Reach::Uncompared)
+        .count();
+    let headline = match report.verdict {
+        Verdict::Inconclusive => format!(
+            "inconclusive: {} divergence{}, none seen to reach the results, but the traces did not see everything (above)",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        Verdict::Benign if uncompared > 0 => format!(
+            "benign: {} divergence{}, none reaching a result both runs have, and those agree bit for bit ({uncompared} wrote only into results the other run lacks)",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        Verdict::Benign => format!(
+            "benign: {} divergence{}, every difference absorbed before the results, which agree bit for bit",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        _ => format!(
+            "divergent: {} divergence{}, {} root cause{} ({} reaching the results)",
+            report.divergence_count,
+            plural(report.divergence_count),
+            roots,
+            plural(roots),
+            reaching
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "{headline}{}",
+        if report.alignment == "approximate" {
+            " (alignment approximate)"
+        } else {
+            ""
+        }
+    );
+    if report.absorbed_count > 0 {
+        let _ = writeln!(
+            out,
+            "{} launch{} read differing inputs and wrote equal outputs (absorbed)",
+            report.absorbed_count,
+            if report.absorbed_count == 1 { "" } else { "es" }
+        );
+    }
+    if !(report.results_recorded.a && report.results_recorded.b) {
+        let _ = writeln!(
+            out,
+            "a trace does not record the program's results: every last write counts as one"
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{}  {}  {}  {}",
+        if first.impact == Reach::Absorbed {
+            "first divergence (absorbed)"
+        } else {
+            "first divergence"
+        },
+        index_words(first.a_index, first.b_index),
+        first.kernel,
+        first.kind.as_str()
+    );
+    let _ = writeln!(out, "  {}", first.detail);
+    if let Some(words) = replay_words(&first.in_replay) {
+        let _ = writeln!(out, "  {words}");
+    }
+    let _ = writeln!(out, "  {}", first.impact_detail);
+    for line in crate::values::differing_lines(first.values.as_deref().unwrap_or_default()) {
+        let _ = writeln!(out, "  values: {line}");
+    }
+    if let Some(error) = &first.values_error {
+        let _ = writeln!(out, "  values: {error}");
+    }
+    if let Some(root) = (!first.root_cause && !first.absorbed).then_some(&first.root) {
+        let _ = writeln!(
+            out,
+            "  leads back to {}  {}",
+            index_words(root.a_index, root.b_index),
+            root.kernel
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "root causes ({roots})");
+    const SHOWN: usize = 10;
+    for root in report.root_causes.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}  {}  ({})",
+            index_words(root.a_index, root.b_index),
+            root.kernel,
+            root.kind.as_str(),
+            root.args.join(", "),
+            root.impact_detail
+        );
+    }
+    if roots > SHOWN {
+        let _ = writeln!(out, "  ... and {} more (see --json)", roots - SHOWN);
+    }
+    let propagated = report
+        .divergence_count
+        .saturating_sub(roots + report.absorbed_count);
+    if propagated > 0 {
+        let _ = writeln!(
+            out,
+            "{propagated} more divergent launch{} downstream of these; --json shows how each was reached",
+            if propagated == 1 { " is" } else { "es are" }
+        );
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -3,7 +3,9 @@
 //! (absolute, relative, RMSE, units in the last place), NaN and Inf that
 //! appear in one run only, and the element that differs most.
 
-use super::safetensors::{Tensor, element_size};
+use super::safetensors::{Dtype, Tensor, element_size};
+use float8::{F8E4M3, F8E5M2};
+use half::{bf16, f16};
 use serde::Serialize;
 
 /// How two tensors differ.
@@ -130,8 +132,8 @@ pub struct Worst {
 }
 
 /// An element's value, and its place on the number line in units in the
-/// last place.
-fn decode(dtype: &str, bytes: &[u8]) -> Option<(f64, i128)> {
+/// last place; None for a dtype these metrics do not read.
+fn decode(dtype: Dtype, bytes: &[u8]) -> Option<(f64, i128)> {
     let word = |n: usize| -> u64 {
         let mut buf = [0u8; 8];
         buf[..n].copy_from_slice(&bytes[..n]);
@@ -147,84 +149,38 @@ fn decode(dtype: &str, bytes: &[u8]) -> Option<(f64, i128)> {
             magnitude
         }
     };
+    let integer = |v: i128| (v as f64, v);
     Some(match dtype {
-        "F64" => (f64::from_bits(word(8)), ordered(word(8), 64)),
-        "F32" => (
+        Dtype::F64 => (f64::from_bits(word(8)), ordered(word(8), 64)),
+        Dtype::F32 => (
             f64::from(f32::from_bits(word(4) as u32)),
             ordered(word(4), 32),
         ),
-        "BF16" => {
-            let bits = word(2);
-            (
-                f64::from(f32::from_bits((bits as u32) << 16)),
-                ordered(bits, 16),
-            )
-        }
-        "F16" => (half_to_f64(word(2) as u16), ordered(word(2), 16)),
-        "F8_E4M3" => (fp8_to_f64(word(1) as u8, 3, 7, true), ordered(word(1), 8)),
-        "F8_E5M2" => (fp8_to_f64(word(1) as u8, 2, 15, false), ordered(word(1), 8)),
-        "I64" => {
-            let v = word(8) as i64;
-            (v as f64, i128::from(v))
-        }
-        "I32" => {
-            let v = word(4) as u32 as i32;
-            (f64::from(v), i128::from(v))
-        }
-        "I16" => {
-            let v = word(2) as u16 as i16;
-            (f64::from(v), i128::from(v))
-        }
-        "I8" => {
-            let v = word(1) as u8 as i8;
-            (f64::from(v), i128::from(v))
-        }
-        "U64" | "U32" | "U16" | "U8" | "BOOL" => {
-            let n = element_size(dtype)? as usize;
-            let v = word(n);
-            (v as f64, i128::from(v))
+        Dtype::BF16 => (
+            bf16::from_bits(word(2) as u16).to_f64(),
+            ordered(word(2), 16),
+        ),
+        Dtype::F16 => (
+            f16::from_bits(word(2) as u16).to_f64(),
+            ordered(word(2), 16),
+        ),
+        Dtype::F8_E4M3 => (
+            F8E4M3::from_bits(word(1) as u8).to_f64(),
+            ordered(word(1), 8),
+        ),
+        Dtype::F8_E5M2 => (
+            F8E5M2::from_bits(word(1) as u8).to_f64(),
+            ordered(word(1), 8),
+        ),
+        Dtype::I64 => integer(i128::from(word(8) as i64)),
+        Dtype::I32 => integer(i128::from(word(4) as u32 as i32)),
+        Dtype::I16 => integer(i128::from(word(2) as u16 as i16)),
+        Dtype::I8 => integer(i128::from(word(1) as u8 as i8)),
+        Dtype::U64 | Dtype::U32 | Dtype::U16 | Dtype::U8 | Dtype::BOOL => {
+            integer(i128::from(word(element_size(dtype)?)))
         }
         _ => return None,
     })
-}
-
-/// An IEEE half-precision value.
-fn half_to_f64(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let fraction = f64::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => fraction * 2f64.powi(-24),
-        31 if fraction == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        e => (1.0 + fraction / 1024.0) * 2f64.powi(e - 15),
-    }
-}
-
-/// A float8 value with `mantissa` bits and exponent `bias`; `fn_variant`:
-/// E4M3FN (no infinities, NaN only at all ones).
-fn fp8_to_f64(bits: u8, mantissa: u32, bias: i32, fn_variant: bool) -> f64 {
-    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exponent_bits = 7 - mantissa;
-    let exponent = i32::from((bits >> mantissa) & ((1 << exponent_bits) - 1) as u8);
-    let fraction = f64::from(bits & ((1 << mantissa) - 1) as u8);
-    let scale = f64::from(1u32 << mantissa);
-    let top = (1 << exponent_bits) - 1;
-    if fn_variant && exponent == top && fraction == scale - 1.0 {
-        return f64::NAN;
-    }
-    if !fn_variant && exponent == top {
-        return if fraction == 0.0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    sign * if exponent == 0 {
-        fraction / scale * 2f64.powi(1 - bias)
-    } else {
-        (1.0 + fraction / scale) * 2f64.powi(exponent - bias)
-    }
 }
 
 /// The metrics of `a` against `b`; None when they differ in dtype or
@@ -233,8 +189,8 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
     if a.dtype != b.dtype || a.shape != b.shape {
         return None;
     }
-    let size = element_size(&a.dtype)? as usize;
-    decode(&a.dtype, &vec![0; size])?;
+    let size = element_size(a.dtype)?;
+    decode(a.dtype, &vec![0; size])?;
     let elements = a.bytes.len() / size;
     let mut m = Metrics {
         elements: elements as u64,
@@ -268,7 +224,7 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
         let cell = folding.cell(i as u64);
         folding.mismatched[cell] += 1;
         first_mismatch.get_or_insert(i);
-        let (Some((x, ox)), Some((y, oy))) = (decode(&a.dtype, ea), decode(&a.dtype, eb)) else {
+        let (Some((x, ox)), Some((y, oy))) = (decode(a.dtype, ea), decode(a.dtype, eb)) else {
             continue;
         };
         let ulp = (ox - oy).unsigned_abs();
@@ -311,7 +267,7 @@ pub fn compare(a: &Tensor, b: &Tensor) -> Option<Metrics> {
         .or(first_mismatch);
     m.worst = worst_index.map(|i| {
         let value =
-            |t: &Tensor| decode(&t.dtype, &t.bytes[i * size..][..size]).map_or(f64::NAN, |v| v.0);
+            |t: &Tensor| decode(t.dtype, &t.bytes[i * size..][..size]).map_or(f64::NAN, |v| v.0);
         Worst {
             index: unravel(i as u64, &a.shape),
             a: value(a),
@@ -339,7 +295,7 @@ mod tests {
 
     fn f32s(shape: &[u64], values: &[f32]) -> Tensor {
         Tensor {
-            dtype: "F32".into(),
+            dtype: Dtype::F32,
             shape: shape.to_vec(),
             bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
         }
@@ -410,17 +366,24 @@ mod tests {
 
     #[test]
     fn half_bfloat16_and_float8_decode() {
-        assert_eq!(half_to_f64(0x3c00), 1.0);
-        assert_eq!(half_to_f64(0xc000), -2.0);
-        assert_eq!(half_to_f64(0x0001), 2f64.powi(-24));
-        assert!(half_to_f64(0x7c00).is_infinite());
-        assert_eq!(decode("BF16", &[0x80, 0x3f]).unwrap().0, 1.0);
-        assert_eq!(fp8_to_f64(0x38, 3, 7, true), 1.0); // E4M3FN 1.0
-        assert!(fp8_to_f64(0x7f, 3, 7, true).is_nan());
-        assert_eq!(fp8_to_f64(0x3c, 2, 15, false), 1.0); // E5M2 1.0
-        assert!(fp8_to_f64(0x7c, 2, 15, false).is_infinite());
+        let value = |dtype, bytes: &[u8]| decode(dtype, bytes).unwrap().0;
+        assert_eq!(value(Dtype::F16, &[0x00, 0x3c]), 1.0);
+        assert_eq!(value(Dtype::F16, &[0x00, 0xc0]), -2.0);
+        assert_eq!(value(Dtype::F16, &[0x01, 0x00]), 2f64.powi(-24));
+        assert!(value(Dtype::F16, &[0x00, 0x7c]).is_infinite());
+        assert_eq!(value(Dtype::BF16, &[0x80, 0x3f]), 1.0);
+        assert_eq!(value(Dtype::F8_E4M3, &[0x38]), 1.0);
+        // E4M3FN: no infinities, NaN only at all ones; 448 the largest.
+        assert!(value(Dtype::F8_E4M3, &[0x7f]).is_nan());
+        assert_eq!(value(Dtype::F8_E4M3, &[0x7e]), 448.0);
+        assert_eq!(value(Dtype::F8_E4M3, &[0x01]), 2f64.powi(-9));
+        assert_eq!(value(Dtype::F8_E5M2, &[0x3c]), 1.0);
+        assert!(value(Dtype::F8_E5M2, &[0x7c]).is_infinite());
+        assert!(value(Dtype::F8_E5M2, &[0x7d]).is_nan());
+        assert_eq!(value(Dtype::I16, &[0xff, 0xff]), -1.0);
+        assert!(decode(Dtype::F4, &[0]).is_none());
         let bf16 = |v: f32| Tensor {
-            dtype: "BF16".into(),
+            dtype: Dtype::BF16,
             shape: vec![1],
             bytes: ((v.to_bits() >> 16) as u16).to_le_bytes().to_vec(),
         };

@@ -6,8 +6,9 @@
 
 use std::path::Path;
 use tritontui::Report;
-use tritontui::output::report::{InReplay, Sides};
+use tritontui::output::report::InReplay;
 use tritontui::output::summary;
+use tritontui_engine::Sides;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options};
 use tritontui_trace::format::{Captured, CudaGraphRecord, ReplayRecord};

@@ -4,14 +4,8 @@ use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite
 use crate::producer::Origin;
 use tritontui_trace::{ArgIndex, ArgRef, Kernel, Scalar, Trace};
 
-/// The two runs being compared.
-#[derive(Clone, Copy)]
-pub struct TracePair<'t> {
-    /// Run A.
-    pub a: &'t Trace,
-    /// Run B.
-    pub b: &'t Trace,
-}
+/// The two traces being compared.
+pub type TracePair<'t> = crate::Sides<&'t Trace>;
 
 impl<'t> TracePair<'t> {
     /// The kernel a divergence is about (A's, or B's for launches only in B).

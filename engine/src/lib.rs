@@ -14,7 +14,9 @@ pub mod gaps;
 pub mod producer;
 pub mod results;
 pub mod settings;
+pub mod sides;
 pub mod signature;
 pub mod suspects;
 
 pub use analysis::{Analysis, Divergence, Kind, Options};
+pub use sides::Sides;

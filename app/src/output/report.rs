@@ -4,6 +4,7 @@
 
 use crate::values::TensorValues;
 use serde::Serialize;
+use tritontui_engine::Sides;
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
 use tritontui_engine::explain::{
     TracePair, divergence_words, impact_words, origin_words, result_name, result_words,
@@ -26,9 +27,9 @@ pub struct Report {
     /// differ) or `inconclusive` (nothing seen differs, but a trace has gaps).
     pub verdict: Verdict,
     /// What each trace did not see; any gap forbids `identical` and `benign`.
-    pub gaps: GapPair,
+    pub gaps: Sides<Vec<Gap>>,
     /// The two traces.
-    pub runs: RunPair,
+    pub runs: Sides<RunInfo>,
     /// The runs' settings that differ (versions, devices, numerics flags,
     /// non-default configs, environment variables): often the answer.
     pub settings: Vec<tritontui_engine::settings::SettingDiff>,
@@ -44,7 +45,7 @@ pub struct Report {
     /// `minimal`, or `approximate` if the alignment ran out of time.
     pub alignment: &'static str,
     /// Whether each run recorded its results (else every last write counts).
-    pub results_recorded: ResultsRecorded,
+    pub results_recorded: Sides<bool>,
     /// The runs' results compared tensor by tensor.
     pub results: ResultsCompared,
     /// The results whose bits differ, with what last wrote them.
@@ -65,15 +66,6 @@ pub struct Report {
     pub divergences_truncated: bool,
 }
 
-/// One value for each run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Sides<T> {
-    /// Run A's.
-    pub a: T,
-    /// Run B's.
-    pub b: T,
-}
-
 /// The CUDA graph replay a launch ran in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct InReplay {
@@ -81,15 +73,6 @@ pub struct InReplay {
     pub graph: u64,
     /// Which replay of it, from 0.
     pub replay: u64,
-}
-
-/// Each run's gaps.
-#[derive(Debug, Serialize)]
-pub struct GapPair {
-    /// Run A's.
-    pub a: Vec<Gap>,
-    /// Run B's.
-    pub b: Vec<Gap>,
 }
 
 /// How many results were compared, and how many differ.
@@ -134,15 +117,6 @@ pub struct ResultDifferenceReport {
     pub detail: String,
 }
 
-/// Both runs.
-#[derive(Debug, Serialize)]
-pub struct RunPair {
-    /// Run A.
-    pub a: RunInfo,
-    /// Run B.
-    pub b: RunInfo,
-}
-
 /// What a report says about one trace.
 #[derive(Debug, Serialize)]
 pub struct RunInfo {
@@ -185,15 +159,6 @@ impl Reach {
             Reach::Uncompared => "uncompared",
         }
     }
-}
-
-/// Whether each run's trace recorded the program's results.
-#[derive(Debug, Serialize)]
-pub struct ResultsRecorded {
-    /// Run A.
-    pub a: bool,
-    /// Run B.
-    pub b: bool,
 }
 
 /// Launch counts.
@@ -356,11 +321,11 @@ impl Report {
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
-            gaps: GapPair {
+            gaps: Sides {
                 a: analysis.gaps.0.clone(),
                 b: analysis.gaps.1.clone(),
             },
-            results_recorded: ResultsRecorded {
+            results_recorded: Sides {
                 a: a.results.is_some(),
                 b: b.results.is_some(),
             },
@@ -373,7 +338,7 @@ impl Report {
                 held_b: analysis.results.held.1,
             },
             result_differences,
-            runs: RunPair {
+            runs: Sides {
                 a: run_info(a),
                 b: run_info(b),
             },

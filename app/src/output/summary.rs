@@ -2,8 +2,9 @@
 //! differs in their settings and compiles, the results, the verdict and
 //! the root causes, in words.
 
-use super::report::{InReplay, Reach, Report, Sides};
+use super::report::{InReplay, Reach, Report};
 use std::fmt::Write as _;
+use tritontui_engine::Sides;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::explain::index_words;
 

@@ -110,7 +110,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "ranks": g.ranks, "ts": g.ts,
         }))?;
     }
-    for c in &trace.captures {
+    for c in &trace.captured_values {
         line(json!({
             "type": "capture", "seq": c.seq, "file": c.file, "bytes": c.bytes, "ts": c.ts,
         }))?;

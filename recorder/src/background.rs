@@ -42,7 +42,7 @@ pub enum Delivered {
 
 /// Which field of a tensor argument a pending result fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
+pub enum Field {
     /// The hash before the launch.
     Pre,
     /// The hash after it.
@@ -56,7 +56,7 @@ pub enum Slot {
 pub struct Fill {
     /// Index of the tensor argument (0 for an input record's tensor).
     pub arg: usize,
-    pub slot: Slot,
+    pub field: Field,
     /// Index into the pending results.
     pub index: usize,
 }
@@ -95,10 +95,10 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
         let tensor = tensors
             .get_mut(f.arg)
             .ok_or_else(|| io::Error::other("a pending result has no argument"))?;
-        match (f.slot, result) {
-            (Slot::Pre, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.pre = Some(*h),
-            (Slot::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
-            (Slot::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
+        match (f.field, result) {
+            (Field::Pre, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.pre = Some(*h),
+            (Field::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
+            (Field::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
             _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
     }
@@ -157,8 +157,8 @@ impl BackgroundWriter {
             .name("tritontui-writer".into())
             .spawn(move || {
                 if let Err(e) = drain(writer, &rx) {
-                    if let Ok(mut slot) = thread_error.lock() {
-                        *slot = Some(e.to_string());
+                    if let Ok(mut error) = thread_error.lock() {
+                        *error = Some(e.to_string());
                     }
                     thread_failed.store(true, Ordering::Release);
                 }
@@ -465,13 +465,13 @@ mod tests {
             ArgValue::Scalar(Scalar::Int(4)),
             tensor(layout, 32, None, None),
         ];
-        let fill = |arg, slot, index| Fill { arg, slot, index };
+        let fill = |arg, field, index| Fill { arg, field, index };
         let fills = vec![
-            fill(0, Slot::Pre, 0),
-            fill(0, Slot::Post, 1),
-            fill(1, Slot::Pre, 2),
-            fill(1, Slot::Post, 3),
-            fill(1, Slot::Stats, 4),
+            fill(0, Field::Pre, 0),
+            fill(0, Field::Post, 1),
+            fill(1, Field::Pre, 2),
+            fill(1, Field::Post, 3),
+            fill(1, Field::Stats, 4),
         ];
         let summary = Stats {
             min: -1.0,
@@ -519,12 +519,12 @@ mod tests {
         let fills = vec![
             Fill {
                 arg: 0,
-                slot: Slot::Pre,
+                field: Field::Pre,
                 index: 1,
             },
             Fill {
                 arg: 1,
-                slot: Slot::Pre,
+                field: Field::Pre,
                 index: 0,
             },
         ];
@@ -542,7 +542,7 @@ mod tests {
         let args = vec![tensor(layout, 16, None, None)];
         let fills = vec![Fill {
             arg: 0,
-            slot: Slot::Stats,
+            field: Field::Stats,
             index: 0,
         }];
         let delivered: Pending = Box::new(|| Ok(vec![Delivered::Hash(1)]));

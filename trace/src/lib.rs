@@ -17,9 +17,9 @@ pub mod trace;
 pub mod writer;
 
 pub use format::{
-    Access, ArgDef, ArgValue, CallRecord, CaptureRecord, CustomHashRecord, Distributed, GapRecord,
-    GraphDef, Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
-    ResultsRecord, Scalar, SettingsRecord, Stats, TensorArg,
+    Access, ArgDef, ArgValue, CallRecord, CustomHashRecord, Distributed, GapRecord, GraphDef,
+    Header, InputRecord, KernelDef, LaunchRecord, LayoutDef, ProcessGroupRecord, Record,
+    ResultsRecord, Scalar, SettingsRecord, Stats, TensorArg, ValuesRecord,
 };
 pub use reader::{Next, RecordReader, TraceError};
 pub use span::Span;

@@ -4,8 +4,8 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use tritontui_trace::format::{
-    CaptureRecord, CompileRecord, CustomHashRecord, EndRecord, MarkerRecord, ProcessGroupRecord,
-    ProcessRecord, RecordOptions, SourceDef,
+    CompileRecord, CustomHashRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord,
+    RecordOptions, SourceDef, ValuesRecord,
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
@@ -179,7 +179,7 @@ fn record() -> impl Strategy<Value = Record> {
                 })
             ),
         (any::<u64>(), ".{0,16}", any::<u64>()).prop_map(|(seq, file, bytes)| {
-            Record::Capture(CaptureRecord {
+            Record::Values(ValuesRecord {
                 seq,
                 file,
                 bytes,

@@ -51,7 +51,7 @@ pub fn write(
         );
     }
     let capture = trace
-        .captures
+        .captured_values
         .iter()
         .find(|c| c.seq == seq)
         .with_context(|| {
@@ -119,7 +119,7 @@ pub fn write(
         let b = Trace::open(b_path).with_context(|| b_path.display().to_string())?;
         let b_seq = crate::values::aligned(&trace, &b, seq)?;
         let b_capture = b
-            .captures
+            .captured_values
             .iter()
             .find(|c| c.seq == b_seq)
             .with_context(|| format!("{}: launch {b_seq} was not captured", b_path.display()))?;

@@ -137,7 +137,12 @@ pub fn compare_captured(
     seq_a: u64,
     seq_b: u64,
 ) -> Option<anyhow::Result<Vec<TensorValues>>> {
-    let bytes = |t: &Trace, seq| t.captures.iter().find(|c| c.seq == seq).map(|c| c.bytes);
+    let bytes = |t: &Trace, seq| {
+        t.captured_values
+            .iter()
+            .find(|c| c.seq == seq)
+            .map(|c| c.bytes)
+    };
     let size = bytes(a, seq_a)? + bytes(b, seq_b)?;
     if size > MAX_COMPARED_ALONG {
         return Some(Err(anyhow::anyhow!(
@@ -210,7 +215,7 @@ fn captured(
     seq: u64,
 ) -> anyhow::Result<(String, BTreeMap<String, safetensors::Tensor>)> {
     let path = &trace.path;
-    let Some(capture) = trace.captures.iter().find(|c| c.seq == seq) else {
+    let Some(capture) = trace.captured_values.iter().find(|c| c.seq == seq) else {
         bail!(
             "{}: launch {seq} was not captured (record it with --capture {seq})",
             path.display()

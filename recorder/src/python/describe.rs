@@ -9,7 +9,7 @@
 
 use super::cuda_graphs::Capturing;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
-use crate::background::{Fill, Slot};
+use crate::background::{Field, Fill};
 use crate::phases::{Phase, timed};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
@@ -373,7 +373,7 @@ impl Described {
                 post: None,
                 stats: None,
             };
-            self.settle(&mut arg.pre, pre, tensor_index, Slot::Pre);
+            self.settle(&mut arg.pre, pre, tensor_index, Field::Pre);
             self.args.push(ArgValue::Tensor(arg));
             self.tensors.push(view);
         }
@@ -440,7 +440,7 @@ impl Described {
             let fill = self
                 .fills
                 .iter()
-                .find(|f| f.arg == tensor && f.slot == Slot::Post)?;
+                .find(|f| f.arg == tensor && f.field == Field::Post)?;
             self.work.batch.as_ref()?.captured_slot(fill.index)
         };
         #[cfg(not(feature = "cuda"))]
@@ -471,12 +471,12 @@ impl Described {
                 post = self.unchanged_read(view, &written);
                 if post.is_none() {
                     let result = self.hash(py, view)?;
-                    self.settle(&mut post, result, index, Slot::Post);
+                    self.settle(&mut post, result, index, Field::Post);
                 }
             }
             if stats {
                 let result = self.stats(py, view)?;
-                self.settle(&mut summary, result, index, Slot::Stats);
+                self.settle(&mut summary, result, index, Field::Stats);
             }
             if let ArgValue::Tensor(arg) = &mut self.args[view.arg] {
                 arg.post = post;
@@ -698,10 +698,10 @@ impl Described {
     }
 
     /// Puts a value in place now, or a fill for the writer thread.
-    fn settle<T>(&mut self, field: &mut Option<T>, result: Value<T>, arg: usize, slot: Slot) {
+    fn settle<T>(&mut self, place: &mut Option<T>, result: Value<T>, arg: usize, field: Field) {
         match result {
-            Value::Now(value) => *field = Some(value),
-            Value::Ticket(index) => self.fills.push(Fill { arg, slot, index }),
+            Value::Now(value) => *place = Some(value),
+            Value::Ticket(index) => self.fills.push(Fill { arg, field, index }),
             Value::Missing => {}
         }
     }

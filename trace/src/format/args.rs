@@ -38,9 +38,13 @@ pub struct TensorArg {
     pub ptr: u64,
     /// Bit set of `TensorArg::WRITTEN`.
     pub flags: u64,
-    /// Hash of the logical bytes before the launch, if hashed.
+    /// Hash of the logical bytes before the launch, if hashed; in a
+    /// `captured` record (a launch inside a CUDA graph capture), the slot
+    /// of its graph's table where each replay leaves that hash (a reader
+    /// expanding the replays puts the hashes in).
     pub pre: Option<u64>,
-    /// Hash of the logical bytes after the launch, if hashed.
+    /// Hash of the logical bytes after the launch, if hashed; a table slot
+    /// in a `captured` record, as `pre`.
     pub post: Option<u64>,
     /// Summary statistics of the value after the launch, if computed.
     pub stats: Option<Stats>,

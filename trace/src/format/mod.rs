@@ -13,9 +13,9 @@ pub use args::{ArgValue, Scalar, Stats, TensorArg};
 pub use header::{Distributed, Header, RecordOptions};
 pub use launch::{Access, ArgDef, Captured, KernelDef, LaunchRecord, LayoutDef, SourceDef};
 pub use records::{
-    CallRecord, CaptureRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord,
-    GapRecord, GraphDef, InputRecord, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord,
-    ReplayRecord, ResultsRecord, SettingsRecord,
+    CallRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, GraphDef,
+    InputRecord, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, ReplayRecord,
+    ResultsRecord, SettingsRecord, ValuesRecord,
 };
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -54,8 +54,11 @@ pub enum Record {
     /// A process group this process became a member of (1.8).
     #[serde(rename = "process_group")]
     ProcessGroup(ProcessGroupRecord),
-    /// A launch's tensors captured by value into a sidecar file (1.9).
-    Capture(CaptureRecord),
+    /// A launch's tensors copied by value into a sidecar file (1.9;
+    /// `capture` on disk). Not a launch captured into a CUDA graph, which
+    /// is [`Record::Captured`].
+    #[serde(rename = "capture")]
+    Values(ValuesRecord),
     /// A launch's tensors hashed by the program's own hash function (1.10).
     #[serde(rename = "custom_hash")]
     CustomHash(CustomHashRecord),
@@ -108,7 +111,7 @@ impl Record {
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
             Record::ProcessGroup(_) => "process_group",
-            Record::Capture(_) => "capture",
+            Record::Values(_) => "capture",
             Record::CustomHash(_) => "custom_hash",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
@@ -163,7 +166,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
-            "capture" => Record::Capture(CaptureRecord::deserialize(rest)?),
+            "capture" => Record::Values(ValuesRecord::deserialize(rest)?),
             "custom_hash" => Record::CustomHash(CustomHashRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),

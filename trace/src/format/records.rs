@@ -85,7 +85,7 @@ pub struct ProcessGroupRecord {
 /// A launch whose tensor arguments were copied by value, before and after
 /// it, into a sidecar file (`record(capture=...)`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CaptureRecord {
+pub struct ValuesRecord {
     /// The launch's `seq`.
     pub seq: u64,
     /// The sidecar file, relative to the trace's folder: a safetensors file

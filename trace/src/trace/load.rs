@@ -127,7 +127,7 @@ impl Trace {
             processes: Vec::new(),
             markers: Vec::new(),
             process_groups: Vec::new(),
-            captures: Vec::new(),
+            captured_values: Vec::new(),
             custom_hashes: HashMap::new(),
             pauses: Vec::new(),
             compiles: Vec::new(),
@@ -198,7 +198,7 @@ impl Trace {
             }
             Record::Marker(marker) => self.markers.push(marker),
             Record::ProcessGroup(group) => self.process_groups.push(group),
-            Record::Capture(capture) => self.captures.push(capture),
+            Record::Values(capture) => self.captured_values.push(capture),
             Record::CustomHash(custom) => {
                 self.custom_hashes.insert(custom.seq, custom);
             }

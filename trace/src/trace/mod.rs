@@ -5,9 +5,9 @@
 mod load;
 
 use crate::format::{
-    Access, ArgDef, CaptureRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord,
-    GapRecord, Header, LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord,
-    Scalar, SettingsRecord, Stats,
+    Access, ArgDef, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, Header,
+    LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Scalar,
+    SettingsRecord, Stats, ValuesRecord,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -289,7 +289,7 @@ pub struct Trace {
     /// The process groups the process became a member of, in order (1.8).
     pub process_groups: Vec<ProcessGroupRecord>,
     /// Launches captured by value (1.9), in record order.
-    pub captures: Vec<CaptureRecord>,
+    pub captured_values: Vec<ValuesRecord>,
     /// What the program's own hash function gave (1.10), by launch `seq`.
     pub custom_hashes: HashMap<u64, CustomHashRecord>,
     /// Pause points reached and left, in order.

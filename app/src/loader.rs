@@ -41,11 +41,7 @@ pub fn open_pair(
     pb: &Path,
     open: &(impl Fn(usize, &Path) -> Result<Trace, TraceError> + Sync),
 ) -> Result<(Trace, Trace), LoadError> {
-    let (a, b) = std::thread::scope(|s| {
-        let left = s.spawn(|| open(0, pa));
-        let right = open(1, pb);
-        (left.join(), right)
-    });
+    let (a, b) = tritontui_engine::parallel::side_by_side(|| open(0, pa), || open(1, pb));
     let a = a.map_err(|_| LoadError::ReaderCrashed(pa.to_owned()))??;
     Ok((a, b?))
 }

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod compile_events;
 pub mod explain;
 pub mod gaps;
+pub mod parallel;
 pub mod producer;
 pub mod results;
 pub mod settings;

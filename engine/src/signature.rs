@@ -73,11 +73,10 @@ pub fn alignment_keys(
     b: &Trace,
     b_launches: &[u32],
 ) -> (Vec<u32>, Vec<u32>) {
-    let (local_a, local_b) = std::thread::scope(|s| {
-        let from_a = s.spawn(|| local_signatures(a, a_launches));
-        let local_b = local_signatures(b, b_launches);
-        (join(from_a), local_b)
-    });
+    let (local_a, local_b) = crate::parallel::both(
+        || local_signatures(a, a_launches),
+        || local_signatures(b, b_launches),
+    );
     let mut global: FxHashMap<Signature, u32> = FxHashMap::default();
     let mut to_global = |trace: &Trace, local: &LocalSignatures| -> Vec<u32> {
         local
@@ -94,11 +93,4 @@ pub fn alignment_keys(
     let keys_a = local_a.ids.iter().map(|&id| map_a[id as usize]).collect();
     let keys_b = local_b.ids.iter().map(|&id| map_b[id as usize]).collect();
     (keys_a, keys_b)
-}
-
-/// Joins a scoped thread, re-raising its panic on this thread.
-pub(crate) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
 }

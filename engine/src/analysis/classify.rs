@@ -5,7 +5,6 @@
 use super::{Divergence, Impact, Kind, RowStatus};
 use crate::align::{Alignment, Row};
 use crate::compare::{Comparer, PairDiff};
-use crate::signature::join;
 use tritontui_trace::{ArgIndex, Trace};
 
 /// Compares every matched pair and groups unmatched runs; inputs are not
@@ -18,11 +17,10 @@ pub(super) fn classify_rows(
     let rows = &alignment.rows;
     // Compare in two halves on two threads; pair comparisons are independent.
     let mid = rows.len() / 2;
-    let (first, second) = std::thread::scope(|s| {
-        let left = s.spawn(|| compare_rows(a, b, &rows[..mid], 0));
-        let right = compare_rows(a, b, &rows[mid..], mid);
-        (join(left), right)
-    });
+    let (first, second) = crate::parallel::both(
+        || compare_rows(a, b, &rows[..mid], 0),
+        || compare_rows(a, b, &rows[mid..], mid),
+    );
     let mut statuses = vec![RowStatus::Equal; rows.len()];
     let mut divergences = Vec::new();
     let mut pairs = first.into_iter().chain(second).peekable();

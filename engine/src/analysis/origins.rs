@@ -7,7 +7,6 @@ use super::{Divergence, InputOrigin, Kind, LaunchRows, Overwrite, RowStatus};
 use crate::align::Alignment;
 use crate::producer::{Flow, Origin, ResultWriter, trace_flow};
 use crate::results::ResultComparison;
-use crate::signature::join;
 use rustc_hash::FxHashMap;
 use tritontui_trace::{Access, ArgIndex, Trace};
 
@@ -45,11 +44,8 @@ pub(super) fn explain_inputs(
             }
         }
     }
-    let ((origins_a, flow_a), (origins_b, flow_b)) = std::thread::scope(|s| {
-        let from_a = s.spawn(|| trace_flow(a, &queries_a));
-        let from_b = trace_flow(b, &queries_b);
-        (join(from_a), from_b)
-    });
+    let ((origins_a, flow_a), (origins_b, flow_b)) =
+        crate::parallel::both(|| trace_flow(a, &queries_a), || trace_flow(b, &queries_b));
     let (rows_a, rows_b) = rows;
     let mut answers = origins_a.into_iter().zip(origins_b);
     // The first divergence to read each unexplained outside value; later

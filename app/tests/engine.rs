@@ -7,6 +7,7 @@ use tritontui::output::report::Reach;
 use tritontui_engine::analysis::{Impact, RowStatus, Verdict};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::{Analysis, Kind, Options};
+use tritontui_synth::hand::{self, hashed, hashed_header};
 use tritontui_synth::{Expected, Injection, Spec, generate};
 use tritontui_trace::Trace;
 
@@ -307,8 +308,7 @@ proptest! {
 /// hash before and hash after.
 type HandArg = (&'static str, tritontui_trace::Access, u64, u64, u64);
 
-/// Writes a kernel named `name` whose arguments are named and accessed as
-/// `defs` say, and one launch of it with `args`.
+/// Writes a kernel and one launch of it (see `tritontui_synth::hand`).
 fn write_launch(
     w: &mut tritontui_trace::TraceWriter<Vec<u8>>,
     seq: u64,
@@ -316,55 +316,12 @@ fn write_launch(
     defs: &[(&str, tritontui_trace::Access)],
     args: Vec<tritontui_trace::ArgValue>,
 ) {
-    use tritontui_trace::{ArgDef, KernelDef, LaunchRecord};
-    let kernel = w
-        .add_kernel(KernelDef {
-            id: 0,
-            name: name.into(),
-            backend: "cpp".into(),
-            args: defs
-                .iter()
-                .map(|&(name, access)| ArgDef {
-                    name: name.into(),
-                    ty: "float*".into(),
-                    access,
-                })
-                .collect(),
-            source: None,
-            meta: Default::default(),
-            config: Default::default(),
-        })
-        .expect("kernel");
-    w.launch(&LaunchRecord {
-        seq,
-        kernel,
-        grid: vec![],
-        stream: 0,
-        device: -1,
-        thread: 1,
-        ts: 0,
-        autotune: false,
-        captured: None,
-        args,
-    })
-    .expect("launch");
-}
-
-/// A tensor argument hashed `pre` before its launch and `post` after.
-fn hashed(layout: u64, ptr: u64, pre: u64, post: u64) -> tritontui_trace::ArgValue {
-    tritontui_trace::ArgValue::tensor(layout, ptr, 1, Some(pre), Some(post))
+    hand::write_launch(w, seq, name, defs, args).expect("launch");
 }
 
 /// A trace of C++ launches, one kernel each, built by hand.
 fn hand_trace(launches: &[(&str, Vec<HandArg>)]) -> Trace {
     hand_trace_with_results(launches, None)
-}
-
-/// The header of a hand-made trace whose tensors are hashed.
-fn hashed_header() -> tritontui_trace::Header {
-    let mut header = tritontui_trace::Header::new("test");
-    header.options.hash = "tthash64-v1".into();
-    header
 }
 
 /// Like [`hand_trace`], ending with a `results` record of the tensors at

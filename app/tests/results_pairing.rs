@@ -7,8 +7,9 @@ use proptest::prelude::*;
 use std::path::Path;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options};
-use tritontui_trace::format::{ArgDef, ArgValue, CallRecord, GraphDef, KernelDef, LaunchRecord};
-use tritontui_trace::{Access, Header, Record, ResultsRecord, Trace, TraceWriter};
+use tritontui_synth::hand;
+use tritontui_trace::format::{ArgValue, CallRecord, GraphDef};
+use tritontui_trace::{Access, Record, ResultsRecord, Trace, TraceWriter};
 
 /// Where the one launch writes its output.
 const OUTPUT: u64 = 1 << 20;
@@ -33,9 +34,7 @@ struct Run {
 /// `arg0_1`, ...), one launch reading them all and writing `OUTPUT`, and
 /// its `held` and `results` records; every tensor has one view.
 fn trace(run: &Run) -> Trace {
-    let mut header = Header::new("test");
-    header.options.hash = "tthash64-v1".into();
-    let mut w = TraceWriter::new(Vec::new(), &header).expect("header");
+    let mut w = TraceWriter::new(Vec::new(), &hand::hashed_header()).expect("header");
     let layout = w
         .layout("float32", 4, &[128, 1], &[1, 1], 0)
         .expect("layout");
@@ -66,29 +65,11 @@ fn trace(run: &Run) -> Trace {
             .collect(),
     }))
     .expect("call");
-    let mut defs: Vec<ArgDef> = (0..run.inputs.len())
-        .map(|i| ArgDef {
-            name: format!("in_ptr{i}"),
-            ty: "float*".into(),
-            access: Access::In,
-        })
+    let names: Vec<String> = (0..run.inputs.len())
+        .map(|i| format!("in_ptr{i}"))
         .collect();
-    defs.push(ArgDef {
-        name: "out_ptr0".into(),
-        ty: "float*".into(),
-        access: Access::Out,
-    });
-    let kernel = w
-        .add_kernel(KernelDef {
-            id: 0,
-            name: "cpp_fused_addmm_0".into(),
-            backend: "cpp".into(),
-            args: defs,
-            source: None,
-            meta: Default::default(),
-            config: Default::default(),
-        })
-        .expect("kernel");
+    let mut defs: Vec<(&str, Access)> = names.iter().map(|n| (n.as_str(), Access::In)).collect();
+    defs.push(("out_ptr0", Access::Out));
     let mut args: Vec<ArgValue> = run
         .inputs
         .iter()
@@ -99,19 +80,7 @@ fn trace(run: &Run) -> Trace {
         t.flags = tritontui_trace::TensorArg::WRITTEN;
     }
     args.push(output);
-    w.launch(&LaunchRecord {
-        seq: 0,
-        kernel,
-        grid: vec![],
-        stream: 0,
-        device: -1,
-        thread: 1,
-        ts: 0,
-        autotune: false,
-        captured: None,
-        args,
-    })
-    .expect("launch");
+    hand::write_launch(&mut w, 0, "cpp_fused_addmm_0", &defs, args).expect("launch");
     w.write(&Record::Results(ResultsRecord {
         before: 1,
         device: -1,

@@ -17,6 +17,7 @@ use tritontui_trace::{
 };
 
 pub mod cli;
+pub mod hand;
 mod ranks;
 pub use ranks::{RankSpec, generate_ranks};
 

@@ -5,17 +5,16 @@ the end of block B one more tensor is alive than at the end of block A
 (block A's kept output), of the same view as the last layer's bias."""
 
 import torch
-from _blocks import mlp, named
+from _blocks import compiled_mlp, named
 from _harness import parse, run_blocks
 
 args = parse(__doc__, blocks=True)
-model = mlp()
-compiled = torch.compile(model)
-x = torch.randn(32, generator=torch.Generator().manual_seed(1))
+model, compiled, x, warm = compiled_mlp()
+
+
+def block() -> dict[str, torch.Tensor]:
+    return named(model, out=compiled(x))
+
+
 with torch.no_grad():
-    warm = compiled(x)
-
-    def block() -> dict[str, torch.Tensor]:
-        return named(model, out=compiled(x))
-
     run_blocks(args, block, block)

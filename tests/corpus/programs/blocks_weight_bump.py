@@ -4,23 +4,23 @@ changed by 1e-3 between the blocks, outside both: the second block's
 output differs, and only through that weight."""
 
 import torch
-from _blocks import mlp, named
+from _blocks import compiled_mlp, named
 from _harness import parse, run_blocks
 
 args = parse(__doc__, blocks=True)
-model = mlp()
-compiled = torch.compile(model)
-x = torch.randn(32, generator=torch.Generator().manual_seed(1))
+model, compiled, x, warm = compiled_mlp()
+
+
+def block() -> dict[str, torch.Tensor]:
+    return named(model, out=compiled(x))
+
+
 with torch.no_grad():
-    warm = compiled(x)
     # A weight whose input (after the first ReLU) is not zero, in a row
     # whose output passes the second ReLU: the change reaches the output.
     hidden = torch.relu(model[0](x))
     column = int(hidden.argmax())
     row = int(model[2](hidden).argmax())
-
-    def block() -> dict[str, torch.Tensor]:
-        return named(model, out=compiled(x))
 
     def bump() -> None:
         model[2].weight[row, column] += 1e-3

@@ -17,5 +17,6 @@ pub mod repro;
 pub mod source_language;
 pub mod tui;
 pub mod values;
+pub mod words;
 
 pub use output::Report;

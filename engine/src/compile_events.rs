@@ -98,8 +98,8 @@ fn events(trace: &Trace, run: &'static str) -> Vec<CompileDifference> {
 
 /// What explains the launches only run `run` (`A` or `B`) made, from
 /// `first` to `last` (their times): the first recompilation or graph break
-/// of that run alone among them, else the last one before them, as a line.
-pub fn cause(a: &Trace, b: &Trace, run: &str, first: u64, last: u64) -> Option<String> {
+/// of that run alone among them, else the last one before them.
+pub fn cause(a: &Trace, b: &Trace, run: &str, first: u64, last: u64) -> Option<CompileDifference> {
     let mine: Vec<CompileDifference> = differences(a, b)
         .into_iter()
         .filter(|d| d.run == run && d.ts <= last)
@@ -109,31 +109,5 @@ pub fn cause(a: &Trace, b: &Trace, run: &str, first: u64, last: u64) -> Option<S
         .filter(|d| d.ts >= first)
         .min_by_key(|d| d.ts)
         .or_else(|| mine.iter().max_by_key(|d| d.ts))?;
-    lines(std::slice::from_ref(found)).pop()
-}
-
-/// One line per difference, as the summary prints it.
-pub fn lines(differences: &[CompileDifference]) -> Vec<String> {
-    differences
-        .iter()
-        .map(|d| {
-            let at = d
-                .location
-                .as_deref()
-                .map_or(String::new(), |l| format!(" at {l}"));
-            match d.event.as_str() {
-                "recompile" => format!(
-                    "{} recompiled {} (compile {}){at}: {}",
-                    d.run,
-                    d.function.as_deref().unwrap_or("a frame"),
-                    d.compile_id,
-                    d.detail
-                ),
-                _ => format!(
-                    "{} broke the graph (compile {}){at}: {}",
-                    d.run, d.compile_id, d.detail
-                ),
-            }
-        })
-        .collect()
+    Some(found.clone())
 }

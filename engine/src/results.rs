@@ -371,3 +371,21 @@ fn settle_alike(
         }
     }
 }
+
+/// The recorded launch that last wrote a differing result (A's, else
+/// B's): `(A seq, B seq, kernel)`; `None` when no recorded launch wrote it.
+pub fn result_writer(
+    runs: crate::TracePair<'_>,
+    r: &ResultDifference,
+) -> Option<(Option<u64>, Option<u64>, String)> {
+    let launch = |trace: &Trace, w: Option<ResultWriter>| match w?.origin {
+        Origin::Launch(l, _) => {
+            let launch = &trace.launches[l as usize];
+            Some((launch.seq, trace.kernel_of(launch).name.clone()))
+        }
+        _ => None,
+    };
+    let (in_a, in_b) = (launch(runs.a, r.writer_a), launch(runs.b, r.writer_b));
+    let kernel = in_a.as_ref().or(in_b.as_ref())?.1.clone();
+    Some((in_a.map(|(seq, _)| seq), in_b.map(|(seq, _)| seq), kernel))
+}

@@ -110,15 +110,6 @@ pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<S
         .collect()
 }
 
-/// `NAME: A | B` lines, `(unset)` for a side without it.
-pub fn lines(differences: &[SettingDiff]) -> Vec<String> {
-    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".into());
-    differences
-        .iter()
-        .map(|d| format!("{}: {} | {}", d.name, side(&d.a), side(&d.b)))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,12 +124,16 @@ mod tests {
         b.settings.insert("torch.num_threads".into(), "2".into());
         b.settings
             .insert("inductor.fallback_random".into(), "True".into());
-        let found = differences(&a, &b);
+        let differ = differences(&a, &b);
+        let found: Vec<(&str, Option<&str>, Option<&str>)> = differ
+            .iter()
+            .map(|d| (d.name.as_str(), d.a.as_deref(), d.b.as_deref()))
+            .collect();
         assert_eq!(
-            lines(&found),
+            found,
             [
-                "torch: 2.11.0 | 2.10.0",
-                "inductor.fallback_random: (unset) | True"
+                ("torch", Some("2.11.0"), Some("2.10.0")),
+                ("inductor.fallback_random", None, Some("True"))
             ]
         );
         assert!(differences(&a, &a).is_empty());

@@ -67,6 +67,17 @@ pub fn has_atomic_calls(text: &str) -> bool {
     suspicious_lines(text).iter().any(|(_, why)| *why == ATOMIC)
 }
 
+/// Whether a kernel uses atomics: the compiler's `atomic_add_found` when it
+/// said, else whether its source calls an atomic update.
+pub fn uses_atomics(trace: &tritontui_trace::Trace, kernel: &tritontui_trace::Kernel) -> bool {
+    match kernel.meta.get("atomic_add_found") {
+        Some(tritontui_trace::Scalar::Bool(found)) => *found,
+        _ => trace
+            .source_of(kernel)
+            .is_some_and(|s| has_atomic_calls(&s.text)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,7 +110,7 @@ fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
         );
     }
     page.push_str("</table>\n");
-    let unseen = tritontui_engine::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    let unseen = crate::words::unseen_work(&report.gaps.a, &report.gaps.b);
     if !unseen.is_empty() {
         page.push_str("<h2>Not seen</h2>\n<ul>\n");
         for line in unseen {
@@ -160,7 +160,7 @@ fn programs_differ(page: &mut String, report: &Report) {
     }
     if !report.compile_differences.is_empty() {
         page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
-        for line in tritontui_engine::compile_events::lines(&report.compile_differences) {
+        for line in crate::words::compile_lines(&report.compile_differences) {
             let _ = writeln!(page, "<li>{}</li>", escape(&line));
         }
         page.push_str("</ul>\n");

@@ -3,15 +3,14 @@
 //! the HTML page (`html`) are made from.
 
 use crate::values::TensorValues;
+use crate::words::{divergence_words, impact_words, origin_words, result_name, result_words};
 use serde::Serialize;
 use tritontui_engine::Sides;
+use tritontui_engine::TracePair;
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
-use tritontui_engine::explain::{
-    TracePair, divergence_words, impact_words, origin_words, result_name, result_words,
-    result_writer,
-};
 use tritontui_engine::gaps::Gap;
 use tritontui_engine::producer::Origin;
+use tritontui_engine::results::result_writer;
 use tritontui_trace::Trace;
 
 /// Version of the JSON report's shape.

@@ -3,10 +3,10 @@
 //! the root causes, in words.
 
 use super::report::{InReplay, Reach, Report};
+use crate::words::index_words;
 use std::fmt::Write as _;
 use tritontui_engine::Sides;
 use tritontui_engine::analysis::Verdict;
-use tritontui_engine::explain::index_words;
 
 /// Where a divergence's launches ran when one ran in a CUDA graph replay:
 /// `A: replay 3 of CUDA graph 2, B: ran on its own`.
@@ -56,20 +56,20 @@ pub fn summary(report: &Report) -> String {
     }
     if !report.settings.is_empty() {
         let _ = writeln!(out, "settings differ (A | B):");
-        for line in tritontui_engine::settings::lines(&report.settings) {
+        for line in crate::words::setting_lines(&report.settings) {
             let _ = writeln!(out, "  {line}");
         }
     }
     if !report.compile_differences.is_empty() {
         let _ = writeln!(out, "compiled differently:");
-        for line in tritontui_engine::compile_events::lines(&report.compile_differences) {
+        for line in crate::words::compile_lines(&report.compile_differences) {
             let _ = writeln!(out, "  {line}");
         }
     }
     if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
         let _ = writeln!(out, "{words}");
     }
-    let unseen = tritontui_engine::explain::unseen_work(&report.gaps.a, &report.gaps.b);
+    let unseen = crate::words::unseen_work(&report.gaps.a, &report.gaps.b);
     if !unseen.is_empty() {
         let _ = writeln!(out, "not seen:");
         for line in &unseen {

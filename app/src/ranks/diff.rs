@@ -284,7 +284,7 @@ pub fn summary(report: &RanksReport) -> String {
             .map_or(String::new(), |d| {
                 format!(
                     "  first divergence {}  {}  {}",
-                    tritontui_engine::explain::index_words(d.a_index, d.b_index),
+                    crate::words::index_words(d.a_index, d.b_index),
                     d.kernel,
                     d.kind.as_str()
                 )
@@ -297,7 +297,7 @@ pub fn summary(report: &RanksReport) -> String {
             out += &format!(
                 "\nearliest cause: rank {}  {}  {}  {}\n  {}\n",
                 cause.rank,
-                tritontui_engine::explain::index_words(d.a_index, d.b_index),
+                crate::words::index_words(d.a_index, d.b_index),
                 d.kernel,
                 d.kind.as_str(),
                 d.detail

@@ -9,14 +9,15 @@ use super::load::{Inputs, Progress};
 use super::search::Search;
 use super::theme::Theme;
 use crate::attach::Target;
+use crate::words::{first_input_origin, origin_words};
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use ratatui::layout::{Position, Rect};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use tritontui_engine::TracePair;
 use tritontui_engine::align::Row;
-use tritontui_engine::explain::{TracePair, first_input_origin, origin_words};
 use tritontui_engine::producer::Origin;
 use tritontui_trace::Trace;
 
@@ -715,7 +716,7 @@ fn add(at: usize, n: isize) -> usize {
 
 /// For a row without a divergent input: the row of the producer of the
 /// first tensor argument the kernel reads (when a recorded launch wrote
-/// it), and what it is in words (`tritontui_engine::explain::first_input_origin`).
+/// it), and what it is in words (`crate::words::first_input_origin`).
 pub fn producer_of_first_input(comparison: &Comparison, row: usize) -> (Option<usize>, String) {
     let Some(&r) = comparison.rows().get(row) else {
         return (None, String::new());

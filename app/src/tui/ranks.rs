@@ -54,7 +54,7 @@ impl RankSet {
                 let summary = match &r.report.first_divergence {
                     Some(d) => format!(
                         "{verdict:<10} {} {}  {}",
-                        tritontui_engine::explain::index_words(d.a_index, d.b_index),
+                        crate::words::index_words(d.a_index, d.b_index),
                         d.kernel,
                         d.kind.as_str()
                     ),

@@ -6,14 +6,15 @@ use super::draw::{fit, grid_words, pane_block};
 use crate::tui::app::{App, Pane};
 use crate::tui::comparison::Comparison;
 use crate::values::{HeatMap, TensorValues};
+use crate::words::{differ, divergence_words, origin_words};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use std::collections::BTreeMap;
+use tritontui_engine::TracePair;
 use tritontui_engine::align::Row;
 use tritontui_engine::analysis::{Divergence, RowStatus};
-use tritontui_engine::explain::{TracePair, differ, divergence_words, origin_words};
 use tritontui_trace::{ArgRef, Kernel, Launch, Scalar, Trace};
 
 /// One side of a row: its trace and launch.
@@ -142,9 +143,7 @@ fn divergence_head(
     if d.is_root_cause() || d.absorbed {
         head.push_str(if d.absorbed { "" } else { " · root cause" });
         head.push_str(" · ");
-        head.push_str(&tritontui_engine::explain::impact_words(
-            runs, analysis, index,
-        ));
+        head.push_str(&crate::words::impact_words(runs, analysis, index));
         return head;
     }
     match d.reached_from {

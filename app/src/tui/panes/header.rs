@@ -6,8 +6,8 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use tritontui_engine::TracePair;
 use tritontui_engine::analysis::Verdict;
-use tritontui_engine::explain::TracePair;
 use tritontui_trace::Trace;
 
 fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Line<'a> {
@@ -78,7 +78,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     if !comparison.settings.is_empty() {
         lines.push(Line::from(vec![
             Span::styled("SETTINGS DIFFER (A | B)  ", theme.only()),
-            Span::raw(tritontui_engine::settings::lines(&comparison.settings).join(" · ")),
+            Span::raw(crate::words::setting_lines(&comparison.settings).join(" · ")),
         ]));
     }
     let runs = TracePair {
@@ -87,7 +87,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     };
     let verdict_now = comparison.analysis.as_ref().map(|a| a.verdict);
     if let Some(analysis) = &comparison.analysis {
-        let unseen = tritontui_engine::explain::unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+        let unseen = crate::words::unseen_work(&analysis.gaps.0, &analysis.gaps.1);
         if !unseen.is_empty() {
             lines.push(Line::from(vec![
                 Span::styled("NOT SEEN  ", theme.only()),
@@ -106,7 +106,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
                     ),
                     theme.root(),
                 ),
-                Span::raw(tritontui_engine::explain::result_words(
+                Span::raw(crate::words::result_words(
                     runs,
                     analysis,
                     &analysis.results.differences[first],

@@ -1,62 +1,16 @@
-//! Puts a divergence into words: what differs, and why the engine thinks so.
+//! Every sentence the outputs say about a comparison (the TUI, the
+//! summary, the HTML page and the JSON's `detail`): what differs, and why
+//! the engine thinks so. The engine gives facts; the words are made here.
 
-use crate::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
-use crate::producer::Origin;
-use tritontui_trace::{ArgIndex, ArgRef, Kernel, Scalar, Trace};
+pub mod autotuning;
 
-/// The two traces being compared.
-pub type TracePair<'t> = crate::Sides<&'t Trace>;
-
-impl<'t> TracePair<'t> {
-    /// The kernel a divergence is about (A's, or B's for launches only in B).
-    pub fn kernel(&self, d: &Divergence) -> &'t Kernel {
-        match (d.a, d.b) {
-            (Some(x), _) => self.a.kernel_of(&self.a.launches[x as usize]),
-            (None, Some(y)) => self.b.kernel_of(&self.b.launches[y as usize]),
-            (None, None) => unreachable_kernel(),
-        }
-    }
-
-    /// Sequence number of launch `index` of run A.
-    pub fn seq_a(&self, index: u32) -> u64 {
-        self.a.launches[index as usize].seq
-    }
-
-    /// Sequence number of launch `index` of run B.
-    pub fn seq_b(&self, index: u32) -> u64 {
-        self.b.launches[index as usize].seq
-    }
-
-    /// The name of argument `arg` of the divergence's kernel.
-    pub fn arg_name(&self, d: &Divergence, arg: ArgIndex) -> String {
-        self.kernel(d).arg_name(usize::from(arg))
-    }
-}
-
-/// Every divergence has a launch on at least one side; a kernel for the
-/// impossible case keeps callers free of panics.
-fn unreachable_kernel() -> &'static Kernel {
-    static NONE: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
-    NONE.get_or_init(|| Kernel {
-        name: String::from("?"),
-        backend: String::new(),
-        args: Vec::new(),
-        source: None,
-        meta: Default::default(),
-        config: Default::default(),
-    })
-}
-
-/// Whether a kernel uses atomics: the compiler's `atomic_add_found` when it
-/// said, else whether its source calls an atomic update.
-pub fn uses_atomics(trace: &Trace, kernel: &Kernel) -> bool {
-    match kernel.meta.get("atomic_add_found") {
-        Some(Scalar::Bool(found)) => *found,
-        _ => trace
-            .source_of(kernel)
-            .is_some_and(|s| crate::suspects::has_atomic_calls(&s.text)),
-    }
-}
+use tritontui_engine::TracePair;
+use tritontui_engine::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
+use tritontui_engine::compile_events::CompileDifference;
+use tritontui_engine::producer::Origin;
+use tritontui_engine::settings::SettingDiff;
+use tritontui_engine::suspects::uses_atomics;
+use tritontui_trace::{ArgIndex, ArgRef, Scalar, Trace};
 
 /// What an argument read whose bytes launch `l` handed out through its
 /// argument `arg` and nothing wrote since.
@@ -284,12 +238,16 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
         }
         Kind::Settings => {
             let (x, y) = (d.a.unwrap_or_default(), d.b.unwrap_or_default());
-            let differ_now =
-                crate::settings::numerics_differ_at(runs.a, runs.seq_a(x), runs.b, runs.seq_b(y));
+            let differ_now = tritontui_engine::settings::numerics_differ_at(
+                runs.a,
+                runs.seq_a(x),
+                runs.b,
+                runs.seq_b(y),
+            );
             format!(
                 "inputs equal, {} after the launch; the numerics settings in force differ: {}",
                 differ(&names(&d.args), d.args.len()),
-                crate::settings::lines(&differ_now).join(", ")
+                setting_lines(&differ_now).join(", ")
             )
         }
         Kind::Collective => format!(
@@ -320,8 +278,8 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                 let kb = runs.b.kernel_of(&runs.b.launches[y as usize]);
                 words.push_str(&format!(
                     "; {}; {}",
-                    crate::autotuning::words(&runs.a.compiles, "A", ka),
-                    crate::autotuning::words(&runs.b.compiles, "B", kb)
+                    autotuning::words(&runs.a.compiles, "A", ka),
+                    autotuning::words(&runs.b.compiles, "B", kb)
                 ));
             }
             with_code_settings(runs, words)
@@ -349,29 +307,11 @@ pub fn result_name(trace: &Trace, t: &tritontui_trace::LiveTensor) -> String {
     format!("{}{:?} on {device}", layout.dtype, layout.shape)
 }
 
-/// The recorded launch that last wrote a differing result (A's, else
-/// B's): `(A seq, B seq, kernel)`; `None` when no recorded launch wrote it.
-pub fn result_writer(
-    runs: TracePair<'_>,
-    r: &crate::results::ResultDifference,
-) -> Option<(Option<u64>, Option<u64>, String)> {
-    let launch = |trace: &Trace, w: Option<crate::producer::ResultWriter>| match w?.origin {
-        Origin::Launch(l, _) => {
-            let launch = &trace.launches[l as usize];
-            Some((launch.seq, trace.kernel_of(launch).name.clone()))
-        }
-        _ => None,
-    };
-    let (in_a, in_b) = (launch(runs.a, r.writer_a), launch(runs.b, r.writer_b));
-    let kernel = in_a.as_ref().or(in_b.as_ref())?.1.clone();
-    Some((in_a.map(|(seq, _)| seq), in_b.map(|(seq, _)| seq), kernel))
-}
-
 /// One sentence: a differing result, and what last wrote it in each run.
 pub fn result_words(
     runs: TracePair<'_>,
     analysis: &Analysis,
-    r: &crate::results::ResultDifference,
+    r: &tritontui_engine::results::ResultDifference,
 ) -> String {
     let (Some(ra), Some(rb)) = (runs.a.results.as_deref(), runs.b.results.as_deref()) else {
         return "a result differs".to_owned();
@@ -398,7 +338,7 @@ pub fn result_words(
         ));
         return words;
     }
-    let writer = |trace: &Trace, w: Option<crate::producer::ResultWriter>| -> String {
+    let writer = |trace: &Trace, w: Option<tritontui_engine::producer::ResultWriter>| -> String {
         let Some(w) = w else {
             return "nothing shows what last wrote it".to_owned();
         };
@@ -445,7 +385,10 @@ pub fn result_words(
 
 /// What the two traces did not see (their gaps), each said once, with
 /// the run it concerns when only one has it.
-pub fn unseen_work(a: &[crate::gaps::Gap], b: &[crate::gaps::Gap]) -> Vec<String> {
+pub fn unseen_work(
+    a: &[tritontui_engine::gaps::Gap],
+    b: &[tritontui_engine::gaps::Gap],
+) -> Vec<String> {
     let mut said: Vec<String> = a
         .iter()
         .map(|gap| {
@@ -488,13 +431,13 @@ fn host_values(runs: TracePair<'_>, d: &Divergence, arg: ArgIndex) -> Option<Str
 /// `words`, then the runs' settings that can change generated code or
 /// its launch, when any differ.
 fn with_code_settings(runs: TracePair<'_>, words: String) -> String {
-    let differ = crate::settings::affecting_code(&runs.a.header, &runs.b.header);
+    let differ = tritontui_engine::settings::affecting_code(&runs.a.header, &runs.b.header);
     if differ.is_empty() {
         return words;
     }
     format!(
         "{words}; the runs' settings differ: {}",
-        crate::settings::lines(&differ).join(", ")
+        setting_lines(&differ).join(", ")
     )
 }
 
@@ -628,7 +571,7 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
         .collect();
     let parts = parts.join(" and ");
     // A tail missing from a run that ended early is explained by that.
-    match crate::analysis::cut_short(runs.a, runs.b, &analysis.alignment, d) {
+    match tritontui_engine::analysis::cut_short(runs.a, runs.b, &analysis.alignment, d) {
         Some((name, trace)) => format!(
             "{parts}: run {name} ended early ({})",
             trace
@@ -650,7 +593,8 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
                 _ => None,
             };
             let cause = extra.and_then(|(run, (first, last))| {
-                crate::compile_events::cause(runs.a, runs.b, run, first, last)
+                tritontui_engine::compile_events::cause(runs.a, runs.b, run, first, last)
+                    .map(|found| compile_line(&found))
             });
             match cause {
                 Some(cause) => format!("{parts}: {cause}"),
@@ -675,13 +619,13 @@ pub fn first_input_origin(trace: &Trace, launch: u32) -> (Option<u32>, String) {
     let l = &trace.launches[launch as usize];
     let kernel = trace.kernel_of(l);
     let input = trace.args_of(l).enumerate().find(|(i, arg)| {
-        matches!(arg, ArgRef::Tensor(_)) && crate::compare::reads_values(kernel, *i)
+        matches!(arg, ArgRef::Tensor(_)) && tritontui_engine::compare::reads_values(kernel, *i)
     });
     let Some((arg, _)) = input else {
         return (None, "this launch reads no tensor".to_owned());
     };
     let name = kernel.arg_name(arg);
-    match crate::producer::find_origins(trace, &[(launch, arg as ArgIndex)])[0] {
+    match tritontui_engine::producer::find_origins(trace, &[(launch, arg as ArgIndex)])[0] {
         Origin::Launch(producer, parg) => {
             let by = launch_words(trace, producer, Some(parg));
             (Some(producer), format!("{name}: written by {by}"))
@@ -700,5 +644,67 @@ pub fn first_input_origin(trace: &Trace, launch: u32) -> (Option<u32>, String) {
         Origin::Unrecorded | Origin::Scalar => {
             (None, format!("{name}: no recorded launch wrote it"))
         }
+    }
+}
+
+/// `NAME: A | B` lines for settings that differ, `(unset)` for a side
+/// without one.
+pub fn setting_lines(differences: &[SettingDiff]) -> Vec<String> {
+    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(unset)".into());
+    differences
+        .iter()
+        .map(|d| format!("{}: {} | {}", d.name, side(&d.a), side(&d.b)))
+        .collect()
+}
+
+/// One line per recompilation or graph break one run alone has, as the
+/// summary prints it.
+pub fn compile_lines(differences: &[CompileDifference]) -> Vec<String> {
+    differences.iter().map(compile_line).collect()
+}
+
+/// A recompilation or graph break one run alone has, in words.
+fn compile_line(d: &CompileDifference) -> String {
+    let at = d
+        .location
+        .as_deref()
+        .map_or(String::new(), |l| format!(" at {l}"));
+    match d.event.as_str() {
+        "recompile" => format!(
+            "{} recompiled {} (compile {}){at}: {}",
+            d.run,
+            d.function.as_deref().unwrap_or("a frame"),
+            d.compile_id,
+            d.detail
+        ),
+        _ => format!(
+            "{} broke the graph (compile {}){at}: {}",
+            d.run, d.compile_id, d.detail
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::setting_lines;
+    use tritontui_engine::settings::SettingDiff;
+
+    #[test]
+    fn a_setting_one_run_lacks_is_said_unset() {
+        let differ = |name: &str, a: Option<&str>, b: Option<&str>| SettingDiff {
+            name: name.into(),
+            a: a.map(Into::into),
+            b: b.map(Into::into),
+        };
+        assert_eq!(
+            setting_lines(&[
+                differ("torch", Some("2.11.0"), Some("2.10.0")),
+                differ("inductor.fallback_random", None, Some("True")),
+            ]),
+            [
+                "torch: 2.11.0 | 2.10.0",
+                "inductor.fallback_random: (unset) | True"
+            ]
+        );
     }
 }

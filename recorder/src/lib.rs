@@ -10,4 +10,5 @@ pub mod phases;
 pub mod procs;
 #[cfg(feature = "python")]
 mod python;
+pub mod recording;
 pub mod stats;

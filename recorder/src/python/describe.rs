@@ -7,10 +7,10 @@
 //! and every launch's CUDA tensors are hashed on the device in one batch on
 //! the launch's stream, which the writer thread waits for.
 
-use super::cuda_graphs::Capturing;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
 use crate::phases::{Phase, timed};
+use crate::recording::cuda_graphs::Capturing;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;

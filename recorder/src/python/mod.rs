@@ -5,14 +5,12 @@
 
 mod allocation_hook;
 mod aten_hook;
-mod call_scope;
 mod capabilities;
 #[cfg(feature = "cuda")]
 mod captured_hashes;
 mod command;
 mod cpp_kernel_hook;
 mod cpp_wrapper_hook;
-mod cuda_graphs;
 #[cfg(feature = "cuda")]
 mod deferred_hashes;
 mod describe;

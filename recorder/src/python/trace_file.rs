@@ -8,8 +8,6 @@
 //! queued and written by the holder before it lets go; any other call
 //! from another thread waits for the holder with the GIL released.
 
-use super::call_scope::CallScope;
-use super::cuda_graphs::CudaGraphs;
 #[cfg(feature = "cuda")]
 use super::describe::Views;
 use super::describe::{Described, Dtypes, Tables};
@@ -18,6 +16,8 @@ use super::thread_state::{autotuning, thread_id};
 use crate::background::BackgroundWriter;
 use crate::phases::{Phase, timed};
 use crate::procs::Watcher;
+use crate::recording::call_scope::CallScope;
+use crate::recording::cuda_graphs::CudaGraphs;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::path::PathBuf;

@@ -37,6 +37,12 @@ pub struct CallScope {
     captured: KnownViews<Option<u64>>,
 }
 
+impl Default for CallScope {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl CallScope {
     /// No call in progress, inheriting nothing until enabled.
     pub fn new() -> CallScope {

@@ -108,8 +108,6 @@ def names(
     (``layers.0.weight.exp_avg``). A name two tensors would share (two
     models of one class) is given to neither: a name pairs a result with
     its counterpart only where it is unique."""
-    # Compiler-made graph modules name nothing (what they hold is the
-    # program's modules' own), nor do the modules under them.
     children = {id(c) for m in modules for c in m._modules.values() if c is not None}
     given: dict[int, str] = {}
     holder: dict[str, int] = {}
@@ -126,6 +124,9 @@ def names(
         given[id(t)] = name
 
     for root in modules:
+        # Only outermost modules name; compiler-made graph modules name
+        # nothing (what they hold is the program's modules' own), nor do
+        # the modules under them.
         if id(root) in children or isinstance(root, torch.fx.GraphModule):
             continue
         for path, module in root.named_modules():

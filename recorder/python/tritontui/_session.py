@@ -310,7 +310,8 @@ class Session:
         """The tensors alive as recording begins, hashed, one ``held``
         record per device batch: a result still holding those bytes at the
         end, which no recorded launch wrote, is no result of the recorded
-        region. On an error there are none, and every result is compared."""
+        region. When they cannot all be described there are none, and
+        every result is compared."""
         try:
             for described, _ in self._described_live():
                 self.file.held(described)

@@ -25,6 +25,11 @@ from typing import Any
 # An address (0x7f...) or an id (type ids, object ids): they differ
 # between processes.
 _IDENTITY = re.compile(r"0x[0-9a-fA-F]+|\b\d{7,}\b")
+# A DICT_VERSION guard's number is the dict's version tag when the frame
+# compiled, a snapshot of a counter every dict mutation in the process
+# advances (PEP 509): any Python run before the compile moves it, while
+# the guard (the dict unchanged since) is the same.
+_DICT_VERSION = re.compile(r"(___dict_version\(.*?\) == )\d+")
 # The compilation metrics that say what was compiled (times and cache
 # states say how long it took and where it came from).
 _METRICS = (
@@ -51,7 +56,7 @@ _EVENTS: list[dict[str, Any]] = []
 def _plain(value: Any) -> Any:
     """``value`` with addresses and ids replaced, sets sorted."""
     if isinstance(value, str):
-        return _IDENTITY.sub("N", value)
+        return _IDENTITY.sub("N", _DICT_VERSION.sub(r"\1N", value))
     if isinstance(value, (set, frozenset, list, tuple)):
         items = [_plain(v) for v in value]
         return sorted(items, key=str) if isinstance(value, (set, frozenset)) else items

@@ -12,6 +12,7 @@
 //! region: it is not compared.
 
 use crate::producer::{Origin, ResultWriter};
+use crate::sides::Sides;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::hash::Hash;
@@ -374,8 +375,10 @@ fn settle_alike(
 
 /// The recorded launch that last wrote a differing result (A's, else
 /// B's): `(A seq, B seq, kernel)`; `None` when no recorded launch wrote it.
+/// (`runs` is a `TracePair`, named by its leaf type: `trace_pair` reads
+/// the analysis, which reads this module.)
 pub fn result_writer(
-    runs: crate::TracePair<'_>,
+    runs: Sides<&Trace>,
     r: &ResultDifference,
 ) -> Option<(Option<u64>, Option<u64>, String)> {
     let launch = |trace: &Trace, w: Option<ResultWriter>| match w?.origin {

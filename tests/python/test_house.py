@@ -95,9 +95,7 @@ def test_no_rust_module_imports_one_that_imports_it_back() -> None:
     for crate in CRATES:
         modules = _rust_modules(ROOT / crate)
         reexports = _reexports(ROOT / crate)
-        graph = {
-            m: _rust_imports(m, p.read_text(), modules, reexports) for m, p in modules.items()
-        }
+        graph = {m: _rust_imports(m, p.read_text(), modules, reexports) for m, p in modules.items()}
         assert _cycles(graph) == [], crate
 
 

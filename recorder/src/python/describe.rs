@@ -86,7 +86,7 @@ impl TensorView {
         LayoutDef::extent_of(&self.shape, &stride, self.itemsize as u32)
     }
 
-    /// The addresses of the bytes it spans, `[start, end)`.
+    /// The bytes it covers, `[start, end)` on its device.
     fn span(&self) -> Span {
         Span::new(self.device, self.ptr, self.ptr + self.extent())
     }
@@ -96,8 +96,8 @@ impl TensorView {
     /// memory order share one, whatever their shape or dtype.
     fn known_by(&self, layout: u64) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
-        let span = LayoutDef::extent_of(&self.shape, &stride, self.itemsize as u32);
-        view_key(layout, &self.shape, &stride, span)
+        let extent = LayoutDef::extent_of(&self.shape, &stride, self.itemsize as u32);
+        view_key(layout, &self.shape, &stride, extent)
     }
 }
 
@@ -848,10 +848,10 @@ fn local_shard<'py>(
 /// memory to read: a parameter whose storage was resized to nothing).
 fn within_storage(meta: &Meta) -> bool {
     let stride: smallvec::SmallVec<[i64; 6]> = meta.stride.iter().map(|&s| s as i64).collect();
-    let span = LayoutDef::extent_of(&meta.shape, &stride, meta.itemsize);
+    let extent = LayoutDef::extent_of(&meta.shape, &stride, meta.itemsize);
     meta.offset
         .checked_mul(u64::from(meta.itemsize))
-        .and_then(|start| start.checked_add(span))
+        .and_then(|start| start.checked_add(extent))
         .is_some_and(|end| end <= meta.storage_bytes)
 }
 

@@ -13,14 +13,14 @@ type StatsTuple = (f64, f64, f64, u64, u64);
 ///
 /// # Safety
 /// `ptr` must point at the first element of live, readable host memory
-/// covering the view's span for as long as the returned slice is used.
+/// covering the view's extent for as long as the returned slice is used.
 pub(crate) unsafe fn view_memory<'a>(ptr: usize, view: &View<'_>) -> &'a [u8] {
-    let span = view.extent();
-    if span == 0 || ptr == 0 {
+    let extent = view.extent();
+    if extent == 0 || ptr == 0 {
         return &[];
     }
     // SAFETY: guaranteed by the caller.
-    unsafe { std::slice::from_raw_parts(ptr as *const u8, span) }
+    unsafe { std::slice::from_raw_parts(ptr as *const u8, extent) }
 }
 
 /// Runs `f` on the bytes of a host view, with the GIL released.

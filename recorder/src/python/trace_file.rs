@@ -85,6 +85,26 @@ impl Drop for Held<'_> {
 }
 
 impl TraceFile {
+    /// Queues one device's live tensors, described by `describe`, as the
+    /// record `kind` makes of them (`results` or `held`).
+    fn queue_live(
+        &self,
+        py: Python<'_>,
+        described: &mut Described,
+        names: Vec<String>,
+        kind: fn(ResultsRecord) -> Record,
+    ) -> PyResult<()> {
+        self.with_state(py, |state| {
+            let live = ResultsRecord {
+                before: self.next_seq(),
+                device: described.device(),
+                args: std::mem::take(&mut described.args),
+                names,
+            };
+            state.queue(kind(live), described)
+        })
+    }
+
     /// Whether a compiled graph's call is running (another thread's hold
     /// waited for; yes from inside a call of this thread's, where nothing
     /// is sampled).
@@ -799,19 +819,12 @@ impl TraceFile {
         described: &mut Described,
         names: Vec<String>,
     ) -> PyResult<()> {
-        self.with_state(py, |state| {
-            let results = ResultsRecord {
-                before: self.next_seq(),
-                device: described.device(),
-                args: std::mem::take(&mut described.args),
-                names: if names.iter().all(String::is_empty) {
-                    Vec::new()
-                } else {
-                    names
-                },
-            };
-            state.queue(Record::Results(results), described)
-        })
+        let names = if names.iter().all(String::is_empty) {
+            Vec::new()
+        } else {
+            names
+        };
+        self.queue_live(py, described, names, Record::Results)
     }
 
     /// Queues the tensors of one device alive as recording begins,
@@ -819,15 +832,7 @@ impl TraceFile {
     /// those bytes at the end, written by no recorded launch, is none of
     /// the recorded region's.
     fn held(&self, py: Python<'_>, described: &mut Described) -> PyResult<()> {
-        self.with_state(py, |state| {
-            let held = ResultsRecord {
-                before: self.next_seq(),
-                device: described.device(),
-                args: std::mem::take(&mut described.args),
-                names: Vec::new(),
-            };
-            state.queue(Record::Held(held), described)
-        })
+        self.queue_live(py, described, Vec::new(), Record::Held)
     }
 
     /// Waits until everything queued so far is in the file.

@@ -92,8 +92,8 @@ struct Run<'t> {
     results: &'t [LiveTensor],
     /// What last wrote each result, when the data flow was followed.
     writers: Option<&'t [ResultWriter]>,
-    /// Which result each graph input is among the inputs of its name and
-    /// graph (its graph call's place among that graph's calls).
+    /// For each graph input, how many inputs of the same graph and name
+    /// come before it: its call's place among that graph's calls.
     input_calls: Vec<u32>,
 }
 

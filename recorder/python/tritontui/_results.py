@@ -25,12 +25,12 @@ class Live(NamedTuple):
     name: str
 
 
-def live_tensors() -> list[Live]:
+def live_tensors(named: bool = True) -> list[Live]:
     """Each distinct live tensor view once, with leaf tensors' gradients
     (which exist in Python only once asked for), the tensors behind live
     numpy arrays, and what a tensor without storage of its own wraps
-    (functorch's batched and grad-tracking tensors); named after the
-    modules and optimizers that hold them (:func:`names`)."""
+    (functorch's batched and grad-tracking tensors); when ``named``, named
+    after the modules and optimizers that hold them (:func:`names`)."""
     seen: set[tuple[object, ...]] = set()
     tensors: list[torch.Tensor] = []
     modules: list[torch.nn.Module] = []
@@ -68,8 +68,8 @@ def live_tensors() -> list[Live]:
             modules.append(obj)
         else:
             optimizers.append(obj)
-    named = names(modules, optimizers)
-    return [Live(t, named.get(id(t), "")) for t in tensors]
+    given = names(modules, optimizers) if named else {}
+    return [Live(t, given.get(id(t), "")) for t in tensors]
 
 
 class _Kinds(dict):

@@ -287,11 +287,11 @@ class Session:
             stacklevel=4,
         )
 
-    def _described_live(self) -> list[tuple[Any, list[str]]]:
+    def _described_live(self, named: bool) -> list[tuple[Any, list[str]]]:
         """The tensors alive now, described and hashed in device batches,
-        each with the names of its tensors; every batch is described before
-        any is written, so that an error leaves none (a partial set would
-        be taken for all)."""
+        each with the names of its tensors (when ``named``); every batch is
+        described before any is written, so that an error leaves none (a
+        partial set would be taken for all)."""
         return [
             (
                 self.describe(
@@ -299,7 +299,7 @@ class Session:
                 ),
                 [live.name for live in chunk],
             )
-            for group in _results.by_device(_results.live_tensors()).values()
+            for group in _results.by_device(_results.live_tensors(named)).values()
             for chunk in (
                 group[start : start + INPUTS_PER_BATCH]
                 for start in range(0, len(group), INPUTS_PER_BATCH)
@@ -313,7 +313,7 @@ class Session:
         region. When they cannot all be described there are none, and
         every result is compared."""
         try:
-            for described, _ in self._described_live():
+            for described, _ in self._described_live(named=False):
                 self.file.held(described)
         except Exception as e:
             warnings.warn(
@@ -328,7 +328,7 @@ class Session:
         batch, with their names; on any error the trace has none and a
         ``gap`` says so."""
         try:
-            for described, names in self._described_live():
+            for described, names in self._described_live(named=True):
                 self.file.results(described, names)
         except Exception as e:
             warnings.warn(

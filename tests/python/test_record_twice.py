@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import diff
+from conftest import diff, dump
 
 
 def _model() -> tuple[torch.nn.Module, Callable[..., torch.Tensor], torch.Tensor]:
@@ -80,7 +80,5 @@ def test_a_result_names_its_parameter_gradient_and_optimizer_state(tmp_path: Pat
     with tritontui.record(tmp_path / "t.msgpack"):
         compiled_model(batch).sum().backward()
         optimizer.step()
-    from conftest import dump
-
     names = {r.get("name") for r in dump(tmp_path / "t.msgpack") if r["type"] == "result"}
     assert {"0.weight", "0.weight.grad", "0.weight.exp_avg", "1.bias.exp_avg_sq"} <= names, names

@@ -73,7 +73,9 @@ def test_a_cpp_wrapper_graph_records_what_the_python_wrapper_records(run_program
 def test_check_names_the_nondeterministic_kernel_of_a_cpp_wrapper_program(
     tmp_path: Path, inductor_cache: Path
 ) -> None:
-    for _ in range(3):
+    # The adds collide only while both threads run at once, which a busy
+    # two-core machine does not always give: up to five pairs of runs.
+    for _ in range(5):
         proc = check(tmp_path, inductor_cache, "cpp_wrapper_scatter.py", "-n", "2", "--json")
         verdict = json.loads(proc.stdout)
         report = verdict["comparisons"][0]["report"]
@@ -83,7 +85,7 @@ def test_check_names_the_nondeterministic_kernel_of_a_cpp_wrapper_program(
         # The atomic adds landed in the same order: every launch agreed.
         assert (proc.returncode, verdict["verdict"]) == (0, "deterministic"), proc.stderr
     else:
-        raise AssertionError("three pairs of runs of colliding atomic adds gave equal results")
+        raise AssertionError("five pairs of runs of colliding atomic adds gave equal results")
     assert (proc.returncode, verdict["verdict"]) == (1, "nondeterministic"), proc.stderr
     first = report["first_divergence"]
     assert first["kernel"].startswith("cpp_fused_"), first

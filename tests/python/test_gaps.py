@@ -50,7 +50,7 @@ def test_check_determinism_is_inconclusive_when_kernels_were_filtered(tmp_path):
 def test_results_that_could_not_be_recorded_leave_a_gap(tmp_path, monkeypatch):
     from tritontui import _results
 
-    def broken() -> list[torch.Tensor]:
+    def broken(named: bool = True) -> list[torch.Tensor]:
         raise RuntimeError("cannot walk the heap")
 
     f = torch.compile(lambda x: x + 1)

@@ -8,13 +8,23 @@ trace into the recorder, has recorded another program than the user's."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROGRAMS, ROOT, TORCHRUN, dump, launches, run_ok, with_compile_probe
+from conftest import (
+    COMPILE_PROBE,
+    PROGRAMS,
+    ROOT,
+    TORCHRUN,
+    dump,
+    launches,
+    run_ok,
+    with_compile_probe,
+)
 
 CORPUS = ROOT / "tests" / "corpus" / "programs"
 # What the recorder must never make a program print.
@@ -33,8 +43,13 @@ def _first_difference(plain: dict, recorded: dict) -> str:
     if plain["counters"] != recorded["counters"]:
         return f"counters: {plain['counters']} unrecorded, {recorded['counters']} recorded"
     for i, (a, b) in enumerate(zip(plain["events"], recorded["events"], strict=False)):
-        if a != b:
-            return f"event {i}: {json.dumps(a)[:1500]}\n  recorded: {json.dumps(b)[:1500]}"
+        for key in sorted(a.keys() | b.keys()):
+            if a.get(key) != b.get(key):
+                lines = zip(
+                    str(a.get(key)).splitlines(), str(b.get(key)).splitlines(), strict=False
+                )
+                first = next(((x, y) for x, y in lines if x != y), (a.get(key), b.get(key)))
+                return f"event {i}, {key}: {first[0]!r}\n  recorded: {first[1]!r}"
     return f"{len(plain['events'])} events unrecorded, {len(recorded['events'])} recorded"
 
 
@@ -48,7 +63,11 @@ def compiles_as_unrecorded(
     """Runs ``command`` in environment ``unrecorded``, then in ``recorded``,
     and checks that each of ``ranks`` compiled the same in both and that
     the recorder said no internal error."""
-    run_ok(command, tmp_path, with_compile_probe(unrecorded, tmp_path / "plain-{rank}.json"))
+    run_ok(
+        command,
+        tmp_path,
+        with_compile_probe(unrecorded, tmp_path / "plain-{rank}.json"),
+    )
     recorded = with_compile_probe(recorded, tmp_path / "recorded-{rank}.json")
     said = run_ok(command, tmp_path, recorded)
     for failure in RECORDER_FAILED:
@@ -57,6 +76,20 @@ def compiles_as_unrecorded(
         plain = _events(tmp_path / f"plain-{rank}.json")
         again = _events(tmp_path / f"recorded-{rank}.json")
         assert plain == again, f"rank {rank}: " + _first_difference(plain, again)
+
+
+def test_the_probe_hides_only_what_differs_between_any_two_processes():
+    probe = importlib.util.spec_from_file_location(
+        "compile_probe", COMPILE_PROBE / "sitecustomize.py"
+    )
+    witness = importlib.util.module_from_spec(probe)
+    probe.loader.exec_module(witness)
+    guard = "+- EQUALS_MATCH: ___dict_version(G['x']) == {} and B == frozenset({{{}}})  # at 0x{}"
+    a = guard.format(41, "<class 'list'>, <function f at 0x7f01>, <class 'dict'>", "7f0a")
+    b = guard.format(93, "<class 'dict'>, <class 'list'>, <function f at 0x7e02>", "7e0b")
+    assert witness._plain(a) == witness._plain(b)
+    other = guard.format(41, "<class 'list'>, <class 'tuple'>, <class 'dict'>", "7f0a")
+    assert witness._plain(a) != witness._plain(other)
 
 
 def _recorded_to_the_end(trace: Path) -> list[dict]:
@@ -68,7 +101,11 @@ def _recorded_to_the_end(trace: Path) -> list[dict]:
 
 
 def _cpu_env(inductor_cache: Path) -> dict[str, str]:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache), "CUDA_VISIBLE_DEVICES": ""}
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache),
+        "CUDA_VISIBLE_DEVICES": "",
+    }
     env.pop("TRITONTUI_RECORD", None)
     return env
 

@@ -30,6 +30,9 @@ _IDENTITY = re.compile(r"0x[0-9a-fA-F]+|\b\d{7,}\b")
 # advances (PEP 509): any Python run before the compile moves it, while
 # the guard (the dict unchanged since) is the same.
 _DICT_VERSION = re.compile(r"(___dict_version\(.*?\) == )\d+")
+# A set a guard compares with, printed in the set's iteration order, which
+# hashing by address makes differ between processes.
+_FROZENSET = re.compile(r"frozenset\(\{([^{}]*)\}\)")
 # The compilation metrics that say what was compiled (times and cache
 # states say how long it took and where it came from).
 _METRICS = (
@@ -56,7 +59,8 @@ _EVENTS: list[dict[str, Any]] = []
 def _plain(value: Any) -> Any:
     """``value`` with addresses and ids replaced, sets sorted."""
     if isinstance(value, str):
-        return _IDENTITY.sub("N", _DICT_VERSION.sub(r"\1N", value))
+        plain = _IDENTITY.sub("N", _DICT_VERSION.sub(r"\1N", value))
+        return _FROZENSET.sub(_sorted_set, plain)
     if isinstance(value, (set, frozenset, list, tuple)):
         items = [_plain(v) for v in value]
         return sorted(items, key=str) if isinstance(value, (set, frozenset)) else items
@@ -65,12 +69,21 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _sorted_set(match: re.Match[str]) -> str:
+    """A printed frozenset with its items in sorted order."""
+    return "frozenset({" + ", ".join(sorted(match.group(1).split(", "))) + "})"
+
+
 def _event(metadata: dict[str, Any], payload: Any) -> dict[str, Any] | None:
     """What one structured event says about what was compiled, or None."""
     compile_id = f"{metadata.get('frame_id')}/{metadata.get('frame_compile_id')}"
     if "dynamo_start" in metadata:
         frame = (metadata["dynamo_start"].get("stack") or [{}])[-1]
-        return {"frame": compile_id, "name": frame.get("name"), "line": frame.get("line")}
+        return {
+            "frame": compile_id,
+            "name": frame.get("name"),
+            "line": frame.get("line"),
+        }
     if "compilation_metrics" in metadata:
         metrics = metadata["compilation_metrics"]
         return {"metrics": compile_id, **{k: _plain(metrics.get(k)) for k in _METRICS}}

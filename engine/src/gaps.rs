@@ -47,120 +47,121 @@ impl GapKind {
     }
 }
 
-/// One thing a trace did not see.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Gap {
-    /// What kind of thing.
-    pub kind: GapKind,
-    /// What exactly, in words.
-    pub detail: String,
+/// One thing a trace did not see, as the trace says it (the app says it
+/// in words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// The recorder stopped on an internal error (what it said, when it
+    /// said anything); the program went on unrecorded.
+    Stopped { error: Option<String> },
+    /// The trace ends before recording stopped, for this reason.
+    EndedEarly { why: String },
+    /// The recorder turned CUDA graphs off.
+    CudaGraphsDisabled,
+    /// A CUDA graph's launches' hashes are missing from every replay.
+    GraphHashesMissing { graph: u64, why: String },
+    /// CUDA graph replays whose hashes did not come back.
+    ReplaysUnhashed { count: usize },
+    /// A compiled graph ran without its launches recorded.
+    UnrecordedGraph { graph: String, why: String },
+    /// Only the kernels matching this glob were recorded.
+    KernelsFiltered { glob: String },
+    /// No tensor was hashed (`hash="none"`).
+    NotHashed,
+    /// The recorder's `gap` records alike: what it could not record, the
+    /// detail it gave, and how many said so.
+    Recorder {
+        what: String,
+        detail: String,
+        times: usize,
+    },
+}
+
+impl Gap {
+    /// Its kind.
+    pub fn kind(&self) -> GapKind {
+        match self {
+            Gap::Stopped { .. } => GapKind::Stopped,
+            Gap::EndedEarly { .. } => GapKind::EndedEarly,
+            Gap::CudaGraphsDisabled => GapKind::CudaGraphsDisabled,
+            Gap::UnrecordedGraph { .. } => GapKind::UnrecordedGraph,
+            Gap::KernelsFiltered { .. } => GapKind::KernelsFiltered,
+            Gap::NotHashed => GapKind::NotHashed,
+            Gap::GraphHashesMissing { .. } | Gap::ReplaysUnhashed { .. } | Gap::Recorder { .. } => {
+                GapKind::Recorder
+            }
+        }
+    }
 }
 
 /// The gaps of one trace, in the order a reader should hear them.
 pub fn of(trace: &Trace) -> Vec<Gap> {
     let mut gaps = Vec::new();
-    let mut add = |kind, detail: String| gaps.push(Gap { kind, detail });
     let stopped = trace
         .end
         .as_ref()
         .and_then(|end| end.reason.strip_prefix("error"));
     if let Some(error) = stopped {
         let error = error.trim_start_matches(':').trim();
-        let said = if error.is_empty() {
-            String::new()
-        } else {
-            format!(" ({error})")
-        };
-        add(
-            GapKind::Stopped,
-            format!(
-                "recording stopped after an internal error of the recorder{said}; the program went on unrecorded"
-            ),
-        );
+        gaps.push(Gap::Stopped {
+            error: (!error.is_empty()).then(|| error.to_owned()),
+        });
     }
     if let Some(early) = &trace.early_end {
-        add(
-            GapKind::EndedEarly,
-            format!("the trace ended early ({early}): what the program did after it is unseen"),
-        );
+        gaps.push(Gap::EndedEarly {
+            why: early.to_string(),
+        });
     }
     let options = &trace.header.options;
     if options.cuda_graphs_disabled || trace.compiles.iter().any(turned_cuda_graphs_off) {
-        add(
-            GapKind::CudaGraphsDisabled,
-            "the recorder turned CUDA graphs off: the program without it replays them".to_owned(),
-        );
+        gaps.push(Gap::CudaGraphsDisabled);
     }
     for graph in &trace.cuda_graphs {
         if !graph.missing.is_empty() {
-            add(
-                GapKind::Recorder,
-                format!(
-                    "CUDA graph {}: its launches' hashes are missing from every replay ({})",
-                    graph.graph, graph.missing
-                ),
-            );
+            gaps.push(Gap::GraphHashesMissing {
+                graph: graph.graph,
+                why: graph.missing.clone(),
+            });
         }
     }
     let unhashed = trace.replays.iter().filter(|r| !r.hashed).count();
     if unhashed > 0 {
-        add(
-            GapKind::Recorder,
-            format!(
-                "{unhashed} CUDA graph replays' hashes did not come back: their launches are unhashed"
-            ),
-        );
+        gaps.push(Gap::ReplaysUnhashed { count: unhashed });
     }
-    for graph in unrecorded_graphs(trace) {
-        add(
-            GapKind::UnrecordedGraph,
-            format!("graph {graph} ran without its launches recorded"),
-        );
-    }
+    gaps.extend(unrecorded_graphs(trace));
     if options.kernels != "*" && !options.kernels.is_empty() {
-        add(
-            GapKind::KernelsFiltered,
-            format!(
-                "only kernels matching `{}` were recorded (kernels=)",
-                options.kernels
-            ),
-        );
+        gaps.push(Gap::KernelsFiltered {
+            glob: options.kernels.clone(),
+        });
     }
     // The program's own hash function, where it ran, compared values.
     if options.hash == "none" && trace.custom_hashes.is_empty() {
-        add(
-            GapKind::NotHashed,
-            "no tensor was hashed (hash=\"none\"): the runs' bits were not compared".to_owned(),
-        );
+        gaps.push(Gap::NotHashed);
     }
-    for (detail, count) in said_once(&trace.gaps) {
-        let times = if count > 1 {
-            format!(" ({count} times)")
-        } else {
-            String::new()
-        };
-        add(GapKind::Recorder, format!("{detail}{times}"));
-    }
+    gaps.extend(said_once(&trace.gaps));
     gaps
 }
 
-/// The recorder's gap records in words, each alike said once with how
-/// often (a launch that could not be described fails the same way every
-/// step), in the order they first came.
-fn said_once(records: &[tritontui_trace::GapRecord]) -> Vec<(String, usize)> {
-    let mut said: Vec<(String, usize)> = Vec::new();
-    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+/// The recorder's gap records, each alike given once with how often (a
+/// launch that could not be described fails the same way every step), in
+/// the order they first came.
+fn said_once(records: &[tritontui_trace::GapRecord]) -> Vec<Gap> {
+    let mut said: Vec<Gap> = Vec::new();
+    let mut at: std::collections::HashMap<(&str, &str), usize> = std::collections::HashMap::new();
     for gap in records {
-        let detail = if gap.detail.is_empty() {
-            format!("not recorded: {}", gap.what)
-        } else {
-            format!("not recorded: {}: {}", gap.what, gap.detail)
-        };
-        match at.get(&detail) {
-            Some(&i) => said[i].1 += 1,
+        match at.get(&(gap.what.as_str(), gap.detail.as_str())) {
+            Some(&i) => {
+                if let Gap::Recorder { times, .. } = &mut said[i] {
+                    *times += 1;
+                }
+            }
             None => {
-                at.insert(detail.clone(), said.len());
-                said.push((detail, 1));
+                at.insert((&gap.what, &gap.detail), said.len());
+                said.push(Gap::Recorder {
+                    what: gap.what.clone(),
+                    detail: gap.detail.clone(),
+                    times: 1,
+                });
             }
         }
     }
@@ -185,17 +186,19 @@ fn turned_cuda_graphs_off(compile: &tritontui_trace::format::CompileRecord) -> b
         && compile.info.get("cuda_graphs_disabled") == Some(&Scalar::Bool(true))
 }
 
-/// The graphs a trace ran unrecorded, by name: what wrote bytes no
-/// recorded launch wrote, when the trace has any.
-pub fn unrecorded_graphs(trace: &Trace) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
+/// The graphs a trace ran unrecorded, each once.
+fn unrecorded_graphs(trace: &Trace) -> Vec<Gap> {
+    let mut graphs: Vec<Gap> = Vec::new();
     for compile in &trace.compiles {
         if let Some(why) = unrecorded_because(compile) {
-            let name = format!("{} ({why})", compile.name);
-            if !names.contains(&name) {
-                names.push(name);
+            let graph = Gap::UnrecordedGraph {
+                graph: compile.name.clone(),
+                why,
+            };
+            if !graphs.contains(&graph) {
+                graphs.push(graph);
             }
         }
     }
-    names
+    graphs
 }

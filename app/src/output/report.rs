@@ -8,7 +8,7 @@ use serde::Serialize;
 use tritontui_engine::Sides;
 use tritontui_engine::TracePair;
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
-use tritontui_engine::gaps::Gap;
+use tritontui_engine::gaps::{Gap, GapKind};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::results::result_writer;
 use tritontui_trace::Trace;
@@ -26,6 +26,7 @@ pub struct Report {
     /// differ) or `inconclusive` (nothing seen differs, but a trace has gaps).
     pub verdict: Verdict,
     /// What each trace did not see; any gap forbids `identical` and `benign`.
+    #[serde(serialize_with = "said_gaps")]
     pub gaps: Sides<Vec<Gap>>,
     /// The two traces.
     pub runs: Sides<RunInfo>,
@@ -269,6 +270,28 @@ pub struct DivergenceReport {
     /// were, or when none were captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values_error: Option<String>,
+}
+
+/// Each run's gaps as `{kind, detail}`, the detail in words.
+fn said_gaps<S: serde::Serializer>(gaps: &Sides<Vec<Gap>>, to: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Said {
+        kind: GapKind,
+        detail: String,
+    }
+    let said = |side: &[Gap]| -> Vec<Said> {
+        side.iter()
+            .map(|gap| Said {
+                kind: gap.kind(),
+                detail: crate::words::gap(gap),
+            })
+            .collect()
+    };
+    Sides {
+        a: said(&gaps.a),
+        b: said(&gaps.b),
+    }
+    .serialize(to)
 }
 
 impl Report {

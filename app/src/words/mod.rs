@@ -3,7 +3,9 @@
 //! the engine thinks so. The engine gives facts; the words are made here.
 
 pub mod autotuning;
+mod gaps;
 
+pub use gaps::{gap, unseen_work};
 use tritontui_engine::TracePair;
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
 use tritontui_engine::compile_events::CompileDifference;
@@ -381,30 +383,6 @@ pub fn result_words(
         ));
     }
     words
-}
-
-/// What the two traces did not see (their gaps), each said once, with
-/// the run it concerns when only one has it.
-pub fn unseen_work(
-    a: &[tritontui_engine::gaps::Gap],
-    b: &[tritontui_engine::gaps::Gap],
-) -> Vec<String> {
-    let mut said: Vec<String> = a
-        .iter()
-        .map(|gap| {
-            if b.contains(gap) {
-                gap.detail.clone()
-            } else {
-                format!("{} (A)", gap.detail)
-            }
-        })
-        .collect();
-    said.extend(
-        b.iter()
-            .filter(|gap| !a.contains(gap))
-            .map(|gap| format!("{} (B)", gap.detail)),
-    );
-    said
 }
 
 /// What a host value argument held in each run, in words: the random

@@ -947,9 +947,9 @@ fn a_trace_with_gaps_is_inconclusive_never_identical() {
     for (gappy, kind) in cases {
         let analysis = verdict(&clean, &gappy);
         assert_eq!(analysis.verdict, Verdict::Inconclusive, "{kind:?}");
-        assert!(analysis.gaps.0.is_empty());
+        assert!(analysis.gaps.a.is_empty());
         assert_eq!(
-            analysis.gaps.1.iter().map(|g| g.kind()).collect::<Vec<_>>(),
+            analysis.gaps.b.iter().map(|g| g.kind()).collect::<Vec<_>>(),
             vec![kind]
         );
         let report = Report::new(&clean, &gappy, &analysis, usize::MAX);
@@ -984,7 +984,7 @@ fn launches_left_unrecorded_alike_are_one_gap_with_their_count() {
     let clean = unseen_trace(8192, 1, &[], "exit", "*");
     let analysis = Analysis::run(&clean, &gappy, Options::default());
     assert_eq!(analysis.verdict, Verdict::Inconclusive);
-    let said: Vec<String> = analysis.gaps.1.iter().map(tritontui::words::gap).collect();
+    let said: Vec<String> = analysis.gaps.b.iter().map(tritontui::words::gap).collect();
     assert_eq!(
         said,
         [

@@ -343,10 +343,7 @@ impl Report {
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
-            gaps: Sides {
-                a: analysis.gaps.0.clone(),
-                b: analysis.gaps.1.clone(),
-            },
+            gaps: analysis.gaps.clone(),
             results_recorded: Sides {
                 a: a.results.is_some(),
                 b: b.results.is_some(),

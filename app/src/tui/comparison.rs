@@ -72,7 +72,7 @@ impl Comparison {
         let Some(analysis) = &self.analysis else {
             return 0;
         };
-        let gaps = !analysis.gaps.0.is_empty() || !analysis.gaps.1.is_empty();
+        let gaps = !analysis.gaps.a.is_empty() || !analysis.gaps.b.is_empty();
         let results = analysis.unexplained_results().next().is_some();
         [!self.settings.is_empty(), gaps, results]
             .into_iter()

@@ -94,7 +94,7 @@ pub fn origin_words(
             from(runs.b, origin.b)
         ),
         _ => {
-            let unseen = unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+            let unseen = unseen_work(&analysis.gaps.a, &analysis.gaps.b);
             if unseen.is_empty() {
                 "no recorded launch wrote these bytes: uninitialized memory, or a write outside the recorded region"
                     .to_owned()
@@ -373,7 +373,7 @@ pub fn result_words(
     } else {
         words.push_str(&format!("; in A {in_a}; in B {in_b}"));
     }
-    let unseen = unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+    let unseen = unseen_work(&analysis.gaps.a, &analysis.gaps.b);
     if unseen.is_empty() {
         words.push_str(": it was written outside the recorded region");
     } else {

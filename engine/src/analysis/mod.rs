@@ -14,6 +14,7 @@ use crate::compare::PairDiff;
 use crate::gaps::Gap;
 use crate::producer::Origin;
 use crate::results::ResultComparison;
+use crate::sides::Sides;
 use crate::signature::alignment_keys;
 use impact::OpenResults;
 use serde::Serialize;
@@ -252,7 +253,7 @@ pub struct Analysis {
     /// The runs' results compared tensor by tensor.
     pub results: ResultComparison,
     /// What each trace did not see (A's, B's).
-    pub gaps: (Vec<Gap>, Vec<Gap>),
+    pub gaps: Sides<Vec<Gap>>,
     /// What the differences amount to.
     pub verdict: Verdict,
 }
@@ -333,11 +334,14 @@ impl Analysis {
                 d.impact = Impact::Unseen;
             }
         }
-        let gaps = (crate::gaps::of(a), crate::gaps::of(b));
+        let gaps = Sides {
+            a: crate::gaps::of(a),
+            b: crate::gaps::of(b),
+        };
         let verdict =
             if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
                 Verdict::Divergent
-            } else if !gaps.0.is_empty() || !gaps.1.is_empty() {
+            } else if !gaps.a.is_empty() || !gaps.b.is_empty() {
                 Verdict::Inconclusive
             } else if divergences.is_empty() {
                 Verdict::Identical

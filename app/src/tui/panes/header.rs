@@ -87,7 +87,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     };
     let verdict_now = comparison.analysis.as_ref().map(|a| a.verdict);
     if let Some(analysis) = &comparison.analysis {
-        let unseen = crate::words::unseen_work(&analysis.gaps.0, &analysis.gaps.1);
+        let unseen = crate::words::unseen_work(&analysis.gaps.a, &analysis.gaps.b);
         if !unseen.is_empty() {
             lines.push(Line::from(vec![
                 Span::styled("NOT SEEN  ", theme.only()),

@@ -112,3 +112,17 @@ def test_a_benchmark_is_recorded_with_every_config_and_an_error_there_stops_only
     stopped = pytest.warns(RuntimeWarning, match="recording stopped")
     with stopped, tritontui.record(tmp_path / "u.msgpack"):
         assert len(broken(tuner)) == 1
+
+
+def test_a_compile_record_keeps_scalar_details_and_the_text_of_anything_else(
+    tmp_path: Path,
+) -> None:
+    from tritontui import _active
+
+    details = {"n": 3, "big": 2**64 - 1, "half": 0.5, "ok": True, "none": None, "pair": [1, 2]}
+    with tritontui.record(tmp_path / "t.msgpack"):
+        _active.active().file.compile("graph", "g", details)
+    records = dump(tmp_path / "t.msgpack")
+    [compile] = [r for r in records if r["type"] == "compile" and r["name"] == "g"]
+    assert (compile["event"], compile["name"], compile["pid"]) == ("graph", "g", os.getpid())
+    assert compile["info"] == {**details, "pair": "[1, 2]"}

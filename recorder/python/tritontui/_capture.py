@@ -123,9 +123,10 @@ class Capture:
             pre = {f"{i}.pre": _copy(t) for i, t, code in tensors if code in "ix"}
         return (kernel, len(values), tensors, pre)
 
-    def after(self, taken: Any, seq: int, results: list[Any] | None) -> dict[str, Any]:
+    def after(self, taken: Any, seq: int, results: list[Any] | None) -> tuple[str, int]:
         """Copies the tensors after launch ``seq`` and queues the file;
-        returns the trace's ``capture`` record."""
+        returns its name in the trace (relative to the trace's folder) and
+        its size in bytes."""
         kernel, given, tensors, copies = taken
         # An op's new results follow its arguments in the launch record.
         extra = [(given + j, v, "o") for j, v in enumerate(results or []) if _capturable(v)]
@@ -141,7 +142,7 @@ class Capture:
         self._start_writer()
         self._queue.put((os.path.join(self.folder, name), copies, event, kernel, seq))
         nbytes = sum(c.numel() * c.element_size() for c in copies.values())
-        return {"seq": seq, "file": os.path.basename(self.folder) + "/" + name, "bytes": nbytes}
+        return os.path.basename(self.folder) + "/" + name, nbytes
 
     def close(self) -> None:
         """Waits until every queued file is written."""

@@ -70,18 +70,17 @@ class CustomHash:
 
     def after(
         self, before: dict[int, Any], values: list[Any], codes: bytes, results: list[Any] | None
-    ) -> dict[str, Any]:
-        """The ``custom_hash`` record of launch's tensors: each value before
-        (from ``before``) and after; an op's new results are numbered
-        after its arguments."""
+    ) -> list[tuple[int, Any, Any]]:
+        """What the function gave for a launch's tensors: each argument's
+        index, its value before (from ``before``) and after; an op's new
+        results are numbered after its arguments."""
         codes = codes + b"o" * len(results or [])
         tensors = [*values, *(results or [])]
-        args = [
-            [i, before.get(i), None if chr(code) == "a" else self.value(v)]
+        return [
+            (i, before.get(i), None if chr(code) == "a" else self.value(v))
             for i, (v, code) in enumerate(zip(tensors, codes, strict=False))
             if _hashable(v)
         ]
-        return {"fn": self.name, "args": args}
 
 
 def _hashable(value: Any) -> bool:

@@ -120,18 +120,10 @@ def allow_any_tracer() -> bool:
 def pause(session: Any, launch: int | None, kernel: str) -> None:
     """Stops the recording process here until resumed, with its own pause
     records in the trace; see the module documentation."""
-    pid = os.getpid()
-    record = {
-        "r": "pause",
-        "pid": pid,
-        "host": socket.gethostname(),
-        "launch": launch,
-        "kernel": kernel,
-        "resume_file": resume_file_for(pid),
-    }
-    session.record_json({**record, "state": "paused", "ts": session.now()})
+    where = (socket.gethostname(), launch, kernel, resume_file_for(os.getpid()))
+    session.file.pause("paused", *where)
     by = stop_here(session.path, launch, kernel, before=session.flush)
-    session.record_json({**record, "state": "resumed", "by": by, "ts": session.now()})
+    session.file.pause("resumed", *where, by)
     session.flush()
 
 

@@ -344,9 +344,7 @@ class Session:
         a program may switch TF32, say, after recording began."""
         changed = self.numerics.changed() if self.numerics is not None else None
         if changed is not None:
-            self.record_json(
-                {"r": "settings", "before": self.seq, "values": changed, "ts": self.now()}
-            )
+            self.file.settings(changed)
 
     def record_gap(self, what: str, detail: str) -> None:
         """Writes a ``gap`` record: ``what`` was not recorded, and why.
@@ -354,9 +352,7 @@ class Session:
         # If even that fails, the trace says nothing more; its end record
         # still comes.
         with contextlib.suppress(Exception):
-            self.record_json(
-                {"r": "gap", "what": what, "detail": detail, "before": self.seq, "ts": self.now()}
-            )
+            self.file.gap(what, detail)
 
     def launch_unrecorded(self, kernel: str, error: BaseException) -> None:
         """A launch of ``kernel`` whose arguments could not be described
@@ -372,15 +368,7 @@ class Session:
                 stacklevel=3,
             )
         try:
-            self.record_json(
-                {
-                    "r": "gap",
-                    "what": "launch",
-                    "detail": f"{kernel} ({error!r})",
-                    "before": self.seq,
-                    "ts": self.now(),
-                }
-            )
+            self.file.gap("launch", f"{kernel} ({error!r})")
         except Exception as e:
             # A trace that cannot take even this record stops recording.
             self.fail(e)
@@ -448,20 +436,8 @@ class Session:
         kernel = define()
         kid = self.file.kernel(json.dumps(kernel))
         self._kernel_ids[key] = kid
-        self.record_json(
-            {
-                "r": "compile",
-                "event": "kernel",
-                "name": kernel["name"],
-                "pid": os.getpid(),
-                "ts": self.now(),
-                "info": {k: v for k, v in kernel.get("config", {}).items()},
-            }
-        )
+        self.file.compile("kernel", kernel["name"], dict(kernel.get("config", {})))
         return kid
-
-    def record_json(self, record: dict[str, Any]) -> None:
-        self.file.record(json.dumps(record))
 
     def flush(self) -> None:
         """Waits until everything recorded so far is in the file."""
@@ -546,11 +522,10 @@ class Session:
         captured, hashed, values, codes = taken
         results = None if results is None else list(results)
         if captured is not None:
-            record = self.capture.after(captured, seq, results)
-            self.record_json({"r": "capture", **record, "ts": self.now()})
+            self.file.captured_values(seq, *self.capture.after(captured, seq, results))
         if hashed is not None:
-            record = self.custom_hash.after(hashed, values, codes, results)
-            self.record_json({"r": "custom_hash", "seq": seq, **record, "ts": self.now()})
+            hashes = self.custom_hash.after(hashed, values, codes, results)
+            self.file.custom_hash(seq, self.custom_hash.name, hashes)
 
     def graph_inputs(
         self,
@@ -596,15 +571,7 @@ class Session:
         _tensors.gpu_failed(error)
 
     def mark(self, label: str) -> None:
-        self.record_json(
-            {
-                "r": "marker",
-                "label": str(label),
-                "after": self.seq - 1 if self.seq else None,
-                "ts": self.now(),
-                "th": threading.get_native_id(),
-            }
-        )
+        self.file.marker(str(label), threading.get_native_id())
 
 
 def _probe_tensor_impl() -> None:

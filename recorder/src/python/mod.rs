@@ -30,6 +30,7 @@ mod scalar;
 mod tensor_impl;
 mod thread_state;
 mod trace_file;
+mod trace_state;
 mod triton_hook;
 
 use pyo3::prelude::*;

@@ -34,5 +34,21 @@ pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     }
 }
 
+/// A value the recorder itself reports (a compile event's detail, what the
+/// program's hash function gave) as a trace scalar: None, a bool, an int,
+/// a float or a string as it is, anything else as its `str()`.
+pub(crate) fn plain(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    let is_plain = item.is_none()
+        || item.is_instance_of::<PyBool>()
+        || item.is_instance_of::<PyInt>()
+        || item.is_instance_of::<PyFloat>()
+        || item.is_instance_of::<PyString>();
+    if is_plain {
+        scalar(item)
+    } else {
+        Ok(Scalar::Str(item.str()?.to_str()?.to_owned()))
+    }
+}
+
 /// `tritontui._host.host_value`, looked up once.
 static HOST_VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();

@@ -10,9 +10,11 @@
 
 #[cfg(feature = "cuda")]
 use super::describe::Views;
-use super::describe::{Described, Dtypes, Tables};
+use super::describe::{Described, Dtypes};
 use super::guard::{guard, io_error};
+use super::scalar::plain;
 use super::thread_state::{autotuning, thread_id};
+use super::trace_state::TraceState;
 use crate::background::BackgroundWriter;
 use crate::phases::{Phase, timed};
 use crate::procs::Watcher;
@@ -20,12 +22,16 @@ use crate::recording::call_scope::CallScope;
 use crate::recording::cuda_graphs::CudaGraphs;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 use tritontui_trace::format::{
-    CallRecord, GapRecord, Header, KernelDef, LaunchRecord, Record, ResultsRecord,
+    CallRecord, CompileRecord, CustomHashRecord, GapRecord, Header, KernelDef, LaunchRecord,
+    MarkerRecord, PauseRecord, ProcessGroupRecord, Record, ResultsRecord, SettingsRecord,
+    ValuesRecord,
 };
 
 /// Writes one trace file from a background thread.
@@ -41,35 +47,6 @@ pub(crate) struct TraceFile {
     next_seq: AtomicU64,
     /// When the session started: record times count from here.
     start: Instant,
-}
-
-/// What a [`TraceFile`] changes as it writes.
-struct TraceState {
-    writer: Option<BackgroundWriter>,
-    /// Keeps the process table current until the trace is closed.
-    watcher: Option<Watcher>,
-    dtypes: Dtypes,
-    /// The graph calls in progress and the views their launches touched.
-    scope: CallScope,
-    /// Whether device hashes may be deferred inside a graph call where
-    /// they are inherited (`deferred_hashes`), and its inputs' hashes run
-    /// beside it (`inputs_beside`).
-    defer_hashes: bool,
-    #[cfg(feature = "cuda")]
-    deferred: super::deferred_hashes::DeferredHashes,
-    /// A device failure met while enqueuing deferred hashes outside any
-    /// launch, for the session to hear of (`take_device_error`).
-    device_error: Option<String>,
-    /// The CUDA graphs captured while recording, for their replays.
-    cuda_graphs: CudaGraphs,
-    /// The hashes of launches captured inside a graph call, waiting for
-    /// the next captured launch or running beside the graph's launches.
-    #[cfg(feature = "cuda")]
-    captured: super::captured_hashes::CapturedHashes,
-    /// The hashes of the inputs of the graph call in progress, when they
-    /// run beside its launches.
-    #[cfg(feature = "cuda")]
-    inputs: super::inputs_beside::InputsBeside,
 }
 
 /// The state of a [`TraceFile`], held by this thread until dropped.
@@ -102,6 +79,23 @@ impl TraceFile {
                 names,
             };
             state.queue(kind(live), described)
+        })
+    }
+
+    /// Queues a record made outside any launch. While another call holds
+    /// the trace (one this record is made from inside, or another
+    /// thread's), the holder writes it.
+    fn queue_record(&self, py: Python<'_>, record: Record) -> PyResult<()> {
+        if self.state.try_lock().is_err() {
+            self.waiting
+                .lock()
+                .map_err(|_| poisoned_queue())?
+                .push(record);
+            return Ok(());
+        }
+        self.with_state(py, |state| {
+            state.release_deferred()?;
+            state.writer()?.record(record).map_err(io_error)
         })
     }
 
@@ -182,122 +176,6 @@ impl TraceFile {
 
 fn poisoned_queue() -> PyErr {
     PyRuntimeError::new_err("tritontui: the trace's queue is poisoned")
-}
-
-impl TraceState {
-    fn writer(&mut self) -> PyResult<&mut BackgroundWriter> {
-        self.writer
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))
-    }
-
-    /// Queues a record (a launch or a graph call, whose arguments
-    /// `described` read) now, or once its device results are in; deferred
-    /// hashes and the records waiting for them go first.
-    fn queue(&mut self, record: Record, described: &mut Described) -> PyResult<()> {
-        if let Some(error) = self.enqueue_deferred()? {
-            described.device_failed(error);
-        }
-        let fills = std::mem::take(&mut described.fills);
-        let pending = described.take_pending();
-        let writer = self.writer()?;
-        match pending {
-            Some(pending) if !fills.is_empty() => writer.pending(record, fills, pending),
-            _ => writer.record(record),
-        }
-        .map_err(io_error)
-    }
-
-    /// Enqueues the deferred hashes and queues the records waiting for
-    /// them; returns the device's failure, if any.
-    fn enqueue_deferred(&mut self) -> PyResult<Option<String>> {
-        #[cfg(feature = "cuda")]
-        if let Some(writer) = self.writer.as_ref() {
-            return self.deferred.enqueue(writer).map_err(io_error);
-        }
-        Ok(None)
-    }
-
-    /// [`TraceState::release_hashes`], and the calling stream waits for
-    /// the hashes of the graph call's inputs running beside it: something
-    /// other than a launch comes.
-    fn release_deferred(&mut self) -> PyResult<()> {
-        self.release_hashes()?;
-        #[cfg(feature = "cuda")]
-        if let Err(e) = self.inputs.join() {
-            self.device_error.get_or_insert(e.to_string());
-        }
-        Ok(())
-    }
-
-    /// [`TraceState::enqueue_deferred`] outside any launch, after the
-    /// hashes carried from the last captured launch: a device failure is
-    /// kept for the session (`take_device_error`).
-    fn release_hashes(&mut self) -> PyResult<()> {
-        self.release_captured();
-        if let Some(error) = self.enqueue_deferred()? {
-            self.device_error.get_or_insert(error);
-        }
-        Ok(())
-    }
-
-    /// Enqueues on their own the hashes carried from the last captured
-    /// launch, and has the capturing stream wait for those running beside
-    /// the graph's launches (something other than the next captured launch
-    /// comes).
-    fn release_captured(&mut self) {
-        #[cfg(feature = "cuda")]
-        if let Err(e) = self.captured.release() {
-            self.device_error.get_or_insert(e.to_string());
-        }
-    }
-
-    /// Whether a launch on this thread may defer its device hashes now
-    /// (not while it captures a CUDA graph: every hash is enqueued with
-    /// its launch, into the graph).
-    #[cfg(feature = "cuda")]
-    fn deferring(&self) -> bool {
-        self.defer_hashes
-            && self.scope.inheritable(thread_id()).is_some()
-            && self.cuda_graphs.capturing().is_none()
-    }
-
-    /// The writer and the dtype table, borrowed together (with the views
-    /// a launch on this thread may inherit its hashes before from, when
-    /// `inheriting`, and the table slots a launch this thread captures
-    /// into a CUDA graph may share, when `captured`).
-    fn tables(&mut self, inheriting: bool, captured: bool) -> PyResult<Tables<'_>> {
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("the trace is closed"))?;
-        Ok(Tables {
-            writer,
-            dtypes: &mut self.dtypes,
-            known: if inheriting {
-                self.scope.inheritable(thread_id())
-            } else {
-                None
-            },
-            captured: if captured {
-                self.scope.captured_slots(thread_id())
-            } else {
-                None
-            },
-        })
-    }
-}
-
-impl Drop for TraceState {
-    /// Without [`TraceFile::close`] (a session never stopped), the trace
-    /// keeps what was sent and has no end record (records waiting for
-    /// deferred hashes are lost with them). The watcher goes first:
-    /// it holds a sink into the writer's queue, which the writer thread
-    /// drains until every sender is gone.
-    fn drop(&mut self) {
-        drop(self.watcher.take());
-        drop(self.writer.take());
-    }
 }
 
 #[pymethods]
@@ -561,23 +439,149 @@ impl TraceFile {
         self.elapsed()
     }
 
-    /// Queues any other record, given as a JSON object whose first key is
-    /// `r`. While another call holds the trace (one this record is made
-    /// from inside, or another thread's), the holder writes it.
-    fn record(&self, py: Python<'_>, record_json: &str) -> PyResult<()> {
-        let record: Record = serde_json::from_str(record_json)
-            .map_err(|e| PyValueError::new_err(format!("bad record: {e}")))?;
-        if self.state.try_lock().is_err() {
-            self.waiting
-                .lock()
-                .map_err(|_| poisoned_queue())?
-                .push(record);
-            return Ok(());
-        }
-        self.with_state(py, |state| {
-            state.release_deferred()?;
-            state.writer()?.record(record).map_err(io_error)
-        })
+    /// Queues a `gap` record: `what` was not recorded, and why, before
+    /// the next launch.
+    fn gap(&self, py: Python<'_>, what: String, detail: String) -> PyResult<()> {
+        let (before, ts) = (self.next_seq(), self.elapsed());
+        self.queue_record(
+            py,
+            Record::Gap(GapRecord {
+                what,
+                detail,
+                before,
+                ts,
+            }),
+        )
+    }
+
+    /// Queues a `compile` record of this process; `info`'s values become
+    /// trace scalars (`scalar::plain`).
+    fn compile(
+        &self,
+        py: Python<'_>,
+        event: String,
+        name: String,
+        info: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        let info = info
+            .iter()
+            .map(|(key, value)| Ok((key.str()?.to_str()?.to_owned(), plain(&value)?)))
+            .collect::<PyResult<_>>()?;
+        let compile = CompileRecord {
+            event,
+            name,
+            pid: std::process::id(),
+            ts: self.elapsed(),
+            dur_ns: 0,
+            info,
+        };
+        self.queue_record(py, Record::Compile(compile))
+    }
+
+    /// Queues a `settings` record: the numerics settings that changed,
+    /// with their new values, before the next launch.
+    fn settings(&self, py: Python<'_>, values: BTreeMap<String, String>) -> PyResult<()> {
+        let (before, ts) = (self.next_seq(), self.elapsed());
+        self.queue_record(py, Record::Settings(SettingsRecord { before, values, ts }))
+    }
+
+    /// Queues a `marker` record made on OS thread `thread`, after the
+    /// last launch.
+    fn marker(&self, py: Python<'_>, label: String, thread: u64) -> PyResult<()> {
+        let after = self.next_seq().checked_sub(1);
+        let marker = MarkerRecord {
+            label,
+            after,
+            ts: self.elapsed(),
+            thread,
+        };
+        self.queue_record(py, Record::Marker(marker))
+    }
+
+    /// Queues a `pause` record of this process (`state` `paused`, or
+    /// `resumed` `by` something).
+    #[pyo3(signature = (state, host, launch, kernel, resume_file, by=String::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn pause(
+        &self,
+        py: Python<'_>,
+        state: String,
+        host: String,
+        launch: Option<u64>,
+        kernel: String,
+        resume_file: String,
+        by: String,
+    ) -> PyResult<()> {
+        let pause = PauseRecord {
+            state,
+            pid: std::process::id(),
+            host,
+            launch,
+            kernel,
+            resume_file,
+            by,
+            ts: self.elapsed(),
+        };
+        self.queue_record(py, Record::Pause(pause))
+    }
+
+    /// Queues a `process_group` record: a group's name, description,
+    /// backend and global ranks in group-rank order.
+    fn process_group(
+        &self,
+        py: Python<'_>,
+        name: String,
+        desc: String,
+        backend: String,
+        ranks: Vec<u32>,
+    ) -> PyResult<()> {
+        let group = ProcessGroupRecord {
+            name,
+            desc,
+            backend,
+            ranks,
+            ts: self.elapsed(),
+        };
+        self.queue_record(py, Record::ProcessGroup(group))
+    }
+
+    /// Queues a `capture` record: launch `seq`'s values copied into
+    /// `file` (relative to the trace), `bytes` long.
+    fn captured_values(&self, py: Python<'_>, seq: u64, file: String, bytes: u64) -> PyResult<()> {
+        let ts = self.elapsed();
+        self.queue_record(
+            py,
+            Record::Values(ValuesRecord {
+                seq,
+                file,
+                bytes,
+                ts,
+            }),
+        )
+    }
+
+    /// Queues a `custom_hash` record: what the program's hash function
+    /// `function` gave for launch `seq`'s tensors, `(argument, before,
+    /// after)` each, the values trace scalars (`scalar::plain`).
+    fn custom_hash(
+        &self,
+        py: Python<'_>,
+        seq: u64,
+        function: String,
+        args: Vec<(u32, Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+    ) -> PyResult<()> {
+        let args = args
+            .iter()
+            .map(|(arg, before, after)| Ok((*arg, plain(before)?, plain(after)?)))
+            .collect::<PyResult<_>>()?;
+        let ts = self.elapsed();
+        let hashes = CustomHashRecord {
+            seq,
+            function,
+            args,
+            ts,
+        };
+        self.queue_record(py, Record::CustomHash(hashes))
     }
 
     /// Queues one call of the compiled graph `graph` (its cache key) with
@@ -633,6 +637,9 @@ impl TraceFile {
                         false
                     })
             };
+            // Built without CUDA, inputs are hashed on the host, as read.
+            #[cfg(not(feature = "cuda"))]
+            let _ = may_keep;
             state.queue(Record::Call(call), described)?;
             #[cfg(feature = "cuda")]
             if forked && let Err(e) = state.inputs.end() {

@@ -13,7 +13,6 @@ when called; they return what the originals return."""
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any
 
 from .. import _active
@@ -44,16 +43,7 @@ def _record(event: str, autotuner: Any, name: Any, info: Any) -> None:
         compile_id = getattr(autotuner, "compile_id", None)
         if compile_id is not None:
             details["compile_id"] = str(compile_id)
-        session.record_json(
-            {
-                "r": "compile",
-                "event": event,
-                "name": name(),
-                "pid": os.getpid(),
-                "ts": session.now(),
-                "info": details,
-            }
-        )
+        session.file.compile(event, name(), details)
     except Exception as e:
         session.fail(e)
 

@@ -35,16 +35,7 @@ class _CompileEvents(logging.Handler):
             event = _event(getattr(record, "metadata", None), getattr(record, "payload", None))
             if event is not None:
                 kind, info = event
-                session.record_json(
-                    {
-                        "r": "compile",
-                        "event": kind,
-                        "name": info.pop("name", ""),
-                        "pid": os.getpid(),
-                        "ts": session.now(),
-                        "info": info,
-                    }
-                )
+                session.file.compile(kind, info.pop("name", ""), info)
         except Exception as e:
             session.fail(e)
 

@@ -18,7 +18,6 @@ says it was asked.
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any
 
@@ -220,15 +219,9 @@ def _unseen_capture(session: Any, graph: Any) -> None:
         RuntimeWarning,
         stacklevel=3,
     )
-    session.record_json(
-        {
-            "r": "gap",
-            "what": "replay",
-            "detail": "a CUDA graph captured before recording began was replayed: "
-            "its launches ran unrecorded",
-            "before": session.seq,
-            "ts": session.now(),
-        }
+    session.file.gap(
+        "replay",
+        "a CUDA graph captured before recording began was replayed: its launches ran unrecorded",
     )
 
 
@@ -260,15 +253,6 @@ def _say_turned_off(session: Any) -> None:
         stacklevel=4,
     )
     try:
-        session.record_json(
-            {
-                "r": "compile",
-                "event": "graph",
-                "name": "torch.compile",
-                "pid": os.getpid(),
-                "ts": session.now(),
-                "info": {"cuda_graphs_disabled": True},
-            }
-        )
+        session.file.compile("graph", "torch.compile", {"cuda_graphs_disabled": True})
     except Exception as e:
         session.fail(e)

@@ -13,7 +13,6 @@ reached the recorder (its module bound no hook)."""
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 import weakref
@@ -155,13 +154,4 @@ def say_unrecorded(session: Any, graph: str, why: str) -> None:
     if not session.unrecorded_graphs:
         warnings.warn(f"tritontui: {_UNSEEN[why]}", RuntimeWarning, stacklevel=4)
     session.unrecorded_graphs.add(graph)
-    session.record_json(
-        {
-            "r": "compile",
-            "event": "graph",
-            "name": graph,
-            "pid": os.getpid(),
-            "ts": session.now(),
-            "info": {"unrecorded": why},
-        }
-    )
+    session.file.compile("graph", graph, {"unrecorded": why})

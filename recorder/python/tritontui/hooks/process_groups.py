@@ -61,16 +61,8 @@ def _record(group: Any, ranks: dict[int, int], session: Any) -> None:
             if name is None:  # a group this process is not a member of
                 return
             backend = world.pg_map.get(group, ("",))[0]
-            session.record_json(
-                {
-                    "r": "process_group",
-                    "name": str(name),
-                    "desc": _description(group),
-                    "backend": str(backend or ""),
-                    "ranks": [int(g) for g, _ in sorted(ranks.items(), key=lambda item: item[1])],
-                    "ts": session.now(),
-                }
-            )
+            in_order = [int(g) for g, _ in sorted(ranks.items(), key=lambda item: item[1])]
+            session.file.process_group(str(name), _description(group), str(backend or ""), in_order)
     except Exception as e:
         session.fail(e)
 

@@ -15,7 +15,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use tritontui_trace::format::Record;
 
-/// What a [`TraceFile`] changes as it writes.
+/// What a `TraceFile` changes as it writes.
 pub(super) struct TraceState {
     pub(super) writer: Option<BackgroundWriter>,
     /// Keeps the process table current until the trace is closed.

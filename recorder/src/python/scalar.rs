@@ -4,8 +4,31 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 use tritontui_trace::format::Scalar;
 
-/// A non-tensor argument as a trace scalar.
+/// A non-tensor argument as a trace scalar: any other host object is
+/// recorded by what determines results, never by its identity
+/// (docs/trace-format.md, host objects).
 pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    scalar_or(item, |other| {
+        let value = HOST_VALUE
+            .import(other.py(), "tritontui._host", "host_value")?
+            .call1((other,))?;
+        Ok(value.cast_into::<PyString>()?.to_str()?.to_owned())
+    })
+}
+
+/// A value the recorder itself reports (a compile event's detail, what the
+/// program's hash function gave) as a trace scalar: anything but None, a
+/// bool, an int, a float or a string as its `str()`.
+pub(crate) fn plain(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    scalar_or(item, |other| Ok(other.str()?.to_str()?.to_owned()))
+}
+
+/// None, a bool, an int, a float or a string as itself, anything else as
+/// the text `other` makes of it.
+fn scalar_or(
+    item: &Bound<'_, PyAny>,
+    other: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<String>,
+) -> PyResult<Scalar> {
     if item.is_none() {
         Ok(Scalar::None)
     } else if let Ok(b) = item.cast::<PyBool>() {
@@ -23,30 +46,7 @@ pub(crate) fn scalar(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     } else if let Ok(s) = item.cast::<PyString>() {
         Ok(Scalar::Str(s.to_str()?.to_owned()))
     } else {
-        // Any other host object is recorded by what determines results,
-        // never by its identity (docs/trace-format.md, host objects).
-        let value = HOST_VALUE
-            .import(item.py(), "tritontui._host", "host_value")?
-            .call1((item,))?;
-        Ok(Scalar::Str(
-            value.cast_into::<PyString>()?.to_str()?.to_owned(),
-        ))
-    }
-}
-
-/// A value the recorder itself reports (a compile event's detail, what the
-/// program's hash function gave) as a trace scalar: None, a bool, an int,
-/// a float or a string as it is, anything else as its `str()`.
-pub(crate) fn plain(item: &Bound<'_, PyAny>) -> PyResult<Scalar> {
-    let is_plain = item.is_none()
-        || item.is_instance_of::<PyBool>()
-        || item.is_instance_of::<PyInt>()
-        || item.is_instance_of::<PyFloat>()
-        || item.is_instance_of::<PyString>();
-    if is_plain {
-        scalar(item)
-    } else {
-        Ok(Scalar::Str(item.str()?.to_str()?.to_owned()))
+        other(item).map(Scalar::Str)
     }
 }
 

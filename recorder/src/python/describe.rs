@@ -11,6 +11,8 @@ use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
 use crate::phases::{Phase, timed};
 use crate::recording::cuda_graphs::Capturing;
+#[cfg(feature = "cuda")]
+use crate::recording::hashes::{LaunchHashes, Views, cuda::Cuda};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -707,53 +709,23 @@ impl Described {
     }
 }
 
-/// Which device views of a launch [`Described::device_spans`] gives.
+/// A described launch as the hash scheduler sees it
+/// (`crate::recording::hashes`): its tensors are kept alive by new
+/// references to them.
 #[cfg(feature = "cuda")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Views {
-    /// Those hashed before the launch.
-    HashedBefore,
-    /// Those hashed after it (every view but an allocation).
-    HashedAfter,
-    /// Those the launch writes.
-    Written,
+pub struct Scheduled<'a, 'py> {
+    py: Python<'py>,
+    described: &'a mut Described,
 }
 
-/// What deferring a launch's device hashes needs of it (`DeferredHashes`).
 #[cfg(feature = "cuda")]
 impl Described {
-    /// The device batch, unless there is none or the device failed.
-    pub fn batch_mut(&mut self) -> Option<&mut crate::gpu::Batch> {
-        if self.work.error.is_some() {
-            return None;
+    /// This launch, for the hash scheduler.
+    pub fn scheduled<'a, 'py>(&'a mut self, py: Python<'py>) -> Scheduled<'a, 'py> {
+        Scheduled {
+            py,
+            described: self,
         }
-        self.work.batch.as_deref_mut()
-    }
-
-    /// Whether device hashes were asked of this launch (a batch begun, or
-    /// failed to).
-    pub fn has_device_work(&self) -> bool {
-        self.work.batch.is_some() || self.work.error.is_some()
-    }
-
-    /// The device batch, taken to be finished later; None when the device
-    /// failed (the batch is then dropped, and its results with it).
-    pub fn take_batch(&mut self) -> Option<Box<crate::gpu::Batch>> {
-        let batch = self.work.batch.take();
-        if self.work.error.is_some() {
-            return None;
-        }
-        batch
-    }
-
-    /// New references to the launch's tensors: held while their hashes
-    /// wait, so that their memory cannot be freed and reused (by anything,
-    /// recorded or not) before the hashes read it.
-    pub fn tensors_kept(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        self.tensors
-            .iter()
-            .map(|view| view.tensor.clone_ref(py))
-            .collect()
     }
 
     /// The stream the launch runs on: the one it was described with, else
@@ -766,8 +738,8 @@ impl Described {
         })
     }
 
-    /// The byte spans of the device views `which` picks.
-    pub fn device_spans(&self, which: Views) -> impl Iterator<Item = Span> + '_ {
+    /// The byte ranges of the device views `which` picks.
+    pub fn device_spans(&self, which: Views) -> Vec<Span> {
         self.tensors
             .iter()
             .filter(move |view| {
@@ -779,6 +751,63 @@ impl Described {
                     }
             })
             .map(TensorView::span)
+            .collect()
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl LaunchHashes<Cuda, Vec<Py<PyAny>>> for Scheduled<'_, '_> {
+    fn device(&self) -> i32 {
+        self.described.device()
+    }
+
+    fn stream(&self) -> Option<u64> {
+        self.described.launch_stream(self.py)
+    }
+
+    fn spans(&self, which: Views) -> Vec<Span> {
+        self.described.device_spans(which)
+    }
+
+    fn has_device_work(&self) -> bool {
+        self.described.work.batch.is_some() || self.described.work.error.is_some()
+    }
+
+    fn batch_mut(&mut self) -> Option<&mut crate::gpu::Batch> {
+        let work = &mut self.described.work;
+        if work.error.is_some() {
+            return None;
+        }
+        work.batch.as_deref_mut()
+    }
+
+    fn take_batch(&mut self) -> Option<Box<crate::gpu::Batch>> {
+        let work = &mut self.described.work;
+        let batch = work.batch.take();
+        if work.error.is_some() {
+            return None;
+        }
+        batch
+    }
+
+    fn take_fills(&mut self) -> Vec<Fill> {
+        std::mem::take(&mut self.described.fills)
+    }
+
+    fn keep_alive(&self) -> Vec<Py<PyAny>> {
+        self.described
+            .tensors
+            .iter()
+            .map(|view| view.tensor.clone_ref(self.py))
+            .collect()
+    }
+
+    fn device_failed(&mut self, error: String) {
+        self.described.device_failed(error);
+    }
+
+    fn dispatch(&mut self) {
+        self.described.dispatch();
     }
 }
 

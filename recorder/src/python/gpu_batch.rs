@@ -185,7 +185,8 @@ pub(super) fn hash_table_launches_beside() -> u64 {
 pub(super) fn input_hash_forks() -> u64 {
     #[cfg(feature = "cuda")]
     {
-        super::inputs_beside::INPUT_FORKS.load(std::sync::atomic::Ordering::Relaxed)
+        crate::recording::hashes::inputs_beside::INPUT_FORKS
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
     #[cfg(not(feature = "cuda"))]
     0

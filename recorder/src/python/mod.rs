@@ -6,13 +6,9 @@
 mod allocation_hook;
 mod aten_hook;
 mod capabilities;
-#[cfg(feature = "cuda")]
-mod captured_hashes;
 mod command;
 mod cpp_kernel_hook;
 mod cpp_wrapper_hook;
-#[cfg(feature = "cuda")]
-mod deferred_hashes;
 mod describe;
 mod dynamo_off;
 mod extern_hook;
@@ -20,8 +16,6 @@ mod gpu_batch;
 mod guard;
 mod hook_session;
 mod host;
-#[cfg(feature = "cuda")]
-mod inputs_beside;
 mod numerics;
 mod pause;
 mod phase_times;

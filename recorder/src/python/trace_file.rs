@@ -8,8 +8,6 @@
 //! queued and written by the holder before it lets go; any other call
 //! from another thread waits for the holder with the GIL released.
 
-#[cfg(feature = "cuda")]
-use super::describe::Views;
 use super::describe::{Described, Dtypes};
 use super::guard::{guard, io_error};
 use super::scalar::plain;
@@ -20,6 +18,8 @@ use crate::phases::{Phase, timed};
 use crate::procs::Watcher;
 use crate::recording::call_scope::CallScope;
 use crate::recording::cuda_graphs::CudaGraphs;
+#[cfg(feature = "cuda")]
+use crate::recording::hashes::{LaunchHashes, Views};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -283,27 +283,30 @@ impl TraceFile {
             )?;
             #[cfg(feature = "cuda")]
             {
+                let mut scheduled = described.scheduled(py);
                 // A launch writing bytes the call's input hashes read waits
                 // for them.
-                if let Err(e) = state
-                    .inputs
-                    .before_launch(&described, || described.launch_stream(py))
-                {
-                    described.device_failed(e.to_string());
+                if let Err(e) = state.inputs.before_launch(&scheduled) {
+                    scheduled.device_failed(e.to_string());
                 }
                 // The hashes after the last captured launch go with this
                 // one's before it, into one table kernel, beside it when it
                 // may run there. What is not a launch (a buffer handed out,
                 // a graph call's inputs) writes nothing after this: they
                 // wait for the next launch.
-                if launch && let Err(e) = state.captured.before_launch(py, &mut described, beside) {
-                    described.device_failed(e.to_string());
+                if launch
+                    && let Err(e) =
+                        state
+                            .captured
+                            .before_launch(&mut scheduled, beside, thread_id())
+                {
+                    scheduled.device_failed(e.to_string());
                 }
                 let deferring = state.deferring();
                 if let Some(writer) = state.writer.as_ref() {
                     state
                         .deferred
-                        .before_launch(&mut described, deferring, writer)
+                        .before_launch(&mut scheduled, deferring, writer)
                         .map_err(io_error)?;
                 }
             }
@@ -381,10 +384,13 @@ impl TraceFile {
                 {
                     let inside = state.scope.captured_slots(thread_id()).is_some();
                     if inside {
-                        state.captured.after_launch(py, described);
+                        state
+                            .captured
+                            .after_launch(&mut described.scheduled(py), thread_id());
                     }
                     if let Some(place) = &captured {
-                        let writes = inside.then(|| described.device_spans(Views::Written));
+                        let writes =
+                            inside.then(|| described.device_spans(Views::Written).into_iter());
                         state.cuda_graphs.captured_writes(place.graph, writes);
                     }
                 }
@@ -416,7 +422,7 @@ impl TraceFile {
                 match state.writer.as_ref() {
                     Some(writer) => state
                         .deferred
-                        .after_launch(py, record, described, deferring, writer)
+                        .after_launch(record, &mut described.scheduled(py), deferring, writer)
                         .map_err(io_error)?,
                     None => Some(record),
                 }
@@ -629,9 +635,10 @@ impl TraceFile {
             #[cfg(feature = "cuda")]
             let forked = {
                 let alone = state.defer_hashes && state.scope.inheritable(thread_id()).is_some();
+                let keeps = |ordinal| may_keep.is_none_or(|may| keeps(may, ordinal));
                 state
                     .inputs
-                    .fork(py, described, alone, may_keep)
+                    .fork(&mut described.scheduled(py), alone, keeps)
                     .unwrap_or_else(|e| {
                         described.device_failed(e.to_string());
                         false
@@ -878,4 +885,14 @@ impl TraceFile {
             })
         })
     }
+}
+
+/// Whether `may_keep` says a call's inputs on device `ordinal` may be
+/// kept alive until its end (not when it fails to say).
+#[cfg(feature = "cuda")]
+fn keeps(may_keep: &Bound<'_, PyAny>, ordinal: i32) -> bool {
+    may_keep
+        .call1((ordinal,))
+        .and_then(|answer| answer.is_truthy())
+        .unwrap_or(false)
 }

@@ -11,9 +11,17 @@ use crate::background::BackgroundWriter;
 use crate::procs::Watcher;
 use crate::recording::call_scope::CallScope;
 use crate::recording::cuda_graphs::CudaGraphs;
+#[cfg(feature = "cuda")]
+use crate::recording::hashes::{
+    captured::CapturedHashes, cuda::Cuda, deferred::DeferredHashes, inputs_beside::InputsBeside,
+};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use tritontui_trace::format::Record;
+
+/// What keeps a launch's tensors alive while its hashes wait.
+#[cfg(feature = "cuda")]
+type KeepAlive = Vec<Py<PyAny>>;
 
 /// What a `TraceFile` changes as it writes.
 pub(super) struct TraceState {
@@ -24,11 +32,11 @@ pub(super) struct TraceState {
     /// The graph calls in progress and the views their launches touched.
     pub(super) scope: CallScope,
     /// Whether device hashes may be deferred inside a graph call where
-    /// they are inherited (`deferred_hashes`), and its inputs' hashes run
-    /// beside it (`inputs_beside`).
+    /// they are inherited (`hashes::deferred`), and its inputs' hashes run
+    /// beside it (`hashes::inputs_beside`).
     pub(super) defer_hashes: bool,
     #[cfg(feature = "cuda")]
-    pub(super) deferred: super::deferred_hashes::DeferredHashes,
+    pub(super) deferred: DeferredHashes<Cuda, KeepAlive>,
     /// A device failure met while enqueuing deferred hashes outside any
     /// launch, for the session to hear of (`take_device_error`).
     pub(super) device_error: Option<String>,
@@ -37,11 +45,11 @@ pub(super) struct TraceState {
     /// The hashes of launches captured inside a graph call, waiting for
     /// the next captured launch or running beside the graph's launches.
     #[cfg(feature = "cuda")]
-    pub(super) captured: super::captured_hashes::CapturedHashes,
+    pub(super) captured: CapturedHashes<Cuda, KeepAlive>,
     /// The hashes of the inputs of the graph call in progress, when they
     /// run beside its launches.
     #[cfg(feature = "cuda")]
-    pub(super) inputs: super::inputs_beside::InputsBeside,
+    pub(super) inputs: InputsBeside<Cuda, KeepAlive>,
 }
 
 impl TraceState {

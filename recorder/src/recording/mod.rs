@@ -6,6 +6,9 @@
 //!   hashes its launches inherit.
 //! - `cuda_graphs`: the CUDA graph capture under way on each thread, the
 //!   bytes each graph writes, and each graph's replays.
+//! - `hashes`: when and on which stream a launch's device hashes run
+//!   (deferred, beside a captured graph's launches, beside a graph call).
 
 pub mod call_scope;
 pub mod cuda_graphs;
+pub mod hashes;

@@ -1,5 +1,5 @@
 //! The hashes of a graph call's inputs, run beside the call's launches on
-//! the device's side stream (`crate::gpu::Beside`) instead of before them.
+//! the device's side stream (`Backend::Side`) instead of before them.
 //!
 //! A call's inputs are hashed on its entry, one table kernel per 16
 //! inputs: a model's weights, read once more before its first kernel can
@@ -32,9 +32,7 @@
 //! and its join cost about what hashing them does. The hashes read the bytes the calling stream would have read, so
 //! the trace is the one recorded without forks.
 
-use super::describe::{Described, Views};
-use crate::gpu::{Beside, GpuError};
-use pyo3::prelude::*;
+use super::{Backend, HashBatch, LaunchHashes, SideStream, Views};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tritontui_trace::Span;
 
@@ -47,10 +45,10 @@ const LEAST_BYTES: u64 = 8 << 20;
 pub static INPUT_FORKS: AtomicU64 = AtomicU64::new(0);
 
 /// Input hashes running beside a call, until the calling stream waits.
-struct Forked {
-    side: &'static Beside,
+struct Forked<B: Backend, K> {
+    side: B::Side,
     reads: Reads,
-    _tensors: Vec<Py<PyAny>>,
+    alive: Vec<K>,
 }
 
 /// What forked hashes read, and from which stream: what decides when that
@@ -75,14 +73,19 @@ impl Reads {
 
 /// The input hashes of the graph call in progress, when they run beside
 /// it.
-#[derive(Default)]
-pub struct InputsBeside {
-    forked: Option<Forked>,
+pub struct InputsBeside<B: Backend, K> {
+    forked: Option<Forked<B, K>>,
 }
 
-impl InputsBeside {
+impl<B: Backend, K> Default for InputsBeside<B, K> {
+    fn default() -> Self {
+        InputsBeside { forked: None }
+    }
+}
+
+impl<B: Backend, K> InputsBeside<B, K> {
     /// Before a graph call's inputs are queued, their hashes held in
-    /// `described`'s batch (`Batch::hold`): when `alone` (the only call in
+    /// `launch`'s batch (`Batch::hold`): when `alone` (the only call in
     /// progress, on this thread, with every launch recorded) and they read
     /// at least [`LEAST_BYTES`], moves them onto the side stream of their
     /// device, forked from the calling stream, unless `may_keep` (called
@@ -91,21 +94,17 @@ impl InputsBeside {
     /// fork's end ([`InputsBeside::end`]) once the batch is finished.
     pub fn fork(
         &mut self,
-        py: Python<'_>,
-        described: &mut Described,
+        launch: &mut impl LaunchHashes<B, K>,
         alone: bool,
-        may_keep: Option<&Bound<'_, PyAny>>,
-    ) -> Result<bool, GpuError> {
-        let ordinal = described.device();
-        let Some(batch) = described.batch_mut().filter(|_| alone) else {
+        may_keep: impl FnOnce(i32) -> bool,
+    ) -> Result<bool, B::Error> {
+        let ordinal = launch.device();
+        let Some(batch) = launch.batch_mut().filter(|_| alone) else {
             return Ok(false);
         };
         let origin = batch.stream();
         // A stream whose capture status is unknown is left as it is.
-        if batch.waiting_bytes() < LEAST_BYTES
-            || crate::gpu::stream_capturing(origin).unwrap_or(true)
-            || !may_keep.is_none_or(|may| keeps(may, ordinal))
-        {
+        if batch.waiting_bytes() < LEAST_BYTES || B::capturing(origin) || !may_keep(ordinal) {
             return Ok(false);
         }
         if self
@@ -116,7 +115,7 @@ impl InputsBeside {
             self.join()?;
         }
         // Without a side stream the hashes run on the calling stream.
-        let Ok(side) = Beside::of(ordinal) else {
+        let Some(side) = B::side_of(ordinal) else {
             return Ok(false);
         };
         let stream = side.fork(origin)?;
@@ -124,21 +123,21 @@ impl InputsBeside {
             return Ok(false);
         }
         INPUT_FORKS.fetch_add(1, Ordering::Relaxed);
-        let reads = described.device_spans(Views::HashedBefore);
-        let tensors = described.tensors_kept(py);
+        let reads = launch.spans(Views::HashedBefore);
+        let alive = launch.keep_alive();
         match &mut self.forked {
             Some(forked) => {
                 forked.reads.spans.extend(reads);
-                forked._tensors.extend(tensors);
+                forked.alive.push(alive);
             }
             None => {
                 self.forked = Some(Forked {
                     side,
                     reads: Reads {
                         origin,
-                        spans: reads.collect(),
+                        spans: reads,
                     },
-                    _tensors: tensors,
+                    alive: vec![alive],
                 })
             }
         }
@@ -146,33 +145,29 @@ impl InputsBeside {
     }
 
     /// Marks the end of the forked hashes, once their batch is finished.
-    pub fn end(&self) -> Result<(), GpuError> {
+    pub fn end(&self) -> Result<(), B::Error> {
         self.forked
             .as_ref()
             .map_or(Ok(()), |forked| forked.side.end())
     }
 
-    /// Before a launch (its arguments in `described`, running on `stream`,
-    /// asked only when needed): the calling stream, and the launch's,
-    /// wait for the forked hashes when it writes bytes they read.
-    pub fn before_launch(
-        &mut self,
-        described: &Described,
-        stream: impl FnOnce() -> Option<u64>,
-    ) -> Result<(), GpuError> {
+    /// Before a launch: the calling stream, and the launch's, wait for the
+    /// forked hashes when it writes bytes they read.
+    pub fn before_launch(&mut self, launch: &impl LaunchHashes<B, K>) -> Result<(), B::Error> {
         let Some(forked) = &self.forked else {
             return Ok(());
         };
-        let written: Vec<Span> = described.device_spans(Views::Written).collect();
+        let written = launch.spans(Views::Written);
         if !Span::any_shared(&forked.reads.spans, &written) {
             return Ok(());
         }
         // A stream capturing a graph cannot wait for work outside it (its
         // capture would fail): the launch then races the hashes, which may
         // read its bytes; the program's own results cannot change.
-        if let Some(stream) = stream().filter(|&s| {
-            s != forked.reads.origin && !crate::gpu::stream_capturing(s).unwrap_or(true)
-        }) {
+        if let Some(stream) = launch
+            .stream()
+            .filter(|&s| s != forked.reads.origin && !B::capturing(s))
+        {
             forked.side.join(stream)?;
         }
         self.join()
@@ -182,7 +177,7 @@ impl InputsBeside {
     /// for the forked hashes unless `writes` (the bytes the graph writes,
     /// sorted and merged; None when they are not all known) shares none
     /// of their bytes and `stream` is the calling stream.
-    pub fn before_replay(&mut self, writes: Option<&[Span]>, stream: u64) -> Result<(), GpuError> {
+    pub fn before_replay(&mut self, writes: Option<&[Span]>, stream: u64) -> Result<(), B::Error> {
         match &self.forked {
             Some(forked) if !forked.reads.beside_replay(writes, stream) => self.join(),
             _ => Ok(()),
@@ -190,7 +185,7 @@ impl InputsBeside {
     }
 
     /// The calling stream waits for the forked hashes; their tensors go.
-    pub fn join(&mut self) -> Result<(), GpuError> {
+    pub fn join(&mut self) -> Result<(), B::Error> {
         match self.forked.take() {
             Some(forked) => forked.side.join(forked.reads.origin),
             None => Ok(()),
@@ -198,16 +193,7 @@ impl InputsBeside {
     }
 }
 
-/// Whether `may_keep` says a call's inputs on device `ordinal` may be
-/// kept alive until its end (not when it fails to say).
-fn keeps(may_keep: &Bound<'_, PyAny>, ordinal: i32) -> bool {
-    may_keep
-        .call1((ordinal,))
-        .and_then(|answer| answer.is_truthy())
-        .unwrap_or(false)
-}
-
-impl Drop for InputsBeside {
+impl<B: Backend, K> Drop for InputsBeside<B, K> {
     /// A trace dropped with hashes forked (its recording failed): the
     /// calling stream still waits for them before their tensors go.
     fn drop(&mut self) {
@@ -217,7 +203,84 @@ impl Drop for InputsBeside {
 
 #[cfg(test)]
 mod tests {
+    use super::super::simulated::{Event, SIDE, Sim, SimLaunch, SimTrace, Use, launched, take_log};
     use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    /// A graph call's two inputs of 8 MiB on stream 7, queued as the trace
+    /// file does (forked when `alone` and `may_keep`): the scheduler.
+    fn call(alone: bool, may_keep: bool, bytes: u64) -> InputsBeside<Sim, u64> {
+        take_log();
+        let trace = SimTrace::new();
+        let mut inputs = InputsBeside::default();
+        let views = [(0, bytes, Use::Read), (16 * MB, 16 * MB + bytes, Use::Read)];
+        let mut call = SimLaunch::inputs(1, 7, &views);
+        let forked = inputs.fork(&mut call, alone, |_| may_keep).expect("fork");
+        let record = trace.record(&call);
+        trace.queue(record, &mut call);
+        if forked {
+            inputs.end().expect("end");
+        }
+        inputs
+    }
+
+    /// Runs a launch on `stream` writing `[start, end)`.
+    fn launch(inputs: &mut InputsBeside<Sim, u64>, id: u64, stream: u64, start: u64, end: u64) {
+        let launch = SimLaunch::before(id, stream, &[(start, end, Use::Write)]);
+        inputs.before_launch(&launch).expect("before");
+        launched(id);
+    }
+
+    #[test]
+    fn input_hashes_run_beside_the_call_until_a_launch_writes_their_bytes() {
+        let mut inputs = call(true, true, 8 * MB);
+        launch(&mut inputs, 2, 7, 8 * MB, 16 * MB);
+        launch(&mut inputs, 3, 8, 16 * MB, 16 * MB + 1);
+        launch(&mut inputs, 4, 7, 0, 1);
+        inputs.join().expect("join");
+        assert_eq!(
+            take_log(),
+            vec![
+                Event::SideFork(7),
+                Event::Table {
+                    stream: SIDE,
+                    hashes: vec![100, 101]
+                },
+                Event::SideEnd,
+                // Between the inputs: beside them.
+                Event::Launch(2),
+                // On another stream, over the second: both streams wait.
+                Event::SideJoin(8),
+                Event::SideJoin(7),
+                Event::Launch(3),
+                Event::Launch(4),
+            ]
+        );
+    }
+
+    #[test]
+    fn input_hashes_stay_on_the_calling_stream_when_they_may_not_run_beside() {
+        for (alone, may_keep, bytes) in [
+            (false, true, 8 * MB),
+            (true, false, 8 * MB),
+            (true, true, MB),
+        ] {
+            let mut inputs = call(alone, may_keep, bytes);
+            launch(&mut inputs, 2, 7, 0, 1);
+            assert_eq!(
+                take_log(),
+                vec![
+                    Event::Table {
+                        stream: 7,
+                        hashes: vec![100, 101]
+                    },
+                    Event::Launch(2),
+                ],
+                "alone {alone}, may keep {may_keep}, {bytes} bytes"
+            );
+        }
+    }
 
     /// The hashes of two inputs, forked from stream 7.
     fn reads() -> Reads {

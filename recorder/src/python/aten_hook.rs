@@ -11,10 +11,10 @@
 //! stops recording; the op itself always runs, once.
 
 use super::describe::{Described, is_tensor, is_tensor_subclass};
-use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
+use super::stand_in::{StandIn, stand_in};
 use super::thread_state::in_launch;
-use crate::phases::{Phase, timed};
+use crate::phases::Phase;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -117,8 +117,6 @@ pub struct AtenHook {
 // allocate per op.
 #[allow(clippy::large_enum_variant)]
 enum Prepared<'py> {
-    /// Its plan failed: the op itself runs, unrecorded.
-    Failed,
     /// It runs unrecorded.
     Run(Arc<Plan>),
     /// It is recorded: its arguments spread and described.
@@ -132,6 +130,62 @@ struct Call<'py> {
     shape: Shape,
     /// Some tensor argument is of a subclass (a tracer's, maybe).
     subclass: bool,
+}
+
+/// One call of an op, through the mode or an extern kernel's proxy.
+struct OpCall<'a, 'py> {
+    hook: &'a AtenHook,
+    /// The `OpOverload` called.
+    func: &'a Bound<'py, PyAny>,
+    args: &'a Bound<'py, PyTuple>,
+    kwargs: Option<&'a Bound<'py, PyDict>>,
+}
+
+impl<'py> StandIn<'py> for OpCall<'_, 'py> {
+    type Prepared = Prepared<'py>;
+
+    const PHASES: (Phase, Phase) = (Phase::AtenHook, Phase::AtenRun);
+
+    /// An op is not counted as a launch: the mode is off the stack while
+    /// it runs, and what it launches itself (a custom op's Triton kernel)
+    /// is recorded as its own launch.
+    const LAUNCH: bool = false;
+
+    fn prepare(&self, py: Python<'py>) -> PyResult<Option<Self::Prepared>> {
+        self.hook
+            .prepare(py, self.func, self.args, self.kwargs)
+            .map(Some)
+    }
+
+    fn run(
+        &self,
+        py: Python<'py>,
+        prepared: Option<&Self::Prepared>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let run = match prepared {
+            Some(Prepared::Run(plan) | Prepared::Record(plan, ..)) => plan.run.bind(py),
+            None => self.func,
+        };
+        run.call(self.args, self.kwargs)
+    }
+
+    fn finish(
+        &self,
+        py: Python<'py>,
+        prepared: Self::Prepared,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        match prepared {
+            Prepared::Run(_) => Ok(()),
+            Prepared::Record(plan, call, described) => {
+                self.hook.finish(py, self, &plan, call, described, out)
+            }
+        }
+    }
+
+    fn fail(&self, py: Python<'py>, error: PyErr) {
+        self.hook.session.fail(py, error);
+    }
 }
 
 #[pymethods]
@@ -179,81 +233,35 @@ impl AtenHook {
         args: Option<&Bound<'_, PyTuple>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let _timed = timed(Phase::AtenHook);
         let args = match args {
             Some(args) => args.clone(),
             None => PyTuple::empty(py),
         };
-        let kwargs = kwargs.filter(|k| !k.is_empty());
-        let prepared = {
-            let _off = DynamoOff::enter(py);
-            self.prepare(py, func, &args, kwargs)
-        };
-        let Prepared::Record(plan, call, mut described) = prepared else {
-            let run = match &prepared {
-                Prepared::Run(plan) => plan.run.bind(py).clone(),
-                _ => func.clone(),
-            };
-            return Ok(run.call(&args, kwargs)?.unbind());
-        };
-        let out = {
-            let _timed = timed(Phase::AtenRun);
-            plan.run.bind(py).call(&args, kwargs)?
-        };
-        let _off = DynamoOff::enter(py);
-        let Some(recorded) = plan.recorded.as_ref() else {
-            return Ok(out.unbind());
-        };
-        if recorded.traits.waits
-            && (self.session.options.hash_outputs || self.session.options.stats)
-        {
-            let waited = self
-                .helpers
-                .bind(py)
-                .call_method1(intern!(py, "wait_for_collective"), (func, &out));
-            if let Err(e) = waited {
-                // The program's own wait raises this again.
-                self.session.fail(py, e);
-                return Ok(out.unbind());
-            }
-        }
-        if let Err(e) = self.after(
-            py,
+        let call = OpCall {
+            hook: self,
             func,
-            recorded,
-            &args,
-            kwargs,
-            call,
-            &out,
-            &mut described,
-        ) {
-            self.session.fail(py, e);
-        }
-        Ok(out.unbind())
+            args: &args,
+            kwargs: kwargs.filter(|k| !k.is_empty()),
+        };
+        stand_in(py, &call)
     }
 
-    /// What to do with a call before it runs: run it unrecorded (with
-    /// what runs the op, or the op itself when even its plan failed), or
-    /// record it, its arguments described.
+    /// What to do with a call before it runs: run it unrecorded with what
+    /// runs the op, or record it, its arguments described (an error: its
+    /// plan failed, the op itself runs).
     fn prepare<'py>(
         &self,
         py: Python<'py>,
         func: &Bound<'py, PyAny>,
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> Prepared<'py> {
-        let plan = match self.plan(py, func) {
-            Ok(plan) => plan,
-            Err(e) => {
-                self.session.fail(py, e);
-                return Prepared::Failed;
-            }
-        };
+    ) -> PyResult<Prepared<'py>> {
+        let plan = self.plan(py, func)?;
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
-            return Prepared::Run(plan);
+            return Ok(Prepared::Run(plan));
         };
         if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
-            return Prepared::Run(plan);
+            return Ok(Prepared::Run(plan));
         }
         if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
             let sampled = self.helpers.bind(py).call_method1(
@@ -262,10 +270,10 @@ impl AtenHook {
             );
             if let Err(e) = sampled {
                 self.session.fail(py, e);
-                return Prepared::Run(plan);
+                return Ok(Prepared::Run(plan));
             }
         }
-        match self.before(py, recorded, func, args, kwargs) {
+        Ok(match self.before(py, recorded, func, args, kwargs) {
             Ok(Some((call, described))) => Prepared::Record(Arc::clone(&plan), call, described),
             Ok(None) => Prepared::Run(plan),
             Err(e) => {
@@ -276,7 +284,42 @@ impl AtenHook {
                 }
                 Prepared::Run(plan)
             }
+        })
+    }
+
+    /// Waits for a collective's results when they are to be hashed, then
+    /// writes the launch record of a recorded call that returned `out`.
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        op: &OpCall<'_, 'py>,
+        plan: &Plan,
+        call: Call<'py>,
+        mut described: Described,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let Some(recorded) = plan.recorded.as_ref() else {
+            return Ok(());
+        };
+        if recorded.traits.waits
+            && (self.session.options.hash_outputs || self.session.options.stats)
+        {
+            // An error here is the program's own wait's too, raised again
+            // there.
+            self.helpers
+                .bind(py)
+                .call_method1(intern!(py, "wait_for_collective"), (op.func, out))?;
         }
+        self.after(
+            py,
+            op.func,
+            recorded,
+            op.args,
+            op.kwargs,
+            call,
+            out,
+            &mut described,
+        )
     }
 
     /// Stops the session's recording after an internal error, once, with

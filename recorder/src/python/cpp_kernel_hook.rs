@@ -9,10 +9,10 @@
 //! Errors go to the session's `fail`, which stops recording; the kernel
 //! itself always runs, once.
 
-use super::dynamo_off::DynamoOff;
+use super::describe::Described;
 use super::hook_session::{HookSession, poisoned};
-use super::thread_state::Inside;
-use crate::phases::{Phase, timed};
+use super::stand_in::{StandIn, stand_in};
+use crate::phases::Phase;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -65,44 +65,70 @@ impl CppKernelHook {
 
     #[pyo3(signature = (*args))]
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        let _timed = timed(Phase::CppKernelHook);
         let session = self.active.bind(py).getattr(intern!(py, "_ACTIVE"))?;
         if session.is_none() {
-            return self.run(py, args);
+            return Ok(self.run(py, args)?.unbind());
         }
-        let prepared = {
-            let _off = DynamoOff::enter(py);
-            self.prepare(py, &session, args)
+        let call = KernelCall {
+            hook: self,
+            session: &session,
+            args,
         };
-        let (fixed, mut described) = match prepared {
-            Ok(Some(prepared)) => prepared,
-            Ok(None) => return self.run(py, args),
-            Err(e) => {
-                let _ = session.call_method1(intern!(py, "fail"), (e,));
-                return self.run(py, args);
-            }
-        };
-        let result = {
-            let _inside = Inside::enter();
-            let _timed = timed(Phase::CppKernelRun);
-            self.run(py, args)?
-        };
-        let _off = DynamoOff::enter(py);
-        let recorded = self.kernel_id(py, &fixed).and_then(|kernel| {
-            fixed
-                .session
-                .after(py, &mut described, None, kernel, Vec::new(), 0)
-        });
-        if let Err(e) = recorded {
-            fixed.session.fail(py, e);
-        }
-        Ok(result)
+        stand_in(py, &call)
+    }
+}
+
+/// One call of the kernel while a session records.
+struct KernelCall<'a, 'py> {
+    hook: &'a CppKernelHook,
+    session: &'a Bound<'py, PyAny>,
+    args: &'a Bound<'py, PyTuple>,
+}
+
+impl<'py> StandIn<'py> for KernelCall<'_, 'py> {
+    /// What the session decided for the kernel, and the call's arguments
+    /// described.
+    type Prepared = (Arc<Fixed>, Described);
+
+    const PHASES: (Phase, Phase) = (Phase::CppKernelHook, Phase::CppKernelRun);
+
+    const LAUNCH: bool = true;
+
+    fn prepare(&self, py: Python<'py>) -> PyResult<Option<Self::Prepared>> {
+        self.hook.prepare(py, self.session, self.args)
+    }
+
+    fn run(
+        &self,
+        py: Python<'py>,
+        _prepared: Option<&Self::Prepared>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.hook.run(py, self.args)
+    }
+
+    fn finish(
+        &self,
+        py: Python<'py>,
+        (fixed, mut described): Self::Prepared,
+        _result: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let kernel = self.hook.kernel_id(py, &fixed)?;
+        fixed
+            .session
+            .after(py, &mut described, None, kernel, Vec::new(), 0)
+    }
+
+    fn fail(&self, py: Python<'py>, error: PyErr) {
+        // `fail` warns once and stops recording (if even that fails there
+        // is nothing left to tell).
+        let _ = self.session.call_method1(intern!(py, "fail"), (error,));
     }
 }
 
 impl CppKernelHook {
-    fn run(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        Ok(self.kernel.bind(py).call1(args)?.unbind())
+    /// The kernel replaced, called once.
+    fn run<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        self.kernel.bind(py).call1(args)
     }
 
     /// What `session` decided for this kernel, with the call's arguments
@@ -113,7 +139,7 @@ impl CppKernelHook {
         py: Python<'_>,
         session: &Bound<'_, PyAny>,
         args: &Bound<'_, PyTuple>,
-    ) -> PyResult<Option<(Arc<Fixed>, super::describe::Described)>> {
+    ) -> PyResult<Option<(Arc<Fixed>, Described)>> {
         let fixed = self.fixed(py, session)?;
         if !fixed.wanted {
             return Ok(None);

@@ -21,6 +21,7 @@ mod pause;
 mod phase_times;
 mod recording_options;
 mod scalar;
+mod stand_in;
 mod tensor_impl;
 mod thread_state;
 mod trace_file;

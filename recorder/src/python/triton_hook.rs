@@ -10,10 +10,9 @@
 //! session's `fail`, which stops recording; the launch itself always runs.
 
 use super::describe::Described;
-use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
-use super::thread_state::Inside;
-use crate::phases::{Phase, timed};
+use super::stand_in::{StandIn, stand_in};
+use crate::phases::Phase;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyTuple};
@@ -153,51 +152,90 @@ impl BoundRun {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let _timed = timed(Phase::TritonHook);
-        let hook = self.hook.get();
-        let autotuner = self.autotuner.bind(py);
-        let stream = match kwargs {
+        let launch = TritonLaunch {
+            hook: self.hook.get(),
+            autotuner: self.autotuner.bind(py),
+            args,
+            kwargs,
+        };
+        stand_in(py, &launch)
+    }
+}
+
+/// One launch through an autotuner's `run`.
+struct TritonLaunch<'a, 'py> {
+    hook: &'a TritonHook,
+    autotuner: &'a Bound<'py, PyAny>,
+    args: &'a Bound<'py, PyTuple>,
+    kwargs: Option<&'a Bound<'py, PyDict>>,
+}
+
+impl<'py> StandIn<'py> for TritonLaunch<'_, 'py> {
+    /// What is fixed for the autotuner, the launch's arguments described,
+    /// and the stream it was given.
+    type Prepared = (Arc<Fixed>, Described, Option<u64>);
+
+    const PHASES: (Phase, Phase) = (Phase::TritonHook, Phase::TritonRun);
+
+    const LAUNCH: bool = true;
+
+    fn prepare(&self, py: Python<'py>) -> PyResult<Option<Self::Prepared>> {
+        let stream = match self.kwargs {
             Some(kw) => kw.get_item(intern!(py, "stream"))?,
             None => None,
         };
-        let stream_handle: Option<u64> = stream
+        let stream: Option<u64> = stream
             .as_ref()
             .filter(|s| !s.is_none())
             .and_then(|s| s.extract().ok());
-        let before = {
-            let _off = DynamoOff::enter(py);
-            hook.before(py, autotuner, args, stream_handle)
-                .inspect_err(|e| hook.session.fail(py, e.clone_ref(py)))
-        };
-        let Ok(Some((fixed, mut described))) = before else {
-            return hook.call_original(py, autotuner, args, kwargs);
-        };
-        let result = {
-            let _inside = Inside::enter();
-            hook.call_original(py, autotuner, args, kwargs)?
-        };
-        let _off = DynamoOff::enter(py);
-        if let Err(e) = hook.after(py, autotuner, args, &fixed, stream_handle, &mut described) {
-            hook.session.fail(py, e);
-        }
-        Ok(result)
+        let prepared = self.hook.before(py, self.autotuner, self.args, stream)?;
+        Ok(prepared.map(|(fixed, described)| (fixed, described, stream)))
+    }
+
+    fn run(
+        &self,
+        py: Python<'py>,
+        _prepared: Option<&Self::Prepared>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.hook
+            .call_original(py, self.autotuner, self.args, self.kwargs)
+    }
+
+    fn finish(
+        &self,
+        py: Python<'py>,
+        (fixed, mut described, stream): Self::Prepared,
+        _result: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        self.hook.after(
+            py,
+            self.autotuner,
+            self.args,
+            &fixed,
+            stream,
+            &mut described,
+        )
+    }
+
+    fn fail(&self, py: Python<'py>, error: PyErr) {
+        self.hook.session.fail(py, error);
     }
 }
 
 impl TritonHook {
-    fn call_original(
+    /// The replaced `run`, called with `autotuner` as its `self`.
+    fn call_original<'py>(
         &self,
-        py: Python<'_>,
-        autotuner: &Bound<'_, PyAny>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
+        py: Python<'py>,
+        autotuner: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(autotuner.clone());
         all.extend(args.iter());
         let all = PyTuple::new(py, all)?;
-        let _timed = timed(Phase::TritonRun);
-        Ok(self.original.bind(py).call(all, kwargs)?.unbind())
+        self.original.bind(py).call(all, kwargs)
     }
 
     /// What is fixed for the autotuner and the launch's arguments,

@@ -547,9 +547,11 @@ def test_the_phase_timers_count_only_while_on(tmp_path: Path) -> None:
         finally:
             _native.time_phases(False)
     # ones and add, each recorded by the dispatch mode and described (a
-    # mode an earlier test left on the stack passes them on unrecorded).
-    assert timed["aten run"] == 2, timed
+    # mode an earlier test left on the stack passes them on unrecorded);
+    # every op the mode is handed runs once inside its hook, recorded or
+    # not, so that the hook's own work is the one less the other.
     assert timed["aten hook"] >= 2, timed
+    assert timed["aten run"] == timed["aten hook"], timed
     assert timed["describe"] >= 2, timed
     assert counts()["aten hook"] == 0
 

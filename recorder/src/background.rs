@@ -347,33 +347,41 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
     }
 }
 
+/// A writer on a fresh file (in the directory returned with it) with one
+/// kernel and one float32[4] layout queued: their ids come back with it.
+#[cfg(test)]
+pub(crate) fn test_writer() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    BackgroundWriter,
+    u64,
+    u64,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("t.msgpack");
+    let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
+    let kernel = w
+        .kernel(KernelDef {
+            id: 99,
+            name: "k".into(),
+            backend: "triton".into(),
+            args: vec![],
+            source: None,
+            meta: Default::default(),
+            config: Default::default(),
+        })
+        .expect("kernel");
+    let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
+    (dir, path, w, kernel, layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use tritontui_trace::ArgRef;
     use tritontui_trace::format::{ArgValue, Scalar};
     use tritontui_trace::trace::Trace;
-
-    /// A writer on a fresh file with one kernel and one layout queued.
-    fn writer() -> (tempfile::TempDir, PathBuf, BackgroundWriter, u64, u64) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.msgpack");
-        let mut w = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
-        let kernel = w
-            .kernel(KernelDef {
-                id: 99,
-                name: "k".into(),
-                backend: "triton".into(),
-                args: vec![],
-                source: None,
-                meta: Default::default(),
-                config: Default::default(),
-            })
-            .expect("kernel");
-        let layout = w.layout("float32", 4, &[4], &[1], 0).expect("layout");
-        (dir, path, w, kernel, layout)
-    }
 
     fn launch(seq: u64, kernel: u64, args: Vec<ArgValue>) -> LaunchRecord {
         LaunchRecord {
@@ -411,7 +419,7 @@ mod tests {
 
     #[test]
     fn records_arrive_in_order_and_the_end_is_written() {
-        let (_dir, path, mut w, kernel, layout) = writer();
+        let (_dir, path, mut w, kernel, layout) = test_writer();
         assert_eq!(
             w.layout("float32", 4, &[4], &[1], 0).expect("again"),
             layout
@@ -428,7 +436,7 @@ mod tests {
 
     #[test]
     fn dropping_without_finish_leaves_a_readable_trace_without_end() {
-        let (_dir, path, w, _, _) = writer();
+        let (_dir, path, w, _, _) = test_writer();
         w.record(Record::Marker(tritontui_trace::format::MarkerRecord {
             label: "m".into(),
             after: None,
@@ -444,7 +452,7 @@ mod tests {
 
     #[test]
     fn a_changed_hash_sets_written() {
-        let (_dir, path, mut w, kernel, layout) = writer();
+        let (_dir, path, mut w, kernel, layout) = test_writer();
         let args = vec![
             tensor(layout, 16, Some(5), Some(5)),
             ArgValue::Scalar(Scalar::Int(4)),
@@ -459,7 +467,7 @@ mod tests {
 
     #[test]
     fn pending_hashes_are_filled_in_and_a_change_sets_written() {
-        let (_dir, path, mut w, kernel, layout) = writer();
+        let (_dir, path, mut w, kernel, layout) = test_writer();
         let args = vec![
             tensor(layout, 16, None, None),
             ArgValue::Scalar(Scalar::Int(4)),
@@ -500,7 +508,7 @@ mod tests {
 
     #[test]
     fn pending_hashes_of_a_graph_call_reach_its_tensors() {
-        let (_dir, path, mut w, _, layout) = writer();
+        let (_dir, path, mut w, _, layout) = test_writer();
         let graph = w
             .graph("g", || Ok(vec!["a".into(), "n".into(), "b".into()]))
             .expect("graph");
@@ -538,7 +546,7 @@ mod tests {
 
     #[test]
     fn a_result_of_the_wrong_kind_is_an_error_not_a_panic() {
-        let (_dir, _path, mut w, kernel, layout) = writer();
+        let (_dir, _path, mut w, kernel, layout) = test_writer();
         let args = vec![tensor(layout, 16, None, None)];
         let fills = vec![Fill {
             arg: 0,

@@ -8,14 +8,14 @@ use super::{
     Backend, CarriedHashes, GatheredHashes, GraphHashTable, HashBatch, LaunchHashes, SideStream,
     Views,
 };
-use crate::background::{BackgroundWriter, Delivered, Field, Fill, Pending};
+use crate::background::{BackgroundWriter, Delivered, Field, Fill, Pending, test_writer};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tritontui_trace::ArgRef;
 use tritontui_trace::Span;
-use tritontui_trace::format::{ArgValue, Header, KernelDef, LaunchRecord, Record};
+use tritontui_trace::format::{ArgValue, LaunchRecord, Record};
 use tritontui_trace::trace::Trace;
 
 /// What the simulated device was asked to do, in order.
@@ -479,21 +479,7 @@ pub type ReadBack = (u64, Vec<(Option<u64>, Option<u64>)>);
 
 impl SimTrace {
     pub fn new() -> SimTrace {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("t.msgpack");
-        let mut writer = BackgroundWriter::create(&path, &Header::new("test")).expect("create");
-        let kernel = writer
-            .kernel(KernelDef {
-                id: 1,
-                name: "k".into(),
-                backend: "triton".into(),
-                args: vec![],
-                source: None,
-                meta: Default::default(),
-                config: Default::default(),
-            })
-            .expect("kernel");
-        let layout = writer.layout("float32", 4, &[4], &[1], 0).expect("layout");
+        let (dir, path, writer, kernel, layout) = test_writer();
         SimTrace {
             _dir: dir,
             path,

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use tritontui_trace::Trace;
-use tritontui_trace::format::Header;
+use tritontui_trace::format::{Header, Scalar};
 
 /// One setting whose value differs; None where a run does not have it
 /// (a config at its default, a variable not set).
@@ -97,7 +97,12 @@ fn numerics_at(trace: &Trace, seq: u64) -> BTreeMap<&str, &str> {
 /// The numerics settings in force that differ between launch `seq_a` of
 /// run A and launch `seq_b` of run B.
 pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<SettingDiff> {
-    let (x, y) = (numerics_at(a, seq_a), numerics_at(b, seq_b));
+    differing(&numerics_at(a, seq_a), &numerics_at(b, seq_b))
+}
+
+/// The entries whose values differ between run A's settings `x` and run
+/// B's `y`, by name (None where a run lacks one).
+fn differing(x: &BTreeMap<&str, &str>, y: &BTreeMap<&str, &str>) -> Vec<SettingDiff> {
     let names: BTreeSet<&str> = x.keys().chain(y.keys()).copied().collect();
     names
         .into_iter()
@@ -108,6 +113,52 @@ pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<S
             b: y.get(name).map(|v| (*v).to_owned()),
         })
         .collect()
+}
+
+/// The Inductor config entries not at their defaults (`inductor.NAME` to
+/// its value) while the graph that launch `seq` of `trace` ran in was
+/// compiled: the `inductor.` entries of the `fx_graph_cache` record whose
+/// key names the graph of the last call before the launch. None when the
+/// trace does not say: written before format 1.17, the launch after no
+/// graph call, or that graph's compile not seen (compiled before
+/// recording began, or with Inductor's caches off).
+pub fn compiled_with(trace: &Trace, seq: u64) -> Option<BTreeMap<&str, &str>> {
+    if trace.header.version < (1, 17) {
+        return None;
+    }
+    let called = trace.inputs.partition_point(|input| input.before <= seq);
+    let graph = &trace.inputs[called.checked_sub(1)?].graph;
+    let compile = trace.compiles.iter().rev().find(|c| {
+        c.event == "fx_graph_cache"
+            && matches!(c.info.get("key"), Some(Scalar::Str(key)) if key.as_str() == &**graph)
+    })?;
+    Some(
+        compile
+            .info
+            .iter()
+            .filter(|(name, _)| name.starts_with("inductor."))
+            .filter_map(|(name, value)| match value {
+                Scalar::Str(value) => Some((name.as_str(), value.as_str())),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The Inductor config entries that differ between the compiles that made
+/// the kernels of launch `seq_a` of run A and launch `seq_b` of run B (an
+/// entry at its default is unset); None when either trace does not say
+/// (see [`compiled_with`]).
+pub fn compiles_differ_at(
+    a: &Trace,
+    seq_a: u64,
+    b: &Trace,
+    seq_b: u64,
+) -> Option<Vec<SettingDiff>> {
+    Some(differing(
+        &compiled_with(a, seq_a)?,
+        &compiled_with(b, seq_b)?,
+    ))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The two traces compared, and what a divergence's kernel, launches and
 //! arguments are in them.
 
-use crate::analysis::Divergence;
+use crate::analysis::{Divergence, Kind};
+use crate::settings::SettingDiff;
 use tritontui_trace::{ArgIndex, Kernel, Trace};
 
 /// The two traces being compared.
@@ -25,6 +26,18 @@ impl<'t> TracePair<'t> {
     /// Sequence number of launch `index` of run B.
     pub fn seq_b(&self, index: u32) -> u64 {
         self.b.launches[index as usize].seq
+    }
+
+    /// For a `code` or `launch-config` divergence, the Inductor config
+    /// entries that differ between the compiles that made its two kernels;
+    /// None for other kinds, or when a trace does not say
+    /// ([`crate::settings::compiled_with`]).
+    pub fn compiles_differ(&self, d: &Divergence) -> Option<Vec<SettingDiff>> {
+        if !matches!(d.kind, Kind::Code | Kind::LaunchConfig) {
+            return None;
+        }
+        let (x, y) = (d.a?, d.b?);
+        crate::settings::compiles_differ_at(self.a, self.seq_a(x), self.b, self.seq_b(y))
     }
 
     /// The name of argument `arg` of the divergence's kernel.

@@ -29,6 +29,7 @@ VARIANTS = {
     "weight_bump",
     "recompile_batch",
     "config_code",
+    "config_after_start",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",

@@ -126,3 +126,34 @@ def test_a_compile_record_keeps_scalar_details_and_the_text_of_anything_else(
     [compile] = [r for r in records if r["type"] == "compile" and r["name"] == "g"]
     assert (compile["event"], compile["name"], compile["pid"]) == ("graph", "g", os.getpid())
     assert compile["info"] == {**details, "pair": "[1, 2]"}
+
+
+def test_each_graph_s_cache_record_holds_the_inductor_config_it_compiled_with(
+    tmp_path: Path,
+) -> None:
+    import torch
+
+    x = torch.linspace(-3, 3, 100)
+    with tritontui.record(tmp_path / "t.msgpack"):
+        # The config the program sets while recording, and the options one
+        # compile is given (patched in only while it compiles).
+        torch._inductor.config.cpp.simdlen = 1
+        try:
+            torch.compile(lambda t: t.sin() + 1)(x)
+        finally:
+            torch._inductor.config.cpp.simdlen = None
+        torch.compile(lambda t: t.cos() * 2, options={"cpp.simdlen": 8})(x)
+        torch.compile(lambda t: t.tan() - 3)(x)
+    records = dump(tmp_path / "t.msgpack")
+    caches = [
+        r["info"] for r in records if r["type"] == "compile" and r["event"] == "fx_graph_cache"
+    ]
+    configs = [{k: v for k, v in info.items() if k.startswith("inductor.")} for info in caches]
+    assert configs == [
+        {"inductor.cpp.simdlen": "1"},
+        {"inductor.cpp.simdlen": "8"},
+        {},
+    ], configs
+    # Each graph's inputs name the graph by the key its cache record has.
+    graphs = [r["graph"] for r in records if r["type"] == "input"]
+    assert graphs == [info["key"] for info in caches], (graphs, caches)

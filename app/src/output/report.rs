@@ -250,6 +250,10 @@ pub struct DivergenceReport {
     /// The CUDA graph replay each run's launch ran in (null for a launch
     /// that ran on its own, or a side without the launch).
     pub in_replay: Sides<Option<InReplay>>,
+    /// For `code` and `launch-config`: the Inductor config entries that
+    /// differ between the compiles that made the two kernels (empty when
+    /// none does); null for other kinds, or when a trace does not say.
+    pub compile_settings: Option<Vec<tritontui_engine::settings::SettingDiff>>,
     /// For `structural`: launches only in A and only in B in this run.
     pub only_in_a: usize,
     /// See `only_in_a`.
@@ -441,6 +445,7 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         origin: None,
         overwritten: None,
         in_replay: Sides { a: None, b: None },
+        compile_settings: None,
         only_in_a: 0,
         only_in_b: 0,
         reached_from: None,
@@ -547,6 +552,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
             a: d.a.and_then(|x| in_replay(runs.a, x)),
             b: d.b.and_then(|y| in_replay(runs.b, y)),
         },
+        compile_settings: runs.compiles_differ(d),
         only_in_a: d.only.0,
         only_in_b: d.only.1,
         reached_from: d

@@ -284,10 +284,11 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                     autotuning::words(&runs.b.compiles, "B", kb)
                 ));
             }
-            with_code_settings(runs, words)
+            with_code_settings(runs, d, words)
         }
         Kind::Code => with_code_settings(
             runs,
+            d,
             format!(
                 "same kernel name, different source; inputs equal, {}",
                 outputs_differ(&names(&d.args), d.args.len())
@@ -406,17 +407,30 @@ fn host_values(runs: TracePair<'_>, d: &Divergence, arg: ArgIndex) -> Option<Str
     })
 }
 
-/// `words`, then the runs' settings that can change generated code or
-/// its launch, when any differ.
-fn with_code_settings(runs: TracePair<'_>, words: String) -> String {
-    let differ = tritontui_engine::settings::affecting_code(&runs.a.header, &runs.b.header);
-    if differ.is_empty() {
-        return words;
+/// `words`, then the Inductor config entries that differ between the
+/// compiles that made the two kernels (where the traces say), and the
+/// runs' other settings that can change generated code or its launch,
+/// when any differ.
+fn with_code_settings(runs: TracePair<'_>, d: &Divergence, mut words: String) -> String {
+    let compiled = runs.compiles_differ(d);
+    let mut differ = tritontui_engine::settings::affecting_code(&runs.a.header, &runs.b.header);
+    if let Some(compiled) = &compiled {
+        // What each graph compiled with says more than the config at start.
+        differ.retain(|s| !s.name.starts_with("inductor."));
+        if !compiled.is_empty() {
+            words.push_str(&format!(
+                "; the compiles that made these kernels differ: {}",
+                setting_lines(compiled).join(", ")
+            ));
+        }
     }
-    format!(
-        "{words}; the runs' settings differ: {}",
-        setting_lines(&differ).join(", ")
-    )
+    if !differ.is_empty() {
+        words.push_str(&format!(
+            "; the runs' settings differ: {}",
+            setting_lines(&differ).join(", ")
+        ));
+    }
+    words
 }
 
 /// Where a divergence's difference ends: in the results, or absorbed on

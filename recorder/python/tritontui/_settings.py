@@ -55,8 +55,8 @@ def settings(numerics: Numerics) -> dict[str, str]:
             driver = None
         if driver is not None:
             out["cuda.driver"] = driver
-        out.update(_non_defaults("inductor", "torch._inductor.config"))
-        out.update(_non_defaults("dynamo", "torch._dynamo.config"))
+        out.update(non_defaults("inductor", "torch._inductor.config"))
+        out.update(non_defaults("dynamo", "torch._dynamo.config"))
     for name, value in _environment.variables().items():
         if (name.startswith(ENV_PREFIXES) or name in ENV_NAMES) and not name.endswith(
             ENV_IGNORED_SUFFIXES
@@ -171,7 +171,7 @@ def _driver(torch: Any) -> str | None:
     return f"{version.value // 1000}.{version.value % 1000 // 10}"
 
 
-def _non_defaults(prefix: str, module_name: str) -> dict[str, str]:
+def non_defaults(prefix: str, module_name: str) -> dict[str, str]:
     """A config module's entries set to other values than their defaults
     (the module as the program imported it; none when it did not): set,
     since defaults drawn from the environment are not the program's

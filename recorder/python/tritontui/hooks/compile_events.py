@@ -2,12 +2,13 @@
 (``torch._logging.trace_structured``, the stream tlparse reads) recorded
 as ``compile`` records: a frame's compilation starting (its compile id
 and the user function), the guards it installed (Dynamo's guard tree), a
-recompilation with the guards that failed, a
-graph break with its reason and user line, Inductor's FX graph cache hit,
-miss or bypass. A logging handler on the ``torch.__trace`` logger while
-recording; it reads what torch hands it and changes nothing that gets
-compiled (with a handler installed torch builds its structured payloads,
-which costs compile time only)."""
+recompilation with the guards that failed, a graph break with its reason
+and user line, Inductor's FX graph cache hit, miss or bypass, with the
+Inductor config entries not at their defaults while that graph compiled
+(``inductor.NAME``, as the header names them). A logging handler on the
+``torch.__trace`` logger while recording; it reads what torch hands it
+and changes nothing that gets compiled (with a handler installed torch
+builds its structured payloads, which costs compile time only)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import logging
 import os
 from typing import Any
 
-from .. import _active
+from .. import _active, _settings
 
 _HANDLER: logging.Handler | None = None
 # A compilation's guard tree is kept up to this many characters (one
@@ -90,6 +91,9 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
         }
     name = str(artifact.get("name", ""))
     if name.startswith("fx_graph_cache_"):
+        # Inductor says this inside the graph's compile, with the options
+        # the compile was given patched into its config: the entries not at
+        # their defaults are those that made this graph's kernels.
         cache = json.loads(payload)
         return "fx_graph_cache", {
             "name": compile_id,
@@ -98,6 +102,7 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
             "key": str(cache.get("key", "")),
             **({"bypass_reason": str(r)} if (r := cache.get("cache_bypass_reason")) else {}),
             **ids,
+            **_settings.non_defaults("inductor", "torch._inductor.config"),
         }
     if artifact.get("name") == "dynamo_graph_break_reason":
         lines = payload.splitlines()

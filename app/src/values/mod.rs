@@ -251,56 +251,56 @@ pub fn differing_lines(tensors: &[TensorValues]) -> Vec<String> {
         .collect()
 }
 
-/// The human summary of a [`ValuesReport`].
+/// The human summary of a [`ValuesReport`]: the tensors whose values
+/// differ first, as a table, then those that could not be compared, then
+/// the equal ones folded into one line.
 pub fn summary(report: &ValuesReport) -> String {
     let mut out = format!(
         "A#{} B#{}  {}\n  A: {}\n  B: {}\n\n",
         report.a.launch, report.b.launch, report.kernel, report.a.file, report.b.file
     );
-    out += &format!(
-        "{:<16} {:<6} {:>18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9}  worst\n",
-        "argument",
-        "when",
-        "mismatched",
-        "max abs",
-        "mean abs",
-        "max rel",
-        "rmse",
-        "max ulp",
-        "mean ulp"
-    );
-    for t in &report.tensors {
-        let Some(m) = &t.metrics else {
-            out += &format!(
-                "{:<16} {:<6} {}: {}\n",
-                t.name,
-                t.when,
-                t.layout,
-                t.note.as_deref().unwrap_or("")
-            );
-            continue;
-        };
-        let worst = m.worst.as_ref().map_or_else(String::new, |w| {
-            format!("{:?}: {} vs {}", w.index, w.a, w.b)
-        });
-        let special = match (m.nan_differ, m.inf_differ) {
-            (0, 0) => String::new(),
-            (nan, inf) => format!("  NaN in one run: {nan}, Inf in one run: {inf}"),
-        };
+    let differing: Vec<(&TensorValues, &Metrics)> = report
+        .tensors
+        .iter()
+        .filter_map(|t| Some((t, t.metrics.as_ref().filter(|m| m.mismatched > 0)?)))
+        .collect();
+    if !differing.is_empty() {
         out += &format!(
-            "{:<16} {:<6} {:>18} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>8} {:>9.2}  {worst}{special}\n",
+            "{:<16} {:<6} {:>18} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9}  worst\n",
+            "argument",
+            "when",
+            "mismatched",
+            "max abs",
+            "mean abs",
+            "max rel",
+            "rmse",
+            "max ulp",
+            "mean ulp"
+        );
+    }
+    for (t, m) in differing {
+        out += &differing_row(t, m);
+    }
+    for t in report.tensors.iter().filter(|t| t.metrics.is_none()) {
+        out += &format!(
+            "{:<16} {:<6} {}: {}\n",
             t.name,
             t.when,
-            format!(
-                "{}/{} ({:.2}%)",
-                m.mismatched, m.elements, m.mismatched_percent
-            ),
-            m.max_abs,
-            m.mean_abs,
-            m.max_rel,
-            m.rmse,
-            m.max_ulp,
-            m.mean_ulp,
+            t.layout,
+            t.note.as_deref().unwrap_or("")
+        );
+    }
+    let equal: Vec<String> = report
+        .tensors
+        .iter()
+        .filter(|t| t.metrics.as_ref().is_some_and(|m| m.mismatched == 0))
+        .map(|t| format!("{} {}", t.name, t.when))
+        .collect();
+    if !equal.is_empty() {
+        out += &format!(
+            "equal in both runs ({}): {}\n",
+            equal.len(),
+            equal.join(", ")
         );
     }
     out += if report.equal() {
@@ -309,4 +309,95 @@ pub fn summary(report: &ValuesReport) -> String {
         "\nthe runs' values differ\n"
     };
     out
+}
+
+/// One row of the table of tensors whose values differ.
+fn differing_row(t: &TensorValues, m: &Metrics) -> String {
+    let worst = m.worst.as_ref().map_or_else(String::new, |w| {
+        format!("{:?}: {} vs {}", w.index, w.a, w.b)
+    });
+    let special = match (m.nan_differ, m.inf_differ) {
+        (0, 0) => String::new(),
+        (nan, inf) => format!("  NaN in one run: {nan}, Inf in one run: {inf}"),
+    };
+    format!(
+        "{:<16} {:<6} {:>18} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>8} {:>9.2}  {worst}{special}\n",
+        t.name,
+        t.when,
+        format!(
+            "{}/{} ({:.2}%)",
+            m.mismatched, m.elements, m.mismatched_percent
+        ),
+        m.max_abs,
+        m.mean_abs,
+        m.max_rel,
+        m.rmse,
+        m.max_ulp,
+        m.mean_ulp,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safetensors::{Dtype, Tensor};
+    use super::*;
+
+    fn floats(values: &[f32]) -> Tensor {
+        Tensor {
+            dtype: Dtype::F32,
+            shape: vec![values.len() as u64],
+            bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        }
+    }
+
+    fn tensor(name: &str, when: &'static str, a: &[f32], b: &[f32]) -> TensorValues {
+        TensorValues {
+            index: 0,
+            name: name.to_owned(),
+            when,
+            layout: format!("F32[{}]", a.len()),
+            metrics: metrics::compare(&floats(a), &floats(b)),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn the_differing_tensors_come_first_and_the_equal_ones_fold_into_one_line() {
+        let side = |trace: &str| Side {
+            trace: trace.to_owned(),
+            launch: 7,
+            file: format!("{trace}.safetensors"),
+        };
+        let mut uncompared = tensor("scale", "before", &[1.0], &[1.0]);
+        uncompared.metrics = None;
+        uncompared.note = Some("only in run A".to_owned());
+        let report = ValuesReport {
+            report_version: VALUES_VERSION,
+            a: side("a"),
+            b: side("b"),
+            kernel: "k".to_owned(),
+            tensors: vec![
+                tensor("in_ptr0", "before", &[1.0, 2.0], &[1.0, 2.0]),
+                tensor("in_ptr1", "before", &[3.0], &[3.0]),
+                uncompared,
+                tensor("out_ptr0", "after", &[1.0, 2.0], &[1.0, 2.5]),
+                tensor("in_ptr0", "after", &[1.0, 2.0], &[1.0, 2.0]),
+            ],
+        };
+        let text = summary(&report);
+        let lines: Vec<&str> = text.lines().skip(4).collect();
+        assert!(lines[0].starts_with("argument"), "{text}");
+        assert!(lines[1].starts_with("out_ptr0         after "), "{text}");
+        assert!(lines[1].contains(" 1/2 (50.00%) "), "{text}");
+        assert_eq!(
+            lines[2], "scale            before F32[1]: only in run A",
+            "{text}"
+        );
+        assert_eq!(
+            lines[3], "equal in both runs (3): in_ptr0 before, in_ptr1 before, in_ptr0 after",
+            "{text}"
+        );
+        assert_eq!(lines[5], "the runs' values differ", "{text}");
+        assert_eq!(text.matches("in_ptr1").count(), 1, "{text}");
+    }
 }

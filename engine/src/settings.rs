@@ -126,8 +126,8 @@ pub fn compiled_with(trace: &Trace, seq: u64) -> Option<BTreeMap<&str, &str>> {
     if trace.header.version < (1, 17) {
         return None;
     }
-    let called = trace.inputs.partition_point(|input| input.before <= seq);
-    let graph = &trace.inputs[called.checked_sub(1)?].graph;
+    let called = trace.calls.partition_point(|call| call.before <= seq);
+    let graph = &trace.calls[called.checked_sub(1)?].graph;
     let compile = trace.compiles.iter().rev().find(|c| {
         c.event == "fx_graph_cache"
             && matches!(c.info.get("key"), Some(Scalar::Str(key)) if key.as_str() == &**graph)
@@ -164,6 +164,68 @@ pub fn compiles_differ_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use tritontui_trace::TraceWriter;
+    use tritontui_trace::format::{ArgValue, CallRecord, CompileRecord, GraphDef, Record};
+
+    /// A trace with two graphs called before launches 0 and 5; the first
+    /// compiled with `inductor.cpp.simdlen` set (its cache record seen),
+    /// the second compiled before recording began (none seen).
+    fn compiled_trace() -> Trace {
+        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+        let graph = |id: u64, key: &str| {
+            Record::Graph(GraphDef {
+                id,
+                key: key.into(),
+                inputs: vec![],
+            })
+        };
+        let call = |graph: u64, before: u64| {
+            Record::Call(CallRecord {
+                graph,
+                before,
+                device: -1,
+                first: 0,
+                args: vec![ArgValue::Scalar(Scalar::Int(1))],
+            })
+        };
+        let mut info = BTreeMap::new();
+        info.insert("key".to_owned(), Scalar::Str("fone".into()));
+        info.insert("inductor.cpp.simdlen".to_owned(), Scalar::Str("1".into()));
+        info.insert("state".to_owned(), Scalar::Str("miss".into()));
+        w.write(&Record::Compile(CompileRecord {
+            event: "fx_graph_cache".into(),
+            name: "0/0".into(),
+            pid: 1,
+            ts: 0,
+            dur_ns: 0,
+            info,
+        }))
+        .expect("compile");
+        for record in [graph(1, "fone"), call(1, 0), graph(2, "ftwo"), call(2, 5)] {
+            w.write(&record).expect("record");
+        }
+        let bytes = w.finish(0, "exit").expect("finish");
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    }
+
+    #[test]
+    fn a_launch_s_compile_config_is_its_graph_s_and_unknown_where_the_trace_cannot_say() {
+        let trace = compiled_trace();
+        let seen = compiled_with(&trace, 3).expect("the first graph's compile was seen");
+        assert_eq!(
+            seen.into_iter().collect::<Vec<_>>(),
+            [("inductor.cpp.simdlen", "1")]
+        );
+        // The second graph compiled before recording: nothing to say.
+        assert_eq!(compiled_with(&trace, 5), None);
+        let mut old = compiled_trace();
+        old.header.version = (1, 16);
+        assert_eq!(compiled_with(&old, 3), None);
+        // The same trace on both sides: the compiles agree.
+        assert_eq!(compiles_differ_at(&trace, 3, &trace, 4), Some(vec![]));
+        assert_eq!(compiles_differ_at(&trace, 3, &trace, 6), None);
+    }
 
     #[test]
     fn versions_come_first_and_a_setting_one_run_lacks_is_unset() {

@@ -24,6 +24,6 @@ pub use format::{
 pub use reader::{Next, RecordReader, TraceError};
 pub use span::Span;
 pub use trace::{
-    ArgIndex, ArgRef, EarlyEnd, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace,
+    ArgIndex, ArgRef, EarlyEnd, GraphCall, GraphInput, Kernel, Launch, LiveTensor, TensorRef, Trace,
 };
 pub use writer::TraceWriter;

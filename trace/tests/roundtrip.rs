@@ -590,6 +590,27 @@ fn graph_calls_load_as_inputs_named_by_their_graph() {
             ("input3", "fabc", 7, 0x3000, Some(3)),
         ]
     );
+    // One call, however many records its inputs took.
+    let calls: Vec<_> = trace.calls.iter().map(|c| (&*c.graph, c.before)).collect();
+    assert_eq!(calls, vec![("fabc", 7)]);
+}
+
+#[test]
+fn a_call_without_tensor_inputs_is_still_a_call() {
+    let mut w = TraceWriter::new(Vec::new(), &header()).expect("header");
+    w.write(&Record::Graph(GraphDef {
+        id: 2,
+        key: "fnone".into(),
+        inputs: vec!["arg0_1".into()],
+    }))
+    .expect("graph");
+    w.write(&call(2, 0, vec![ArgValue::Scalar(Scalar::Int(3))]))
+        .expect("call");
+    let bytes = w.finish(0, "exit").expect("finish");
+    let trace = Trace::from_bytes(Path::new("t"), &bytes).expect("load");
+    assert!(trace.inputs.is_empty());
+    let calls: Vec<_> = trace.calls.iter().map(|c| (&*c.graph, c.before)).collect();
+    assert_eq!(calls, vec![("fnone", 7)]);
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! launches waiting for their replays, tensors held at the start).
 
 use super::{
-    ALLOCATED, Arg, EarlyEnd, GraphInput, HAS_POST, HAS_PRE, HAS_STATS, INHERITED, Kernel, Launch,
-    LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
+    ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_STATS, INHERITED,
+    Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
 };
 use crate::format::{
     ArgValue, CallRecord, GraphDef, InputRecord, KernelDef, LaunchRecord, Record, ReplayRecord,
@@ -134,6 +134,7 @@ impl Trace {
             gaps: Vec::new(),
             settings_changes: Vec::new(),
             inputs: Vec::new(),
+            calls: Vec::new(),
             cuda_graphs: Vec::new(),
             replays: Vec::new(),
             results: None,
@@ -267,6 +268,13 @@ impl Trace {
                     call.graph
                 )
             })?;
+        // A call's inputs may come in several records, the first at 0.
+        if call.first == 0 {
+            self.calls.push(GraphCall {
+                graph: Arc::clone(&graph.key),
+                before: call.before,
+            });
+        }
         for (j, arg) in call.args.iter().enumerate() {
             let ArgValue::Tensor(t) = arg else { continue };
             // Saturating: a corrupt `first` names inputs oddly, never panics.

@@ -215,6 +215,16 @@ pub struct GraphInput {
     pub hash: Option<u64>,
 }
 
+/// One call of a compiled graph: which graph, and where its launches
+/// begin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphCall {
+    /// The compiled graph's key (as [`GraphInput::graph`]).
+    pub graph: Arc<str>,
+    /// Sequence number of the first launch recorded after it.
+    pub before: u64,
+}
+
 /// A tensor alive when recording stopped: part of the program's results.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveTensor {
@@ -303,6 +313,9 @@ pub struct Trace {
     pub settings_changes: Vec<SettingsRecord>,
     /// Graph inputs, in file order.
     pub inputs: Vec<GraphInput>,
+    /// The calls of compiled graphs (1.2), in file order, those without
+    /// tensor inputs included.
+    pub calls: Vec<GraphCall>,
     /// The CUDA graphs captured while recording (1.12), in capture order.
     pub cuda_graphs: Vec<CudaGraphRecord>,
     /// The replays of captured CUDA graphs (1.12), in order: each one's

@@ -30,6 +30,7 @@ VARIANTS = {
     "recompile_batch",
     "config_code",
     "config_after_start",
+    "planted_rounding",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",

@@ -588,10 +588,28 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
                 tritontui_engine::compile_events::cause(runs.a, runs.b, run, first, last)
                     .map(|found| compile_line(&found))
             });
-            match cause {
-                Some(cause) => format!("{parts}: {cause}"),
-                None => format!("{parts} (a recompile, a graph break or an extra step)"),
+            if let Some(cause) = cause {
+                return format!("{parts}: {cause}");
             }
+            let only =
+                tritontui_engine::analysis::kernels_only_in(runs.a, runs.b, &analysis.alignment, d);
+            if only.a.is_empty() || only.b.is_empty() {
+                return format!("{parts} (a recompile, a graph break or an extra step)");
+            }
+            let listed = |names: &[&str]| {
+                let mut shown: Vec<String> =
+                    names.iter().take(3).map(|n| format!("`{n}`")).collect();
+                if names.len() > 3 {
+                    shown.push(format!("{} more", names.len() - 3));
+                }
+                shown.join(", ")
+            };
+            format!(
+                "{parts}: A runs {} where B runs {}: the two programs differ here \
+                 (another model, config or version, or one compiled and one not)",
+                listed(&only.a),
+                listed(&only.b)
+            )
         }
     }
 }

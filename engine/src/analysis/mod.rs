@@ -445,6 +445,46 @@ impl LaunchRows {
     }
 }
 
+/// For a structural run of launches both runs have some of, the kernels
+/// each run launches there that the other does not, in the order first
+/// launched, each once (the names Inductor gave them say what each fuses:
+/// `cpp_fused_add_gelu_3` where the other run has
+/// `cpp_fused_add_gelu_round_3`). Empty sides for a run one side alone
+/// has, or a pair of launches.
+pub fn kernels_only_in<'t>(
+    a: &'t Trace,
+    b: &'t Trace,
+    alignment: &Alignment,
+    d: &Divergence,
+) -> Sides<Vec<&'t str>> {
+    if d.diff.is_some() || d.only.0 == 0 || d.only.1 == 0 {
+        return Sides::default();
+    }
+    let end = (d.row + d.rows).min(alignment.rows.len());
+    let stretch = &alignment.rows[d.row.min(end)..end];
+    let kernels = |trace: &'t Trace, side: fn(Row) -> Option<u32>| -> Vec<&'t str> {
+        stretch
+            .iter()
+            .filter_map(|&row| side(row))
+            .map(|i| trace.kernel_of(&trace.launches[i as usize]).name.as_str())
+            .collect()
+    };
+    let (in_a, in_b) = (kernels(a, Row::a), kernels(b, Row::b));
+    let only_in = |mine: &[&'t str], theirs: &[&str]| {
+        let mut out: Vec<&'t str> = Vec::new();
+        for &name in mine {
+            if !theirs.contains(&name) && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    };
+    Sides {
+        a: only_in(&in_a, &in_b),
+        b: only_in(&in_b, &in_a),
+    }
+}
+
 /// For a run of launches one run alone has at the end of the alignment,
 /// when the other run's trace ended early: that run's name (`A`, `B`)
 /// and trace, whose missing tail was not seen rather than absent.

@@ -449,8 +449,8 @@ impl LaunchRows {
 /// each run launches there that the other does not, in the order first
 /// launched, each once (the names Inductor gave them say what each fuses:
 /// `cpp_fused_add_gelu_3` where the other run has
-/// `cpp_fused_add_gelu_round_3`). Empty sides for a run one side alone
-/// has, or a pair of launches.
+/// `cpp_fused_add_gelu_round_3`); allocations, which compute nothing, left
+/// out. Empty sides for a run one side alone has, or a pair of launches.
 pub fn kernels_only_in<'t>(
     a: &'t Trace,
     b: &'t Trace,
@@ -466,7 +466,9 @@ pub fn kernels_only_in<'t>(
         stretch
             .iter()
             .filter_map(|&row| side(row))
-            .map(|i| trace.kernel_of(&trace.launches[i as usize]).name.as_str())
+            .map(|i| trace.kernel_of(&trace.launches[i as usize]))
+            .filter(|kernel| !kernel.is_allocation())
+            .map(|kernel| kernel.name.as_str())
             .collect()
     };
     let (in_a, in_b) = (kernels(a, Row::a), kernels(b, Row::b));

@@ -169,6 +169,11 @@ impl<'py> StandIn<'py> for OpCall<'_, 'py> {
         run.call(self.args, self.kwargs)
     }
 
+    /// Only a recorded op has a record to write.
+    fn finishes(prepared: &Self::Prepared) -> bool {
+        matches!(prepared, Prepared::Record(..))
+    }
+
     fn finish(
         &self,
         py: Python<'py>,

@@ -34,6 +34,12 @@ pub(super) trait StandIn<'py> {
         prepared: Option<&Self::Prepared>,
     ) -> PyResult<Bound<'py, PyAny>>;
 
+    /// Whether [`StandIn::finish`] has anything to do with what was
+    /// prepared (when not, Dynamo is not turned off and on for it).
+    fn finishes(_prepared: &Self::Prepared) -> bool {
+        true
+    }
+
     /// Finishes what was prepared now that the call returned `result`.
     fn finish(
         &self,
@@ -63,7 +69,7 @@ pub(super) fn stand_in<'py, C: StandIn<'py>>(py: Python<'py>, call: &C) -> PyRes
         let _timed = timed(run_phase);
         call.run(py, prepared.as_ref())?
     };
-    if let Some(prepared) = prepared {
+    if let Some(prepared) = prepared.filter(C::finishes) {
         let _off = DynamoOff::enter(py);
         if let Err(e) = call.finish(py, prepared, &result) {
             call.fail(py, e);

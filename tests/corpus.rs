@@ -85,6 +85,16 @@ fn every_pair_gets_its_expected_verdict() {
             report.verdict.as_str().to_owned(),
             verdict.to_owned(),
         ));
+        // Two programs on purpose (another config, model or path), or one
+        // program run twice: the traces must say which.
+        failures.extend(got(
+            "whether the runs ran different programs",
+            report.programs.any().to_string(),
+            expected["programs_differ"]
+                .as_bool()
+                .unwrap_or(false)
+                .to_string(),
+        ));
         failures.extend(got(
             "the first divergence",
             report

@@ -12,6 +12,7 @@ pub mod compile_events;
 pub mod gaps;
 pub mod parallel;
 pub mod producer;
+pub mod programs;
 pub mod results;
 pub mod settings;
 pub mod sides;

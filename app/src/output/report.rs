@@ -37,6 +37,9 @@ pub struct Report {
     /// their reasons) in one run only: why the runs compiled different
     /// programs.
     pub compile_differences: Vec<tritontui_engine::compile_events::CompileDifference>,
+    /// What makes the runs two programs (compiled graphs, kernels one run
+    /// alone launched, kernels of one name from other sources).
+    pub programs: tritontui_engine::programs::ProgramDifferences,
     /// Program launch counts (autotuning launches excluded).
     pub launches: Counts,
     /// CUDA graph replays each run recorded (their launches are among the
@@ -367,6 +370,7 @@ impl Report {
             },
             settings: tritontui_engine::settings::differences(&a.header, &b.header),
             compile_differences: tritontui_engine::compile_events::differences(a, b),
+            programs: tritontui_engine::programs::ProgramDifferences::of(a, b),
             launches: Counts {
                 a: analysis.launches.0,
                 b: analysis.launches.1,

@@ -1,5 +1,5 @@
 //! The short human summary `tritontui diff` prints: the runs, what
-//! differs in their settings and compiles, the results, the verdict and
+//! differs in their settings, compiles and programs, the results, the verdict and
 //! the root causes, in words.
 
 use super::report::{InReplay, Reach, Report};
@@ -63,6 +63,13 @@ pub fn summary(report: &Report) -> String {
     if !report.compile_differences.is_empty() {
         let _ = writeln!(out, "compiled differently:");
         for line in crate::words::compile_lines(&report.compile_differences) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    let programs = crate::words::program_lines(&report.programs);
+    if !programs.is_empty() {
+        let _ = writeln!(out, "different programs:");
+        for line in &programs {
             let _ = writeln!(out, "  {line}");
         }
     }

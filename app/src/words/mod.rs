@@ -10,6 +10,7 @@ use tritontui_engine::TracePair;
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, InputOrigin, Kind, Overwrite};
 use tritontui_engine::compile_events::CompileDifference;
 use tritontui_engine::producer::Origin;
+use tritontui_engine::programs::ProgramDifferences;
 use tritontui_engine::settings::SettingDiff;
 use tritontui_engine::suspects::uses_atomics;
 use tritontui_trace::{ArgIndex, ArgRef, Scalar, Trace};
@@ -667,6 +668,47 @@ pub fn setting_lines(differences: &[SettingDiff]) -> Vec<String> {
         .collect()
 }
 
+/// What makes the runs two programs, a line each, as the summary prints
+/// it (none for one program run twice).
+pub fn program_lines(programs: &ProgramDifferences) -> Vec<String> {
+    let mut lines = Vec::new();
+    let graphs = programs.graphs;
+    if (graphs.a == 0) != (graphs.b == 0) {
+        let called = |n: usize| match n {
+            0 => "no compiled graph".to_owned(),
+            1 => "1 compiled graph".to_owned(),
+            n => format!("{n} compiled graphs"),
+        };
+        lines.push(format!(
+            "A called {}, B {}",
+            called(graphs.a),
+            called(graphs.b)
+        ));
+    }
+    let named = |names: &[String]| {
+        let mut shown: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
+        if names.len() > 3 {
+            shown.push(format!("{} more", names.len() - 3));
+        }
+        format!("{} ({})", names.len(), shown.join(", "))
+    };
+    for (run, only) in [
+        ("A", &programs.kernels_only.a),
+        ("B", &programs.kernels_only.b),
+    ] {
+        if !only.is_empty() {
+            lines.push(format!("kernels only {run} launched: {}", named(only)));
+        }
+    }
+    if !programs.other_source.is_empty() {
+        lines.push(format!(
+            "kernels of one name from other sources: {}",
+            named(&programs.other_source)
+        ));
+    }
+    lines
+}
+
 /// One line per recompilation or graph break one run alone has, as the
 /// summary prints it.
 pub fn compile_lines(differences: &[CompileDifference]) -> Vec<String> {
@@ -696,8 +738,38 @@ fn compile_line(d: &CompileDifference) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::setting_lines;
+    use super::{program_lines, setting_lines};
+    use tritontui_engine::Sides;
+    use tritontui_engine::programs::ProgramDifferences;
     use tritontui_engine::settings::SettingDiff;
+
+    #[test]
+    fn two_programs_are_said_by_their_graphs_and_kernels_and_one_program_says_nothing() {
+        let names = |n: &[&str]| n.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let eager_and_compiled = ProgramDifferences {
+            graphs: Sides { a: 0, b: 2 },
+            kernels_only: Sides {
+                a: names(&["aten::gelu"]),
+                b: names(&["k0", "k1", "k2", "k3", "k4"]),
+            },
+            other_source: names(&["cpp_fused_gelu_0"]),
+        };
+        assert_eq!(
+            program_lines(&eager_and_compiled),
+            [
+                "A called no compiled graph, B 2 compiled graphs",
+                "kernels only A launched: 1 (`aten::gelu`)",
+                "kernels only B launched: 5 (`k0`, `k1`, `k2`, 2 more)",
+                "kernels of one name from other sources: 1 (`cpp_fused_gelu_0`)",
+            ]
+        );
+        let same = ProgramDifferences {
+            graphs: Sides { a: 2, b: 3 },
+            ..ProgramDifferences::default()
+        };
+        assert!(program_lines(&same).is_empty());
+        assert!(!same.any() && eager_and_compiled.any());
+    }
 
     #[test]
     fn a_setting_one_run_lacks_is_said_unset() {

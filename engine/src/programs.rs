@@ -1,0 +1,110 @@
+//! Whether two runs ran the same program: the compiled graphs each
+//! called, the kernels one run launched and the other never did, and the
+//! kernels both launched under one name from different sources. A
+//! comparison of two programs (eager against compiled, two configs, two
+//! versions) is read differently from one of a program run twice: its
+//! launches need not match, nor its bits.
+
+use crate::Sides;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use tritontui_trace::Trace;
+
+/// What makes two runs two programs, as far as their traces say.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ProgramDifferences {
+    /// The distinct compiled graphs each run called.
+    pub graphs: Sides<usize>,
+    /// The kernels (allocations left out) each run launched that the
+    /// other never did, by name, in the order first launched.
+    pub kernels_only: Sides<Vec<String>>,
+    /// The kernels both runs launched under one name, each from another
+    /// source, in run A's order.
+    pub other_source: Vec<String>,
+}
+
+impl ProgramDifferences {
+    /// What the traces of runs A and B say of their programs.
+    pub fn of(a: &Trace, b: &Trace) -> ProgramDifferences {
+        let (in_a, in_b) = (launched(a), launched(b));
+        let only = |mine: &Launched, theirs: &Launched| {
+            mine.order
+                .iter()
+                .filter(|name| !theirs.sources.contains_key(*name))
+                .map(|name| (*name).to_owned())
+                .collect()
+        };
+        let other_source = in_a
+            .order
+            .iter()
+            .filter(|name| {
+                in_b.sources
+                    .get(*name)
+                    .is_some_and(|theirs| theirs != &in_a.sources[*name])
+            })
+            .map(|name| (*name).to_owned())
+            .collect();
+        ProgramDifferences {
+            graphs: Sides {
+                a: graphs_called(a),
+                b: graphs_called(b),
+            },
+            kernels_only: Sides {
+                a: only(&in_a, &in_b),
+                b: only(&in_b, &in_a),
+            },
+            other_source,
+        }
+    }
+
+    /// Whether the traces say the runs ran different programs.
+    pub fn any(&self) -> bool {
+        (self.graphs.a == 0) != (self.graphs.b == 0)
+            || !self.kernels_only.a.is_empty()
+            || !self.kernels_only.b.is_empty()
+            || !self.other_source.is_empty()
+    }
+}
+
+/// The kernels a run's program launched (autotuning and allocations left
+/// out), by name: one name may stand for several kernels (each compiled
+/// graph numbers its own from 0), so a name holds the sources of all.
+struct Launched<'t> {
+    /// The names in the order first launched.
+    order: Vec<&'t str>,
+    /// The sources launched under each name (None: not recorded).
+    sources: HashMap<&'t str, BTreeSet<Option<&'t str>>>,
+}
+
+fn launched(trace: &Trace) -> Launched<'_> {
+    let mut seen = HashSet::new();
+    let mut out = Launched {
+        order: Vec::new(),
+        sources: HashMap::new(),
+    };
+    let kernels = trace
+        .program_launches()
+        .map(|(_, launch)| launch.kernel)
+        .filter(|&k| seen.insert(k))
+        .map(|k| &trace.kernels[k as usize])
+        .filter(|k| !k.is_allocation());
+    for kernel in kernels {
+        let source = trace.source_of(kernel).map(|s| s.text.as_str());
+        let name = kernel.name.as_str();
+        if !out.sources.contains_key(name) {
+            out.order.push(name);
+        }
+        out.sources.entry(name).or_default().insert(source);
+    }
+    out
+}
+
+/// How many distinct compiled graphs a run called.
+fn graphs_called(trace: &Trace) -> usize {
+    trace
+        .calls
+        .iter()
+        .map(|call| &*call.graph)
+        .collect::<HashSet<_>>()
+        .len()
+}

@@ -410,9 +410,19 @@ fn the_html_report_shows_differing_settings_and_compilations_first() {
             && recompiled.contains("GLOBAL_STATE changed: grad_mode"),
         "{recompiled}"
     );
-    // A pair of runs that differ in neither has neither section.
+    let planted = corpus_page("planted_rounding");
+    assert!(
+        planted.contains("<h2>Different programs</h2>")
+            && planted.contains("kernels only B launched: 4 (`cpp_fused_add_div_gelu_mul_native_layer_norm_native_layer_norm_backward_round_2`"),
+        "{planted}"
+    );
+    // A pair of runs that differ in none has none of these sections.
     let plain = corpus_page("absorbed_atomics");
-    assert!(!plain.contains("Settings that differ") && !plain.contains("Compiled differently"));
+    assert!(
+        !plain.contains("Settings that differ")
+            && !plain.contains("Compiled differently")
+            && !plain.contains("Different programs")
+    );
 }
 
 #[test]

@@ -576,6 +576,27 @@ fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
     );
 }
 
+/// A real pair of two programs: run B compiled with another config set
+/// after recording began.
+#[test]
+fn two_programs_say_so_in_the_header_and_the_config_that_made_the_kernel() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/config_after_start");
+    let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
+    let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
+    let mut h = Harness::new(Comparison::pair(a, b, Options::default()), 160, 40, false);
+    let screen = h.screen();
+    assert!(
+        screen.contains(
+            "DIFFERENT PROGRAMS  kernels of one name from other sources: 1 (`cpp_fused_gelu_0`)"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("inductor.cpp.simdlen: (unset) | 1"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn two_runs_of_ranks_open_at_the_earliest_cause_and_the_picker_opens_another_rank() {
     // Three ranks; rank 1 runs a nondeterministic kernel in run B.

@@ -158,6 +158,14 @@ fn programs_differ(page: &mut String, report: &Report) {
         }
         page.push_str("</table>\n");
     }
+    let programs = crate::words::program_lines(&report.programs);
+    if !programs.is_empty() {
+        page.push_str("<h2>Different programs</h2>\n<ul>\n");
+        for line in &programs {
+            let _ = writeln!(page, "<li>{}</li>", escape(line));
+        }
+        page.push_str("</ul>\n");
+    }
     if !report.compile_differences.is_empty() {
         page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
         for line in crate::words::compile_lines(&report.compile_differences) {

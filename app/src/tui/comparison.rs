@@ -36,6 +36,9 @@ pub struct Comparison {
     values: Mutex<FxHashMap<(u64, u64), Option<CapturedValues>>>,
     /// The runs' settings that differ (shown in the header first).
     pub settings: Vec<tritontui_engine::settings::SettingDiff>,
+    /// What makes the runs two programs, in words (none for one program
+    /// run twice): shown in the header after the settings.
+    pub programs: Vec<String>,
 }
 
 /// A pair of launches' captured values compared, or why they were not.
@@ -66,18 +69,24 @@ impl Comparison {
     }
 
     /// Header lines beyond the runs and the verdict: the settings that
-    /// differ, what the traces did not see, results no recorded
-    /// divergence explains; one line each, when there is any.
+    /// differ, what makes the runs two programs, what the traces did not
+    /// see, results no recorded divergence explains; one line each, when
+    /// there is any.
     pub fn notes(&self) -> u16 {
         let Some(analysis) = &self.analysis else {
             return 0;
         };
         let gaps = !analysis.gaps.a.is_empty() || !analysis.gaps.b.is_empty();
         let results = analysis.unexplained_results().next().is_some();
-        [!self.settings.is_empty(), gaps, results]
-            .into_iter()
-            .filter(|&note| note)
-            .count() as u16
+        [
+            !self.settings.is_empty(),
+            !self.programs.is_empty(),
+            gaps,
+            results,
+        ]
+        .into_iter()
+        .filter(|&note| note)
+        .count() as u16
     }
 
     /// Compares two traces.
@@ -118,8 +127,12 @@ impl Comparison {
         let settings = b.as_ref().map_or_else(Vec::new, |b| {
             tritontui_engine::settings::differences(&a.header, &b.header)
         });
+        let programs = b.as_ref().map_or_else(Vec::new, |b| {
+            crate::words::program_lines(&tritontui_engine::programs::ProgramDifferences::of(&a, b))
+        });
         let mut comparison = Comparison {
             settings,
+            programs,
             row_of_a: vec![u32::MAX; a.launches.len()],
             row_of_b: vec![u32::MAX; b.as_ref().map_or(0, |b| b.launches.len())],
             a,

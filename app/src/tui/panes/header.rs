@@ -81,6 +81,12 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             Span::raw(crate::words::setting_lines(&comparison.settings).join(" · ")),
         ]));
     }
+    if !comparison.programs.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("DIFFERENT PROGRAMS  ", theme.only()),
+            Span::raw(comparison.programs.join(" · ")),
+        ]));
+    }
     let runs = TracePair {
         a: &comparison.a,
         b,

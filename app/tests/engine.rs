@@ -274,6 +274,31 @@ fn a_trace_cut_short_compares_the_launches_it_has() {
     );
 }
 
+#[test]
+fn kernels_a_run_cut_short_never_got_to_are_not_another_program_s() {
+    let trace = |kernels: &[&str], cut: bool| {
+        let mut w =
+            tritontui_trace::TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
+        for (seq, name) in kernels.iter().enumerate() {
+            write_launch(&mut w, seq as u64, name, &[], Vec::new());
+        }
+        let mut bytes = w.finish(kernels.len() as u64, "exit").expect("finish");
+        if cut {
+            bytes.truncate(bytes.len() - 2); // into the end record
+        }
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    };
+    let whole = trace(&["k1", "k2", "k3"], false);
+    let cut = trace(&["k1", "k2"], true);
+    assert!(cut.early_end.is_some());
+    let programs = tritontui_engine::programs::ProgramDifferences::of(&whole, &cut);
+    assert!(!programs.any(), "{programs:?}");
+    // The same launches in a trace that ended cleanly: a kernel only A ran.
+    let ended = trace(&["k1", "k2"], false);
+    let programs = tritontui_engine::programs::ProgramDifferences::of(&whole, &ended);
+    assert_eq!(programs.kernels_only.a, ["k3"]);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 

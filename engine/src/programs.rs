@@ -16,7 +16,9 @@ pub struct ProgramDifferences {
     /// The distinct compiled graphs each run called.
     pub graphs: Sides<usize>,
     /// The kernels (allocations left out) each run launched that the
-    /// other never did, by name, in the order first launched.
+    /// other never did, by name, in the order first launched; none for a
+    /// run whose counterpart's trace ended early (it may not have got
+    /// there).
     pub kernels_only: Sides<Vec<String>>,
     /// The kernels both runs launched under one name, each from another
     /// source, in run A's order.
@@ -27,7 +29,10 @@ impl ProgramDifferences {
     /// What the traces of runs A and B say of their programs.
     pub fn of(a: &Trace, b: &Trace) -> ProgramDifferences {
         let (in_a, in_b) = (launched(a), launched(b));
-        let only = |mine: &Launched, theirs: &Launched| {
+        let only = |mine: &Launched, theirs: &Launched, theirs_ended_early: bool| {
+            if theirs_ended_early {
+                return Vec::new();
+            }
             mine.order
                 .iter()
                 .filter(|name| !theirs.sources.contains_key(*name))
@@ -50,8 +55,8 @@ impl ProgramDifferences {
                 b: graphs_called(b),
             },
             kernels_only: Sides {
-                a: only(&in_a, &in_b),
-                b: only(&in_b, &in_a),
+                a: only(&in_a, &in_b, b.early_end.is_some()),
+                b: only(&in_b, &in_a, a.early_end.is_some()),
             },
             other_source,
         }

@@ -454,22 +454,14 @@ pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> S
                 .to_owned()
         }
         Impact::Absorbed(by) => {
-            const NAMED: usize = 3;
-            let mut names: Vec<String> = by
-                .iter()
-                .take(NAMED)
-                .map(|&i| {
-                    let absorber = &analysis.divergences[i];
-                    let seq = absorber.a.map_or(String::from("-"), |x| runs.seq_a(x).to_string());
-                    format!("A#{seq} {}", runs.kernel(absorber).name)
-                })
-                .collect();
-            if by.len() > NAMED {
-                names.push(format!("{} more", by.len() - NAMED));
-            }
+            let names = by.iter().map(|&i| {
+                let absorber = &analysis.divergences[i];
+                let seq = absorber.a.map_or(String::from("-"), |x| runs.seq_a(x).to_string());
+                format!("A#{seq} {}", runs.kernel(absorber).name)
+            });
             format!(
                 "absorbed by {}, whose outputs agree",
-                names.join(", ")
+                first_few(names, by.len())
             )
         }
     }
@@ -597,14 +589,8 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
             if only.a.is_empty() || only.b.is_empty() {
                 return format!("{parts} (a recompile, a graph break or an extra step)");
             }
-            let listed = |names: &[&str]| {
-                let mut shown: Vec<String> =
-                    names.iter().take(3).map(|n| format!("`{n}`")).collect();
-                if names.len() > 3 {
-                    shown.push(format!("{} more", names.len() - 3));
-                }
-                shown.join(", ")
-            };
+            let listed =
+                |names: &[&str]| first_few(names.iter().map(|n| format!("`{n}`")), names.len());
             format!(
                 "{parts}: A runs {} where B runs {}: the two programs differ here \
                  (another model, config or version, or one compiled and one not)",
@@ -668,6 +654,16 @@ pub fn setting_lines(differences: &[SettingDiff]) -> Vec<String> {
         .collect()
 }
 
+/// The first three of `total` names, then how many more: `a, b, c, 2 more`.
+fn first_few(names: impl Iterator<Item = String>, total: usize) -> String {
+    const SHOWN: usize = 3;
+    let mut shown: Vec<String> = names.take(SHOWN).collect();
+    if total > SHOWN {
+        shown.push(format!("{} more", total - SHOWN));
+    }
+    shown.join(", ")
+}
+
 /// What makes the runs two programs, a line each, as the summary prints
 /// it (none for one program run twice).
 pub fn program_lines(programs: &ProgramDifferences) -> Vec<String> {
@@ -686,11 +682,8 @@ pub fn program_lines(programs: &ProgramDifferences) -> Vec<String> {
         ));
     }
     let named = |names: &[String]| {
-        let mut shown: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
-        if names.len() > 3 {
-            shown.push(format!("{} more", names.len() - 3));
-        }
-        format!("{} ({})", names.len(), shown.join(", "))
+        let shown = first_few(names.iter().map(|n| format!("`{n}`")), names.len());
+        format!("{} ({shown})", names.len())
     };
     for (run, only) in [
         ("A", &programs.kernels_only.a),

@@ -552,14 +552,21 @@ fn q_and_esc_quit() {
     assert!(h.key(KeyCode::Esc));
 }
 
+/// The corpus pair `name` (tests/corpus), compared.
+fn corpus_pair(name: &str) -> Comparison {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(name);
+    let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
+    let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
+    Comparison::pair(a, b, Options::default())
+}
+
 /// A real benign pair of the corpus: an atomic index_add whose differing
 /// sums a saturated tanh absorbs.
 #[test]
 fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/index_add_saturated");
-    let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
-    let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
-    let mut h = Harness::new(Comparison::pair(a, b, Options::default()), 120, 30, false);
+    let mut h = Harness::new(corpus_pair("index_add_saturated"), 120, 30, false);
     let screen = h.screen();
     assert!(
         screen.contains("BENIGN  first A#1 B#1 cpp_fused_index_add_zeros_0"),
@@ -580,10 +587,7 @@ fn a_benign_pair_says_so_and_marks_where_the_difference_is_absorbed() {
 /// after recording began.
 #[test]
 fn two_programs_say_so_in_the_header_and_the_config_that_made_the_kernel() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/config_after_start");
-    let a = Trace::open(&corpus.join("a.msgpack")).expect("corpus A");
-    let b = Trace::open(&corpus.join("b.msgpack")).expect("corpus B");
-    let mut h = Harness::new(Comparison::pair(a, b, Options::default()), 160, 40, false);
+    let mut h = Harness::new(corpus_pair("config_after_start"), 160, 40, false);
     let screen = h.screen();
     assert!(
         screen.contains(

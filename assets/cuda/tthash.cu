@@ -557,3 +557,38 @@ extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind
         }
     }
 }
+
+// Samples of a float32, float16 or bfloat16 view: `count` elements at the
+// logical positions tritontui_trace::samples names for `numel` (k-th of
+// `count` chunks, the first numel % count one longer; within its chunk at
+// fmix64(k + 1) modulo its length), each written as its float32 bits into
+// its own host-mapped slot. One thread a sample.
+__device__ __forceinline__ uint64_t fmix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
+extern "C" __global__ void ttsample(const uint8_t *data, uint64_t numel, int kind, int ndim,
+                                    Dims dims, Results results, uint32_t slot, uint32_t count) {
+    uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= count) return;
+    uint64_t len = numel / count, longer = numel % count;
+    uint64_t start = k * len + (k < longer ? k : longer);
+    uint64_t chunk = len + (k < longer ? 1 : 0);
+    uint64_t position = start + fmix64(k + 1) % (chunk ? chunk : 1);
+    uint64_t itemsize = kind == KIND_F32 ? 4 : 2;
+    bool narrow = numel <= 0xffffffffull;
+    const uint8_t *p = data + element_offset(position, dims, ndim, itemsize, narrow);
+    uint32_t bits;
+    if (kind == KIND_F32) {
+        bits = *reinterpret_cast<const uint32_t *>(p);
+    } else if (kind == KIND_F16) {
+        bits = f16_to_f32_bits(*reinterpret_cast<const uint16_t *>(p));
+    } else {
+        bits = (uint32_t)(*reinterpret_cast<const uint16_t *>(p)) << 16;
+    }
+    results.host[slot + k] = (unsigned long long)bits;
+}

@@ -5,6 +5,7 @@
 //! It reads traces through `tritontui-trace` and nothing else: the app's
 //! commands, UI and outputs are built on it.
 
+pub mod accuracy;
 pub mod align;
 pub mod analysis;
 pub mod compare;

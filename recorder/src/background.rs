@@ -35,6 +35,8 @@ pub type Pending = Box<dyn FnOnce() -> Result<Vec<Delivered>, String> + Send>;
 pub enum Delivered {
     Hash(u64),
     Stats(Stats),
+    /// A tensor's samples (`tritontui_trace::samples`).
+    Samples(Vec<f64>),
     /// The slot of a captured CUDA graph's table where each replay leaves
     /// this hash (a launch captured into a graph runs only at replays).
     Slot(u64),
@@ -49,6 +51,8 @@ pub enum Field {
     Post,
     /// The summary statistics after it.
     Stats,
+    /// The samples after it.
+    Samples,
 }
 
 /// Where one pending result goes.
@@ -99,6 +103,7 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
             (Field::Pre, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.pre = Some(*h),
             (Field::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
             (Field::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
+            (Field::Samples, Delivered::Samples(v)) => tensor.samples = Some(v.clone()),
             _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
     }

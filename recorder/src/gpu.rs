@@ -99,6 +99,8 @@ enum Entry {
     Hash { slot: usize, len: u64 },
     /// A summary, from [`STATS_SLOTS`] slots.
     Stats { slot: usize },
+    /// Samples, one float32 each, from `count` slots.
+    Samples { slot: usize, count: usize },
 }
 
 /// The float formats the summary kernel reads.
@@ -448,7 +450,7 @@ impl Batch {
         self.graph.as_ref()?;
         match self.entries.get(ticket)? {
             Entry::Hash { slot, .. } => Some(*slot as u64),
-            Entry::Stats { .. } => None,
+            Entry::Stats { .. } | Entry::Samples { .. } => None,
         }
     }
 
@@ -529,6 +531,47 @@ impl Batch {
         let blocks = self.blocks(work);
         unsafe { self.launch(self.kernels.stats, blocks, params)? };
         self.entries.push(Entry::Stats { slot });
+        Ok(Some(self.entries.len() - 1))
+    }
+
+    /// Enqueues the samples of a float view (`tritontui_trace::samples`);
+    /// returns its index in the batch, or None when the batch has no room
+    /// for it.
+    ///
+    /// # Safety
+    /// As for [`Batch::hash`].
+    pub unsafe fn samples(
+        &mut self,
+        ptr: u64,
+        kind: StatsKind,
+        shape: &[u64],
+        stride: &[u64],
+    ) -> Result<Option<usize>> {
+        let numel: u64 = shape.iter().product();
+        let count = tritontui_trace::samples::SAMPLES.min(numel) as usize;
+        if self.graph.is_some() || count == 0 {
+            return Ok(None);
+        }
+        let Some(slot) = self.take_slots(count) else {
+            return Ok(None);
+        };
+        let (shape, stride) = coalesce(shape, stride);
+        let (mut ndim, mut dims) = dims(&shape, &stride)?;
+        let (mut data, mut numel_param, mut results) = (ptr, numel, self.ring);
+        let (mut kind_param, mut slot_param) = (kind as i32, self.ring_slot(slot));
+        let mut count_param = count as u32;
+        let params = [
+            &mut data as *mut u64 as *mut c_void,
+            &mut numel_param as *mut u64 as *mut c_void,
+            &mut kind_param as *mut i32 as *mut c_void,
+            &mut ndim as *mut i32 as *mut c_void,
+            &mut dims as *mut Dims as *mut c_void,
+            &mut results as *mut Results as *mut c_void,
+            &mut slot_param as *mut u32 as *mut c_void,
+            &mut count_param as *mut u32 as *mut c_void,
+        ];
+        unsafe { self.launch(self.kernels.sample, 1, params)? };
+        self.entries.push(Entry::Samples { slot, count });
         Ok(Some(self.entries.len() - 1))
     }
 
@@ -715,9 +758,9 @@ impl Finished {
                 .entries
                 .iter()
                 .map(|entry| match *entry {
-                    Entry::Hash { slot, .. } | Entry::Stats { slot } => {
-                        Delivered::Slot(slot as u64)
-                    }
+                    Entry::Hash { slot, .. }
+                    | Entry::Stats { slot }
+                    | Entry::Samples { slot, .. } => Delivered::Slot(slot as u64),
                 })
                 .collect());
         }
@@ -737,6 +780,11 @@ impl Finished {
                         let slots: Vec<u64> = (i..i + STATS_SLOTS).map(slot).collect();
                         Delivered::Stats(crate::stats::from_device_slots(&slots))
                     }
+                    Entry::Samples { slot: i, count } => Delivered::Samples(
+                        (i..i + count)
+                            .map(|i| f64::from(f32::from_bits(slot(i) as u32)))
+                            .collect(),
+                    ),
                 })
                 .collect()
         });
@@ -774,6 +822,7 @@ impl Finished {
         self.entries.iter().flat_map(|entry| match *entry {
             Entry::Hash { slot, .. } => slot..slot + 1,
             Entry::Stats { slot } => slot..slot + STATS_SLOTS,
+            Entry::Samples { slot, count } => slot..slot + count,
         })
     }
 

@@ -74,6 +74,27 @@ pub fn stats(memory: &[u8], view: &View<'_>, dtype: &str) -> Option<Stats> {
     })
 }
 
+/// The samples of `view` over `memory` (`tritontui_trace::samples`), or
+/// `None` for a non-floating dtype.
+pub fn samples(memory: &[u8], view: &View<'_>, dtype: &str) -> Option<Vec<f64>> {
+    let decode = decoder(dtype)?;
+    let numel = view.numel() as u64;
+    let values = tritontui_trace::samples::positions(numel)
+        .map(|position| {
+            // The logical index unravelled over the shape, innermost first.
+            let mut rest = position as usize;
+            let mut offset = 0usize;
+            for (&size, &stride) in view.shape.iter().zip(view.stride).rev() {
+                offset += (rest % size) * stride;
+                rest /= size;
+            }
+            let at = offset * view.itemsize;
+            decode(&memory[at..at + view.itemsize])
+        })
+        .collect();
+    Some(values)
+}
+
 /// Buckets of the device summary: 4 binary exponents each (see `ttstats`
 /// in `assets/cuda/tthash.cu`).
 const DEVICE_BUCKETS: usize = 64;
@@ -118,6 +139,30 @@ pub fn from_device_slots(slots: &[u64]) -> Stats {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn samples_follow_the_logical_order_of_a_transposed_view() {
+        // A 3x40 matrix of 0..120 stored transposed (column-major).
+        let (rows, cols) = (3usize, 40usize);
+        let mut data = vec![0f32; rows * cols];
+        for r in 0..rows {
+            for c in 0..cols {
+                data[c * rows + r] = (r * cols + c) as f32;
+            }
+        }
+        let bytes: Vec<u8> = data.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let view = View {
+            itemsize: 4,
+            shape: &[rows, cols],
+            stride: &[1, rows],
+        };
+        let got = super::samples(&bytes, &view, "float32").expect("float");
+        let want: Vec<f64> = tritontui_trace::samples::positions(120)
+            .map(|p| p as f64)
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(super::samples(&bytes, &view, "int32"), None);
+    }
+
     use super::*;
 
     /// What `ttstats` adds into its slots for these float32 values, done

@@ -12,6 +12,7 @@ pub mod hash;
 pub mod known_views;
 pub mod options;
 pub mod reader;
+pub mod samples;
 pub mod span;
 pub mod trace;
 pub mod writer;

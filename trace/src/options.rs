@@ -60,6 +60,14 @@ pub const STATS: RecordingOption = RecordingOption {
     default: Some("0"),
     values: Values::Flag,
 };
+/// Whether each written floating tensor's samples (and summary
+/// statistics) are recorded, for comparing two programs' numerics.
+pub const SAMPLES: RecordingOption = RecordingOption {
+    name: "samples",
+    env: "TRITONTUI_SAMPLES",
+    default: Some("0"),
+    values: Values::Flag,
+};
 /// Pause points: launch numbers and kernel-name globs.
 pub const BREAK_AT: RecordingOption = RecordingOption {
     name: "break_at",
@@ -100,11 +108,12 @@ pub const CUDA_GRAPHS: RecordingOption = RecordingOption {
 };
 
 /// Every recording option, in `start()`'s order.
-pub const ALL: [RecordingOption; 9] = [
+pub const ALL: [RecordingOption; 10] = [
     HASH,
     ATEN,
     KERNELS,
     STATS,
+    SAMPLES,
     BREAK_AT,
     CAPTURE,
     CAPTURE_BUDGET,

@@ -50,8 +50,9 @@ fn tensor_arg() -> impl Strategy<Value = ArgValue> {
         any::<Option<u64>>(),
         any::<Option<u64>>(),
         prop::option::of(stats),
+        prop::option::of(prop::collection::vec(prop::num::f64::NORMAL, 1..=32)),
     )
-        .prop_map(|(layout, ptr, flags, pre, post, stats)| {
+        .prop_map(|(layout, ptr, flags, pre, post, stats, samples)| {
             ArgValue::Tensor(TensorArg {
                 layout,
                 ptr,
@@ -59,6 +60,8 @@ fn tensor_arg() -> impl Strategy<Value = ArgValue> {
                 pre,
                 post,
                 stats,
+                // Samples are written only beside statistics.
+                samples: stats.and(samples),
             })
         })
 }
@@ -395,6 +398,7 @@ fn sample_trace() -> Vec<u8> {
                     pre: Some(11),
                     post: Some(11),
                     stats: None,
+                    samples: None,
                 }),
                 ArgValue::Tensor(TensorArg {
                     layout: a,
@@ -402,7 +406,15 @@ fn sample_trace() -> Vec<u8> {
                     flags: 1,
                     pre: Some(12),
                     post: Some(13 + seq),
-                    stats: None,
+                    // The last launch's output carries samples, the others none.
+                    stats: (seq == 2).then_some(Stats {
+                        min: -1.0,
+                        max: 2.0,
+                        mean_abs: 0.5,
+                        nan: 0,
+                        inf: 0,
+                    }),
+                    samples: (seq == 2).then(|| vec![0.25, -1.0, 2.0]),
                 }),
                 ArgValue::Scalar(Scalar::Int(1024)),
             ],
@@ -433,6 +445,8 @@ fn a_complete_trace_loads_into_tables() {
         tritontui_trace::ArgRef::Tensor(t) => {
             assert_eq!(t.post, Some(15));
             assert!(t.written);
+            assert_eq!(t.samples, Some(&[0.25, -1.0, 2.0][..]));
+            assert_eq!(t.stats.map(|s| s.max), Some(2.0));
             assert_eq!(t.layout.shape, vec![16, 64]);
             assert_eq!(
                 t.byte_range(),
@@ -683,6 +697,7 @@ fn launch_records_stay_small() {
                     pre: Some(0x9e37_79b9_7f4a_7c15 ^ i),
                     post: Some(0xc2b2_ae3d_27d4_eb4f ^ i),
                     stats: None,
+                    samples: None,
                 })
             })
             .collect(),
@@ -904,4 +919,16 @@ fn a_held_tensor_of_an_undefined_layout_is_reported() {
         error.contains("a held tensor refers to layout 77, which is not defined before it"),
         "{error}"
     );
+}
+
+#[test]
+fn only_the_launch_that_took_samples_has_them() {
+    let trace = Trace::from_bytes(Path::new("t"), &sample_trace()).expect("load");
+    let samples = |i: usize| match trace.args_of(&trace.launches[i]).nth(1) {
+        Some(tritontui_trace::ArgRef::Tensor(t)) => t.samples.map(<[f64]>::to_vec),
+        other => panic!("expected a tensor, got {other:?}"),
+    };
+    assert_eq!(samples(0), None);
+    assert_eq!(samples(1), None);
+    assert_eq!(samples(2), Some(vec![0.25, -1.0, 2.0]));
 }

@@ -34,6 +34,7 @@ fn the_documented_launch_record_is_byte_exact() {
                 pre: Some(11),
                 post: Some(11),
                 stats: None,
+                samples: None,
             }),
             ArgValue::Tensor(TensorArg {
                 layout: 0,
@@ -42,6 +43,7 @@ fn the_documented_launch_record_is_byte_exact() {
                 pre: Some(0),
                 post: Some(13),
                 stats: None,
+                samples: None,
             }),
             ArgValue::Scalar(Scalar::Int(1024)),
         ],

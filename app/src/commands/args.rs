@@ -215,6 +215,11 @@ pub struct RecordArgs {
     #[arg(long, value_name = "NAME",
           value_parser = PossibleValuesParser::new(options::HASH_FN.words().iter().copied()))]
     pub hash_fn: Option<String>,
+    /// Also keep samples of every written floating tensor (and its
+    /// statistics): what `diff` needs to compare two different programs'
+    /// numerics (eager against compiled, two configs, fp32 against bf16).
+    #[arg(long)]
+    pub samples: bool,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -11,7 +11,7 @@ use crate::Report;
 use crate::tui::load::Inputs;
 use anyhow::Context;
 use std::os::fd::AsFd;
-use tritontui_engine::Analysis;
+use tritontui_engine::{Analysis, Options};
 use tritontui_engine::analysis::Verdict;
 use tritontui_trace::Trace;
 
@@ -23,7 +23,12 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .context("give the command to check after --")?;
-    let options = options(args.align_deadline)?;
+    // One program run several times owes equal bits: no numerics bound
+    // excuses a difference.
+    let options = Options {
+        compare_numerics: false,
+        ..options(args.align_deadline)?
+    };
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("{}: cannot create", args.dir.display()))?;
     let shown = args.command.join(" ");
@@ -64,7 +69,8 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         let other = Trace::open(path)?;
         let analysis = Analysis::run(&first, &other, options);
         match analysis.verdict {
-            Verdict::Divergent => _ = divergent_run.get_or_insert(i),
+            // (Equivalent is never given here: numerics are not compared.)
+            Verdict::Divergent | Verdict::Equivalent => _ = divergent_run.get_or_insert(i),
             Verdict::Benign => _ = benign_run.get_or_insert(i),
             Verdict::Inconclusive => _ = inconclusive_run.get_or_insert(i),
             Verdict::Identical => {}

@@ -32,6 +32,7 @@ pub(super) fn options(align_deadline: f64) -> anyhow::Result<Options> {
         .context("--align-deadline must be a non-negative number of seconds")?;
     Ok(Options {
         align_deadline: deadline,
+        ..Options::default()
     })
 }
 

@@ -26,6 +26,9 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if let Some(name) = &args.hash_fn {
         command.env(options::HASH_FN.env, name);
     }
+    if args.samples {
+        command.env(options::SAMPLES.env, "1");
+    }
     let status = command
         .status()
         .with_context(|| format!("{program}: cannot run"))?;

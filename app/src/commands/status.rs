@@ -15,7 +15,7 @@ pub const INCONCLUSIVE: ExitCode = 3;
 /// The exit status a comparison's verdict gives.
 pub(super) fn verdict_status(verdict: Verdict) -> ExitCode {
     match verdict {
-        Verdict::Identical | Verdict::Benign => SUCCESS,
+        Verdict::Identical | Verdict::Benign | Verdict::Equivalent => SUCCESS,
         Verdict::Divergent => FOUND,
         Verdict::Inconclusive => INCONCLUSIVE,
     }

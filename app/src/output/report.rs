@@ -7,14 +7,15 @@ use crate::words::{divergence_words, impact_words, origin_words, result_name, re
 use serde::Serialize;
 use tritontui_engine::Sides;
 use tritontui_engine::TracePair;
+use tritontui_engine::accuracy::{Accuracy, AlignedPoint};
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
 use tritontui_engine::gaps::{Gap, GapKind};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::results::result_writer;
-use tritontui_trace::Trace;
+use tritontui_trace::{ArgIndex, Trace};
 
 /// Version of the JSON report's shape.
-pub const REPORT_VERSION: u32 = 3;
+pub const REPORT_VERSION: u32 = 4;
 
 /// The whole `diff --json` document.
 #[derive(Debug, Serialize)]
@@ -23,8 +24,13 @@ pub struct Report {
     pub report_version: u32,
     /// `identical`, `benign` (differences absorbed before the results),
     /// `divergent` (some difference reaches the results, or the results
-    /// differ) or `inconclusive` (nothing seen differs, but a trace has gaps).
+    /// differ), `inconclusive` (nothing seen differs, but a trace has gaps)
+    /// or `equivalent` (two different programs whose results differ in
+    /// bits, every aligned point within its bound: `accuracy`).
     pub verdict: Verdict,
+    /// Two different programs' numerics compared, when both traces hold
+    /// samples (`record --samples`); null otherwise.
+    pub accuracy: Option<AccuracyReport>,
     /// What each trace did not see; any gap forbids `identical` and `benign`.
     #[serde(serialize_with = "said_gaps")]
     pub gaps: Sides<Vec<Gap>>,
@@ -67,6 +73,64 @@ pub struct Report {
     pub divergences: Vec<DivergenceReport>,
     /// True when `divergences` was cut at the limit.
     pub divergences_truncated: bool,
+}
+
+/// Two different programs' numerics compared (`Analysis::accuracy`).
+#[derive(Debug, Clone, Serialize)]
+pub struct AccuracyReport {
+    /// Points (written floating tensors with samples) in each run.
+    pub points: Sides<usize>,
+    /// The bound's rule, in words.
+    pub rule: String,
+    /// What the numerics say, a line each (as `diff` prints them).
+    pub detail: Vec<String>,
+    /// The first aligned point past its bound, the root cause of kind
+    /// `accuracy`; null when every point is within.
+    pub first_past_bound: Option<PointReport>,
+    /// Differing results whose last write has no samples in one run (not
+    /// judged; they forbid `equivalent`).
+    pub unsampled_results: Vec<String>,
+    /// The aligned points in run B's order, then the differing results,
+    /// up to the report's limit.
+    pub aligned: Vec<PointReport>,
+    /// True when `aligned` was cut at the limit.
+    pub aligned_truncated: bool,
+}
+
+/// One aligned point: the same tensor in both programs, the error between
+/// them (estimated from their samples) and its bound.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointReport {
+    /// Sequence number of the launch of A that wrote it.
+    pub a_index: u64,
+    /// That launch's kernel.
+    pub a_kernel: String,
+    /// The argument it wrote it through.
+    pub a_arg: String,
+    /// Sequence number of the launch of B.
+    pub b_index: u64,
+    /// See `a_kernel`.
+    pub b_kernel: String,
+    /// See `a_arg`.
+    pub b_arg: String,
+    /// The result both runs hold it as, for a differing result.
+    pub result: Option<String>,
+    /// The coarser of the two runs' dtypes.
+    pub dtype: String,
+    /// Its element count.
+    pub numel: u64,
+    /// `‖a − b‖₂ / max(‖a‖₂, ‖b‖₂)` over the samples.
+    pub relative_error: f64,
+    /// The largest `|a − b|` of a sample.
+    pub max_abs_error: f64,
+    /// That difference in units in the last place of `dtype`.
+    pub ulps: f64,
+    /// The largest relative error of an aligned point before it in B.
+    pub upstream_error: f64,
+    /// The relative error it may carry.
+    pub bound: f64,
+    /// Whether its error is past its bound.
+    pub past_bound: bool,
 }
 
 /// The CUDA graph replay a launch ran in.
@@ -343,13 +407,25 @@ impl Report {
             .take_while(|r| r.impact == Reach::ReachesResults)
             .count();
         root_causes.splice(reaching..reaching, result_roots.iter().cloned());
-        let first_divergence = match first {
+        let mut first_divergence = match first {
             Some(i) if analysis.divergences[i].impact.reaches() => Some(entry(i)),
             _ => result_roots.first().cloned().or_else(|| first.map(entry)),
         };
+        let accuracy = analysis
+            .accuracy
+            .as_ref()
+            .map(|accuracy| accuracy_report(runs, accuracy, limit));
+        // Two programs' values parting past their bound come first: the
+        // earliest place the numerics say matters.
+        if let Some(past) = analysis.accuracy.as_ref().and_then(|x| x.first_past()) {
+            let root = accuracy_root_cause(runs, past);
+            root_causes.insert(0, root.clone());
+            first_divergence = Some(root);
+        }
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
+            accuracy,
             gaps: analysis.gaps.clone(),
             results_recorded: Sides {
                 a: a.results.is_some(),
@@ -461,6 +537,88 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
     }
 }
 
+fn accuracy_report(runs: TracePair<'_>, accuracy: &Accuracy, limit: usize) -> AccuracyReport {
+    AccuracyReport {
+        points: Sides {
+            a: accuracy.points.0,
+            b: accuracy.points.1,
+        },
+        rule: crate::words::accuracy::rule(),
+        detail: crate::words::accuracy::summary_lines(runs, accuracy),
+        first_past_bound: accuracy.first_past().map(|p| point_report(runs, p)),
+        unsampled_results: accuracy.unsampled_results.clone(),
+        aligned: accuracy
+            .aligned
+            .iter()
+            .take(limit)
+            .map(|p| point_report(runs, p))
+            .collect(),
+        aligned_truncated: accuracy.aligned.len() > limit,
+    }
+}
+
+fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
+    let side = |trace: &Trace, (launch, arg): (u32, ArgIndex)| {
+        let l = &trace.launches[launch as usize];
+        let kernel = trace.kernel_of(l);
+        (l.seq, kernel.name.clone(), kernel.arg_name(usize::from(arg)))
+    };
+    let (a_index, a_kernel, a_arg) = side(runs.a, p.a);
+    let (b_index, b_kernel, b_arg) = side(runs.b, p.b);
+    PointReport {
+        a_index,
+        a_kernel,
+        a_arg,
+        b_index,
+        b_kernel,
+        b_arg,
+        result: p.result.clone(),
+        dtype: p.dtype.clone(),
+        numel: p.numel,
+        relative_error: p.error.relative,
+        max_abs_error: p.error.max_abs,
+        ulps: p.error.ulps,
+        upstream_error: p.upstream,
+        bound: p.bound,
+        past_bound: p.past_bound(),
+    }
+}
+
+/// The first point past its bound as a root cause (kind `accuracy`): its
+/// kernel is B's launch that wrote it.
+fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceReport {
+    let point = point_report(runs, p);
+    let writer = LaunchRef {
+        a_index: Some(point.a_index),
+        b_index: Some(point.b_index),
+        kernel: point.b_kernel.clone(),
+    };
+    DivergenceReport {
+        kind: Kind::Accuracy,
+        root_cause: true,
+        absorbed: false,
+        impact: Reach::ReachesResults,
+        absorbed_by: Vec::new(),
+        a_index: writer.a_index,
+        b_index: writer.b_index,
+        kernel: writer.kernel.clone(),
+        args: vec![point.b_arg.clone()],
+        producer: None,
+        origin: None,
+        overwritten: None,
+        in_replay: Sides { a: None, b: None },
+        compile_settings: None,
+        only_in_a: 0,
+        only_in_b: 0,
+        reached_from: None,
+        root: writer,
+        detail: crate::words::accuracy::past_bound_words(runs, p),
+        impact_detail: "its error is carried on to the results".to_owned(),
+        values: None,
+        values_error: None,
+    }
+}
+
 /// The kernel a result root cause names when no recorded launch wrote
 /// what the result holds.
 pub const UNRECORDED: &str = "(unrecorded)";
@@ -527,7 +685,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
     };
     DivergenceReport {
         kind: d.kind,
-        root_cause: d.is_root_cause(),
+        root_cause: analysis.is_root_cause(d),
         absorbed: d.absorbed,
         impact: match d.impact {
             Impact::Reaches => Reach::ReachesResults,

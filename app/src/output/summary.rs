@@ -73,6 +73,12 @@ pub fn summary(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    if let Some(accuracy) = &report.accuracy {
+        let _ = writeln!(out, "numerics (from samples):");
+        for line in &accuracy.detail {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
         let _ = writeln!(out, "{words}");
     }
@@ -147,6 +153,10 @@ pub fn summary(report: &Report) -> String {
             report.divergence_count,
             plural(report.divergence_count),
         ),
+        Verdict::Equivalent => format!(
+            "equivalent: two programs whose results differ in bits ({} of {}), every aligned point and differing result within what the arithmetic allows (numerics above)",
+            report.results.differ, report.results.compared
+        ),
         _ => format!(
             "divergent: {} divergence{}, {} root cause{} ({} reaching the results)",
             report.divergence_count,
@@ -183,7 +193,9 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  {}  {}  {}",
-        if first.impact == Reach::Absorbed {
+        if report.verdict == Verdict::Equivalent {
+            "the programs first differ"
+        } else if first.impact == Reach::Absorbed {
             "first divergence (absorbed)"
         } else {
             "first divergence"
@@ -203,13 +215,17 @@ pub fn summary(report: &Report) -> String {
     if let Some(error) = &first.values_error {
         let _ = writeln!(out, "  values: {error}");
     }
-    if let Some(root) = (!first.root_cause && !first.absorbed).then_some(&first.root) {
+    let leads_elsewhere = (first.root.a_index, first.root.b_index) != (first.a_index, first.b_index);
+    if let Some(root) = (!first.root_cause && !first.absorbed && leads_elsewhere).then_some(&first.root) {
         let _ = writeln!(
             out,
             "  leads back to {}  {}",
             index_words(root.a_index, root.b_index),
             root.kernel
         );
+    }
+    if roots == 0 {
+        return out;
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "root causes ({roots})");

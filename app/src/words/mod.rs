@@ -2,6 +2,7 @@
 //! summary, the HTML page and the JSON's `detail`): what differs, and why
 //! the engine thinks so. The engine gives facts; the words are made here.
 
+pub mod accuracy;
 pub mod autotuning;
 mod gaps;
 
@@ -295,8 +296,10 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
                 outputs_differ(&names(&d.args), d.args.len())
             ),
         ),
-        // A launch pair never has this kind: `result_words` says it.
+        // A launch pair never has these kinds: `result_words` and
+        // `accuracy::past_bound_words` say them.
         Kind::Result => "a result differs".to_owned(),
+        Kind::Accuracy => "the programs' numerics part past their bound".to_owned(),
     }
 }
 

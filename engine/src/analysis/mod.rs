@@ -9,10 +9,12 @@ mod classify;
 mod impact;
 mod origins;
 
+use crate::accuracy::Accuracy;
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, Side, align_anchored};
 use crate::compare::PairDiff;
 use crate::gaps::Gap;
 use crate::producer::Origin;
+use crate::programs::ProgramDifferences;
 use crate::results::ResultComparison;
 use crate::sides::Sides;
 use crate::signature::alignment_keys;
@@ -44,6 +46,9 @@ pub enum Kind {
     /// A result differs, and no recorded divergence wrote what it holds:
     /// work the trace did not record did (reports only; no launch pair).
     Result,
+    /// Two different programs' values part past what their arithmetic
+    /// allows at this point (reports only: `Analysis::accuracy`).
+    Accuracy,
 }
 
 impl Kind {
@@ -58,7 +63,15 @@ impl Kind {
             Kind::Code => "code",
             Kind::Structural => "structural",
             Kind::Result => "result",
+            Kind::Accuracy => "accuracy",
         }
+    }
+
+    /// Whether it marks where two programs differ (another source,
+    /// config or launch sequence) rather than where one program's bits
+    /// part: with samples, such a divergence is judged by its numerics.
+    pub fn marks_program_difference(self) -> bool {
+        matches!(self, Kind::Structural | Kind::Code | Kind::LaunchConfig)
     }
 }
 
@@ -173,6 +186,9 @@ pub enum Verdict {
     /// Nothing seen differs in the results, but a trace did not see
     /// everything (its gaps): the runs cannot be called equal.
     Inconclusive,
+    /// Two different programs whose results differ in bits, every aligned
+    /// point and differing result within its bound (`Analysis::accuracy`).
+    Equivalent,
 }
 
 impl Verdict {
@@ -183,13 +199,18 @@ impl Verdict {
             Verdict::Benign => "benign",
             Verdict::Divergent => "divergent",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::Equivalent => "equivalent",
         }
     }
 
     /// Whether the runs' results are shown to agree (exit status 0 of
-    /// `diff`): identical or benign.
+    /// `diff`): identical, benign, or equivalent as far as the arithmetic
+    /// allows.
     pub fn results_agree(self) -> bool {
-        matches!(self, Verdict::Identical | Verdict::Benign)
+        matches!(
+            self,
+            Verdict::Identical | Verdict::Benign | Verdict::Equivalent
+        )
     }
 }
 
@@ -229,12 +250,17 @@ pub enum RowStatus {
 pub struct Options {
     /// Time the alignment may spend looking for a minimal diff.
     pub align_deadline: Duration,
+    /// Whether two different programs whose traces hold samples are
+    /// judged by their numerics (`accuracy`, `equivalent`); off where one
+    /// program runs twice and owes equal bits (`check`).
+    pub compare_numerics: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             align_deadline: DEFAULT_DEADLINE,
+            compare_numerics: true,
         }
     }
 }
@@ -254,6 +280,9 @@ pub struct Analysis {
     pub results: ResultComparison,
     /// What each trace did not see (A's, B's).
     pub gaps: Sides<Vec<Gap>>,
+    /// The two programs' numerics compared, when both traces hold samples
+    /// and the runs ran different programs.
+    pub accuracy: Option<Accuracy>,
     /// What the differences amount to.
     pub verdict: Verdict,
 }
@@ -338,9 +367,16 @@ impl Analysis {
             a: crate::gaps::of(a),
             b: crate::gaps::of(b),
         };
+        let accuracy = (options.compare_numerics && ProgramDifferences::of(a, b).any())
+            .then(|| Accuracy::of(a, b, &results))
+            .flatten();
+        let gapless = gaps.a.is_empty() && gaps.b.is_empty();
         let verdict =
             if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
-                Verdict::Divergent
+                match &accuracy {
+                    Some(accuracy) if accuracy.within_bounds() && gapless => Verdict::Equivalent,
+                    _ => Verdict::Divergent,
+                }
             } else if !gaps.a.is_empty() || !gaps.b.is_empty() {
                 Verdict::Inconclusive
             } else if divergences.is_empty() {
@@ -359,6 +395,7 @@ impl Analysis {
             launches,
             results,
             gaps,
+            accuracy,
             verdict,
         }
     }
@@ -392,12 +429,28 @@ impl Analysis {
     }
 
     /// Divergences of the results not explained by an upstream one, in
-    /// execution order.
+    /// execution order. When two programs' numerics are compared
+    /// (`accuracy`), where the programs differ is no root cause: their
+    /// numerics say whether it matters.
     pub fn root_causes(&self) -> impl Iterator<Item = (usize, &Divergence)> {
         self.divergences
             .iter()
             .enumerate()
-            .filter(|(_, d)| d.is_root_cause())
+            .filter(|(_, d)| self.is_root_cause(d))
+    }
+
+    /// Whether `d` is a root cause of this comparison (see
+    /// [`Analysis::root_causes`]).
+    pub fn is_root_cause(&self, d: &Divergence) -> bool {
+        d.is_root_cause() && !(self.accuracy.is_some() && d.kind.marks_program_difference())
+    }
+
+    /// Where the programs differ, when their numerics are compared: the
+    /// divergences that would otherwise be root causes of their own.
+    pub fn program_differences(&self) -> impl Iterator<Item = (usize, &Divergence)> {
+        self.divergences.iter().enumerate().filter(|(_, d)| {
+            self.accuracy.is_some() && d.is_root_cause() && d.kind.marks_program_difference()
+        })
     }
 
     /// Root causes whose difference reaches the results first, then the

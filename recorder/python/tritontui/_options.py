@@ -26,6 +26,9 @@ class Options:
     kernels: str
     # Whether floating tensors' summary statistics are recorded too.
     stats: bool
+    # Whether written floating tensors' samples (and statistics) are
+    # recorded, for comparing two programs' numerics.
+    samples: bool
     # Pause points (launch numbers and kernel-name globs), or None.
     break_at: str | None
     # Launches captured by value, or None.

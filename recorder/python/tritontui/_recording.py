@@ -17,6 +17,7 @@ def start(
     aten: bool | None = None,
     kernels: str | None = None,
     stats: bool | None = None,
+    samples: bool | None = None,
     break_at: str | None = None,
     capture: str | None = None,
     capture_budget: int | None = None,
@@ -32,7 +33,13 @@ def start(
     or ``"none"``. ``aten`` (``TRITONTUI_ATEN``, on): record aten ops too.
     ``kernels`` (``TRITONTUI_KERNELS``, ``*``): a glob of the kernel names
     to record. ``stats`` (``TRITONTUI_STATS``, off): also record min, max,
-    mean |x| and NaN/Inf counts of floating tensors. ``break_at``
+    mean |x| and NaN/Inf counts of floating tensors. ``samples``
+    (``TRITONTUI_SAMPLES``, off): also keep 32 elements of every floating
+    tensor a launch writes, at positions that depend on its shape alone
+    (and its statistics), so that ``tritontui diff`` can say how far two
+    different programs' numerics part (eager against compiled, two
+    configs, fp32 against bf16) and whether within what the arithmetic
+    allows. ``break_at``
     (``TRITONTUI_BREAK``): pause points, comma-separated launch numbers and
     kernel-name globs; the process stops before each and waits to be
     resumed. ``capture`` (``TRITONTUI_CAPTURE``): launches whose tensors
@@ -58,6 +65,7 @@ def start(
             "aten": aten,
             "kernels": kernels,
             "stats": stats,
+            "samples": samples,
             "break_at": break_at,
             "capture": capture,
             "capture_budget": capture_budget,

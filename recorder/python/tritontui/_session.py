@@ -142,6 +142,7 @@ class Session:
             options.hash_inputs,
             options.hash_outputs,
             options.stats,
+            options.samples,
             self.breaks is not None,
             self.capture is not None or self.custom_hash is not None,
         )
@@ -190,7 +191,8 @@ class Session:
                 else "none",
                 "hash_inputs": self.options.hash_inputs,
                 "hash_outputs": self.options.hash_outputs,
-                "stats": self.options.stats,
+                "stats": self.options.stats or self.options.samples,
+                "samples": self.options.samples,
                 "aten": self.options.aten,
                 "kernels": self.options.kernels,
                 "cuda_graphs_disabled": not self.options.cuda_graphs,
@@ -493,8 +495,7 @@ class Session:
             grid,
             stream,
             threading.get_native_id(),
-            self.options.hash_outputs,
-            self.options.stats,
+            self.hook_options.after,
         )
         if described.gpu_error:
             self.gpu_failed(described.gpu_error)

@@ -88,6 +88,7 @@ def _handed(session: Any) -> dict[str, Any]:
             "aten": session.options.aten,
             "kernels": session.options.kernels,
             "stats": session.options.stats,
+            "samples": session.options.samples,
             "capture": session.options.capture,
             "capture_budget": session.options.capture_budget,
             # A callable stays in this process; a named function goes along.

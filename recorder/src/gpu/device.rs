@@ -66,6 +66,7 @@ pub(super) struct Kernels {
     pub(super) ctx: sys::CUcontext,
     pub(super) table: sys::CUfunction,
     pub(super) stats: sys::CUfunction,
+    pub(super) sample: sys::CUfunction,
     pub(super) max_blocks: u32,
     /// Blocks of `tthash_table` the device runs at once: what a table
     /// launch shares among its hashes.
@@ -175,6 +176,7 @@ impl Device {
                 ctx,
                 table,
                 stats: function("ttstats")?,
+                sample: function("ttsample")?,
                 max_blocks: (sms.max(1) as u32) * 16,
                 resident: (sms.max(1) * per_sm.max(1)) as u32,
             },

@@ -7,7 +7,7 @@
 //! `tritontui.hooks.wrapper_allocations`).
 
 use super::dynamo_off::DynamoOff;
-use super::recording_options::HookOptions;
+use super::recording_options::{After, HookOptions};
 use super::thread_state::{in_launch, thread_id};
 use super::trace_file::TraceFile;
 use crate::phases::{Phase, timed};
@@ -125,8 +125,7 @@ impl AllocationHook {
             Vec::new(),
             0,
             thread_id(),
-            false,
-            false,
+            After::NOTHING,
         )?;
         Ok(())
     }

@@ -307,7 +307,7 @@ impl AtenHook {
             return Ok(());
         };
         if recorded.traits.waits
-            && (self.session.options.hash_outputs || self.session.options.stats)
+            && self.session.options.after.reads_results()
         {
             // An error here is the program's own wait's too, raised again
             // there.

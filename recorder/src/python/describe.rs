@@ -7,6 +7,7 @@
 //! and every launch's CUDA tensors are hashed on the device in one batch on
 //! the launch's stream, which the writer thread waits for.
 
+use super::recording_options::After;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
 use crate::phases::{Phase, timed};
@@ -374,6 +375,7 @@ impl Described {
                 pre: None,
                 post: None,
                 stats: None,
+                samples: None,
             };
             self.settle(&mut arg.pre, pre, tensor_index, Field::Pre);
             self.args.push(ArgValue::Tensor(arg));
@@ -450,8 +452,10 @@ impl Described {
         self.touched(|tensor, _| slot_of(tensor))
     }
 
-    /// After the launch: hashes (and summarises) what was asked.
-    pub fn complete(&mut self, py: Python<'_>, hash_post: bool, stats: bool) -> PyResult<()> {
+    /// After the launch: hashes, summarises and samples what `after` asks
+    /// (samples of the written floating tensors only: what the launch
+    /// made, for comparing two programs' numerics).
+    pub fn complete(&mut self, py: Python<'_>, after: After) -> PyResult<()> {
         let tensors = std::mem::take(&mut self.tensors);
         // The host bytes the launch writes, when its reads keep theirs.
         let written: Vec<Span> = if self.writes_declared {
@@ -469,20 +473,26 @@ impl Described {
             }
             let mut post = None;
             let mut summary = None;
-            if hash_post {
+            let mut samples = None;
+            if after.hash {
                 post = self.unchanged_read(view, &written);
                 if post.is_none() {
                     let result = self.hash(py, view)?;
                     self.settle(&mut post, result, index, Field::Post);
                 }
             }
-            if stats {
+            if after.stats {
                 let result = self.stats(py, view)?;
                 self.settle(&mut summary, result, index, Field::Stats);
+            }
+            if after.samples && view.access != ArgUse::In {
+                let result = self.samples(py, view)?;
+                self.settle(&mut samples, result, index, Field::Samples);
             }
             if let ArgValue::Tensor(arg) = &mut self.args[view.arg] {
                 arg.post = post;
                 arg.stats = summary;
+                arg.samples = samples;
             }
         }
         self.tensors = tensors;
@@ -568,6 +578,32 @@ impl Described {
         let dtype = view.dtype;
         on_host(py, view, |memory, host| {
             crate::stats::stats(memory, host, dtype)
+        })
+        .map(|s| s.map_or(Value::Missing, Value::Now))
+    }
+
+    /// The samples of a written float tensor, on the device when it can
+    /// be (never inside a CUDA graph capture: its table holds hashes).
+    fn samples(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Value<Vec<f64>>> {
+        if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
+            return Ok(Value::Missing);
+        }
+        if view.device >= 0 && self.capturing(py)? {
+            return Ok(Value::Missing);
+        }
+        #[cfg(feature = "cuda")]
+        if view.device >= 0
+            && let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
+            && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
+                // SAFETY: as for hashes.
+                batch.samples(v.ptr, kind, &v.shape, &v.stride)
+            })?
+        {
+            return Ok(result);
+        }
+        let dtype = view.dtype;
+        on_host(py, view, |memory, host| {
+            crate::stats::samples(memory, host, dtype)
         })
         .map(|s| s.map_or(Value::Missing, Value::Now))
     }

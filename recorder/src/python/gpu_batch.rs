@@ -36,7 +36,8 @@ impl GpuBatch {
     }
 
     /// Waits for the batch and returns its results in order: an int per
-    /// hash, a `(min, max, mean_abs, nan, inf)` tuple per summary.
+    /// hash, a `(min, max, mean_abs, nan, inf)` tuple per summary, a list
+    /// of floats per set of samples.
     fn wait<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.wait_here(py)?
             .into_iter()
@@ -45,6 +46,7 @@ impl GpuBatch {
                 Delivered::Stats(s) => {
                     (s.min, s.max, s.mean_abs, s.nan, s.inf).into_bound_py_any(py)
                 }
+                Delivered::Samples(values) => values.into_bound_py_any(py),
                 Delivered::Slot(_) => Err(PyRuntimeError::new_err(
                     "a batch hashed into a CUDA graph has no results until it is replayed",
                 )),
@@ -61,27 +63,28 @@ impl GpuBatch {
         shape: Vec<u64>,
         stride: Vec<u64>,
     ) -> PyResult<Option<usize>> {
-        guard(|| {
-            #[cfg(feature = "cuda")]
-            {
-                let Some(kind) = crate::gpu::StatsKind::of(dtype) else {
-                    return Ok(None);
-                };
-                let batch = self
-                    .batch
-                    .as_mut()
-                    .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
-                // SAFETY: as for `hash`.
-                let index = unsafe { batch.stats(ptr, kind, &shape, &stride) }
-                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-                Ok(index)
-            }
-            #[cfg(not(feature = "cuda"))]
-            {
-                let _ = (ptr, dtype, shape, stride);
-                Err(PyRuntimeError::new_err("built without CUDA support"))
-            }
-        })
+        #[cfg(feature = "cuda")]
+        let enqueue = crate::gpu::Batch::stats;
+        #[cfg(not(feature = "cuda"))]
+        let enqueue = ();
+        self.float_view(ptr, dtype, shape, stride, enqueue)
+    }
+
+    /// Enqueues the samples (`tritontui_trace::samples`) of a float32,
+    /// float16 or bfloat16 CUDA tensor view; None for another dtype or
+    /// when the batch is full.
+    fn samples(
+        &mut self,
+        ptr: u64,
+        dtype: &str,
+        shape: Vec<u64>,
+        stride: Vec<u64>,
+    ) -> PyResult<Option<usize>> {
+        #[cfg(feature = "cuda")]
+        let enqueue = crate::gpu::Batch::samples;
+        #[cfg(not(feature = "cuda"))]
+        let enqueue = ();
+        self.float_view(ptr, dtype, shape, stride, enqueue)
     }
 
     /// Enqueues the hash of a CUDA tensor view; the caller keeps the tensor
@@ -190,4 +193,51 @@ pub(super) fn input_hash_forks() -> u64 {
     }
     #[cfg(not(feature = "cuda"))]
     0
+}
+
+/// What a batch enqueues for one float view (its statistics, its samples).
+#[cfg(feature = "cuda")]
+type FloatWork = unsafe fn(
+    &mut crate::gpu::Batch,
+    u64,
+    crate::gpu::StatsKind,
+    &[u64],
+    &[u64],
+) -> Result<Option<usize>, crate::gpu::GpuError>;
+#[cfg(not(feature = "cuda"))]
+type FloatWork = ();
+
+impl GpuBatch {
+    /// Enqueues `work` on a float32, float16 or bfloat16 view; None for
+    /// another dtype or when the batch is full.
+    fn float_view(
+        &mut self,
+        ptr: u64,
+        dtype: &str,
+        shape: Vec<u64>,
+        stride: Vec<u64>,
+        work: FloatWork,
+    ) -> PyResult<Option<usize>> {
+        guard(|| {
+            #[cfg(feature = "cuda")]
+            {
+                let Some(kind) = crate::gpu::StatsKind::of(dtype) else {
+                    return Ok(None);
+                };
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
+                // SAFETY: as for `hash`.
+                let index = unsafe { work(batch, ptr, kind, &shape, &stride) }
+                    .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                Ok(index)
+            }
+            #[cfg(not(feature = "cuda"))]
+            {
+                let _ = (ptr, dtype, shape, stride, work);
+                Err(PyRuntimeError::new_err("built without CUDA support"))
+            }
+        })
+    }
 }

@@ -124,8 +124,7 @@ impl HookSession {
             grid,
             stream,
             thread_id(),
-            self.options.hash_outputs,
-            self.options.stats,
+            self.options.after,
         )?;
         if let Some(taken) = described.observed.take() {
             let results = results.map(|(values, _)| values);

@@ -46,16 +46,40 @@ pub fn parse_flag(text: &str) -> Option<bool> {
     options::flag(text)
 }
 
+/// What is taken of a launch's tensors after it ran.
+#[pyclass(module = "tritontui._native", frozen, from_py_object)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct After {
+    /// Their hashes (`hash` both or outputs).
+    pub hash: bool,
+    /// Floating tensors' summary statistics (`stats`, or `samples`).
+    pub stats: bool,
+    /// Written floating tensors' samples (`samples`).
+    pub samples: bool,
+}
+
+impl After {
+    /// Nothing: an allocation's buffer, whose bytes it left as they were.
+    pub const NOTHING: After = After {
+        hash: false,
+        stats: false,
+        samples: false,
+    };
+
+    /// Whether anything is taken that waits for the launch's results.
+    pub fn reads_results(self) -> bool {
+        self.hash || self.stats
+    }
+}
+
 /// What the native hooks need of a session's options, typed.
 #[pyclass(module = "tritontui._native", frozen)]
 #[derive(Debug, Clone, Copy)]
 pub struct HookOptions {
     /// Arguments are hashed before each launch (`hash` both or inputs).
     pub hash_inputs: bool,
-    /// Arguments are hashed after each launch (`hash` both or outputs).
-    pub hash_outputs: bool,
-    /// Summary statistics are taken after each launch.
-    pub stats: bool,
+    /// What is taken after each launch.
+    pub after: After,
     /// Pause points are set: each launch asks the session first.
     pub pauses: bool,
     /// Launches are observed by Python (captured by value, hashed by the
@@ -70,16 +94,27 @@ impl HookOptions {
         hash_inputs: bool,
         hash_outputs: bool,
         stats: bool,
+        samples: bool,
         pauses: bool,
         observes: bool,
     ) -> Self {
         HookOptions {
             hash_inputs,
-            hash_outputs,
-            stats,
+            after: After {
+                hash: hash_outputs,
+                // Samples are written beside statistics only.
+                stats: stats || samples,
+                samples,
+            },
             pauses,
             observes,
         }
+    }
+
+    /// What is taken after each launch (for `TraceFile.launch`).
+    #[getter(after)]
+    fn after_launch(&self) -> After {
+        self.after
     }
 }
 

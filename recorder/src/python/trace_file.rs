@@ -9,6 +9,7 @@
 //! from another thread waits for the holder with the GIL released.
 
 use super::describe::{Described, Dtypes};
+use super::recording_options::After;
 use super::guard::{guard, io_error};
 use super::scalar::plain;
 use super::thread_state::{autotuning, thread_id};
@@ -330,8 +331,8 @@ impl TraceFile {
     }
 
     /// Queues a launch after it ran and returns its sequence number: its
-    /// arguments are hashed (and summarised) as asked; device results are
-    /// filled in by the writer thread once they are in.
+    /// arguments are hashed (summarised, sampled) as `after` asks; device
+    /// results are filled in by the writer thread once they are in.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch(
         &self,
@@ -341,14 +342,13 @@ impl TraceFile {
         grid: Vec<u64>,
         stream: u64,
         thread: u64,
-        hash_post: bool,
-        stats: bool,
+        after: After,
     ) -> PyResult<u64> {
         let _timed = timed(Phase::LaunchRecord);
         self.with_state(py, |state| {
             let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
             let ts = self.elapsed();
-            described.complete(py, hash_post, stats)?;
+            described.complete(py, after)?;
             if described.in_unseen_capture() {
                 // It runs at replays the recorder cannot expand: a gap.
                 let gap = GapRecord {
@@ -372,7 +372,7 @@ impl TraceFile {
             if captured.is_none() {
                 state
                     .scope
-                    .after_launch(|| described.touched_after(hash_post));
+                    .after_launch(|| described.touched_after(after.hash));
             } else {
                 state
                     .scope

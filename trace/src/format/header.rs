@@ -114,6 +114,9 @@ pub struct RecordOptions {
     /// Whether summary statistics were computed.
     #[serde(default)]
     pub stats: bool,
+    /// Whether written tensors' samples were taken (1.18, `samples`).
+    #[serde(default)]
+    pub samples: bool,
     /// Whether aten ops were recorded besides Inductor kernels.
     #[serde(default)]
     pub aten: bool,
@@ -144,6 +147,7 @@ impl Default for RecordOptions {
             hash_inputs: false,
             hash_outputs: false,
             stats: false,
+            samples: false,
             aten: false,
             kernels: default_glob(),
             cuda_graphs_disabled: false,

@@ -4,7 +4,7 @@
 //! launches waiting for their replays, tensors held at the start).
 
 use super::{
-    ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_STATS, INHERITED,
+    ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_SAMPLES, HAS_STATS, INHERITED,
     Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
 };
 use crate::format::{
@@ -124,6 +124,8 @@ impl Trace {
             args: Vec::new(),
             scalars: Vec::new(),
             stats: Vec::new(),
+            samples: Vec::new(),
+            sample_values: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
             process_groups: Vec::new(),
@@ -475,6 +477,12 @@ impl Trace {
                     if let Some(stats) = t.stats {
                         flags |= HAS_STATS;
                         self.stats.push((index(self.args.len())?, stats));
+                    }
+                    if let Some(samples) = &t.samples {
+                        flags |= HAS_SAMPLES;
+                        let start = index(self.sample_values.len())?;
+                        self.samples.push((index(self.args.len())?, start));
+                        self.sample_values.extend_from_slice(samples);
                     }
                     Arg {
                         ptr: t.ptr,

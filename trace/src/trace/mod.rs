@@ -147,6 +147,7 @@ const SCALAR: u8 = 8;
 const HAS_STATS: u8 = 16;
 const ALLOCATED: u8 = 32;
 const INHERITED: u8 = 64;
+const HAS_SAMPLES: u8 = 128;
 
 /// A borrowed, decoded view of an [`Arg`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -181,6 +182,9 @@ pub struct TensorRef<'t> {
     pub inherited: bool,
     /// Summary statistics, if computed.
     pub stats: Option<Stats>,
+    /// Samples of its value after the launch (1.18, `crate::samples`), if
+    /// taken.
+    pub samples: Option<&'t [f64]>,
 }
 
 impl TensorRef<'_> {
@@ -292,6 +296,11 @@ pub struct Trace {
     args: Vec<Arg>,
     scalars: Vec<Scalar>,
     stats: Vec<(u32, Stats)>,
+    /// For each argument with samples, in argument order: its index and
+    /// where its samples start in `sample_values` (they end where the
+    /// next one's start).
+    samples: Vec<(u32, u32)>,
+    sample_values: Vec<f64>,
     /// Process table; a later record for the same pid replaces an earlier one.
     pub processes: Vec<ProcessRecord>,
     /// User markers.
@@ -425,6 +434,11 @@ impl Trace {
         } else {
             None
         };
+        let samples = if a.flags & HAS_SAMPLES != 0 {
+            self.samples_of(i as u32)
+        } else {
+            None
+        };
         ArgRef::Tensor(TensorRef {
             layout: &self.layouts[a.slot as usize],
             layout_index: a.slot,
@@ -435,7 +449,23 @@ impl Trace {
             allocated: a.flags & ALLOCATED != 0,
             inherited: a.flags & INHERITED != 0,
             stats,
+            samples,
         })
+    }
+
+    fn samples_of(&self, arg: u32) -> Option<&[f64]> {
+        let at = self.samples.binary_search_by_key(&arg, |(k, _)| *k).ok()?;
+        let start = self.samples[at].1 as usize;
+        let end = self
+            .samples
+            .get(at + 1)
+            .map_or(self.sample_values.len(), |(_, next)| *next as usize);
+        self.sample_values.get(start..end)
+    }
+
+    /// Whether the trace was recorded with samples (1.18, `samples`).
+    pub fn has_samples(&self) -> bool {
+        self.header.options.samples
     }
 
     /// Launches made by the program itself, i.e. not while autotuning.

@@ -1,0 +1,122 @@
+//! What the comparison of two programs' numerics says
+//! (`Analysis::accuracy`): which points were aligned, the error at each
+//! and its bound, and the first point past it.
+
+use tritontui_engine::TracePair;
+use tritontui_engine::accuracy::{Accuracy, AlignedPoint, GROWTH, floor};
+use tritontui_trace::{ArgIndex, Trace};
+
+/// The bound's rule, as reports state it.
+pub fn rule() -> String {
+    format!(
+        "a point's relative error (estimated from its samples) may be {GROWTH} times the largest \
+         error of any aligned point before it in run B, and at least 2^(-5p/8) for the coarser \
+         dtype of p significand bits (2^-15 for float32, 2^-5 for bfloat16)"
+    )
+}
+
+/// One side of a point: `A#12 `aten::gelu` (out)`.
+fn side_words(run: &str, trace: &Trace, (launch, arg): (u32, ArgIndex)) -> String {
+    let l = &trace.launches[launch as usize];
+    let kernel = trace.kernel_of(l);
+    format!(
+        "{run}#{} `{}` ({})",
+        l.seq,
+        kernel.name,
+        kernel.arg_name(usize::from(arg))
+    )
+}
+
+/// Where a point is in both runs, and the result both hold it as.
+pub fn point_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
+    let place = format!(
+        "{} / {}",
+        side_words("A", runs.a, p.a),
+        side_words("B", runs.b, p.b)
+    );
+    match &p.result {
+        Some(name) => format!("result `{name}`, last written by {place}"),
+        None => place,
+    }
+}
+
+/// The error at a point: `relative error 1.2e-2 (max |a-b| 7.8e-3,
+/// 5.1e5 ulps of float32)`.
+pub fn error_words(p: &AlignedPoint) -> String {
+    let ulps = if p.error.ulps >= 10.0 {
+        format!("{:.1e}", p.error.ulps)
+    } else {
+        format!("{:.1}", p.error.ulps)
+    };
+    format!(
+        "relative error {:.1e} (max |a-b| {:.1e}, {ulps} ulps of {})",
+        p.error.relative, p.error.max_abs, p.dtype
+    )
+}
+
+/// What bounds a point: `bound 3.1e-5: 16× the largest error upstream
+/// (1.1e-7), at least 2^-15 for float32`.
+pub fn bound_words(p: &AlignedPoint) -> String {
+    let floor_bits = -floor(&p.dtype).log2();
+    if GROWTH * p.upstream > floor(&p.dtype) {
+        format!(
+            "bound {:.1e}: {GROWTH}× the largest error upstream ({:.1e})",
+            p.bound, p.upstream
+        )
+    } else {
+        format!(
+            "bound {:.1e}: at least 2^-{floor_bits} for {} (the largest error upstream, {:.1e}, allows less)",
+            p.bound, p.dtype, p.upstream
+        )
+    }
+}
+
+/// The sentence of the first point past its bound: the root cause of
+/// kind `accuracy`.
+pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
+    format!(
+        "{}: {}, past its {} (estimated from the samples both runs took); every aligned point before it is within its bound",
+        point_words(runs, p),
+        error_words(p),
+        bound_words(p)
+    )
+}
+
+/// The summary's lines on the numerics: how many points were aligned,
+/// the largest error within bounds, and what could not be judged.
+pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
+    let results = accuracy.aligned.iter().filter(|p| p.result.is_some()).count();
+    let mut lines = vec![format!(
+        "{} of {} points (written floating tensors with samples) in A and {} in B aligned, {} differing results compared (errors estimated from 32 samples a tensor)",
+        accuracy.aligned.len() - results,
+        accuracy.points.0,
+        accuracy.points.1,
+        results
+    )];
+    let within = accuracy
+        .aligned
+        .iter()
+        .take(accuracy.first_past.unwrap_or(accuracy.aligned.len()));
+    if let Some(largest) = within
+        .filter(|p| p.error.relative > 0.0)
+        .max_by(|x, y| x.error.relative.total_cmp(&y.error.relative))
+    {
+        lines.push(format!(
+            "largest error within its bound: {} at {} ({})",
+            error_words(largest),
+            point_words(runs, largest),
+            bound_words(largest)
+        ));
+    }
+    if !accuracy.unsampled_results.is_empty() {
+        lines.push(format!(
+            "{} differing results have no samples in one run (not judged): {}",
+            accuracy.unsampled_results.len(),
+            super::first_few(
+                accuracy.unsampled_results.iter().map(|name| format!("`{name}`")),
+                accuracy.unsampled_results.len()
+            )
+        ));
+    }
+    lines
+}

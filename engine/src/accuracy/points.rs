@@ -1,0 +1,42 @@
+//! A run's points: every floating tensor a launch wrote whose samples the
+//! recorder kept (`samples`), in execution order. They are where two
+//! programs computing the same model can be compared value against value.
+
+use tritontui_trace::{ArgIndex, ArgRef, Trace};
+
+/// One written tensor with samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point<'t> {
+    /// The launch that wrote it (index into `Trace::launches`).
+    pub launch: u32,
+    /// The argument it was written through.
+    pub arg: ArgIndex,
+    /// Its element count: the samples' positions depend on it alone.
+    pub numel: u64,
+    /// Its dtype.
+    pub dtype: &'t str,
+    /// Its samples after the launch.
+    pub samples: &'t [f64],
+}
+
+/// The points of `trace`, in execution order (autotuning left out).
+pub fn points(trace: &Trace) -> Vec<Point<'_>> {
+    let mut out = Vec::new();
+    for (launch, l) in trace.program_launches() {
+        for (arg, value) in trace.args_of(l).enumerate() {
+            let ArgRef::Tensor(t) = value else { continue };
+            let Some(samples) = t.samples else { continue };
+            if !t.written || t.allocated || samples.is_empty() {
+                continue;
+            }
+            out.push(Point {
+                launch: launch as u32,
+                arg: arg as ArgIndex,
+                numel: t.layout.shape.iter().product(),
+                dtype: &t.layout.dtype,
+                samples,
+            });
+        }
+    }
+    out
+}

@@ -49,6 +49,19 @@ fn expected_words(value: &Value) -> String {
     )
 }
 
+/// Whether run B's results stay within the accuracy minifier's `same()`
+/// rule of run A's against a float64 run of the program
+/// (`fingerprints.json`'s `fp64_error`): each result's relative error
+/// at most twice A's plus 1e-5; None when the pair has no float64 run.
+fn within_same_rule(fingerprints: &Value) -> Option<bool> {
+    let errors = &fingerprints["fp64_error"];
+    let (a, b) = (errors["a"].as_object()?, errors["b"].as_object()?);
+    Some(a.iter().all(|(name, error_a)| {
+        let error_b = b.get(name).and_then(Value::as_f64).unwrap_or(f64::INFINITY);
+        error_b <= 2.0 * error_a.as_f64().unwrap_or(0.0) + 1e-5
+    }))
+}
+
 #[test]
 fn every_pair_gets_its_expected_verdict() {
     let pairs = pairs();
@@ -68,11 +81,22 @@ fn every_pair_gets_its_expected_verdict() {
         let verdict = field(&expected, "verdict");
         // `inconclusive` claims nothing about the results; every other
         // verdict must say what the fingerprints say.
+        let differing_verdict = matches!(verdict, "divergent" | "equivalent");
         assert!(
-            verdict == "inconclusive" || (verdict == "divergent") == results_differ,
+            verdict == "inconclusive" || differing_verdict == results_differ,
             "{name}: expected.json says {verdict}, but the fingerprints say the results {}",
             if results_differ { "differ" } else { "agree" }
         );
+        // Two programs' numerics verdicts take their truth from a float64
+        // run of the program: `equivalent` only where run B stays within
+        // same()'s rule of run A, `accuracy` only where it does not.
+        let within = within_same_rule(&fingerprints);
+        if verdict == "equivalent" {
+            assert_eq!(within, Some(true), "{name}: equivalent, but the float64 run says otherwise");
+        }
+        if expected["first_divergence"]["kind"] == "accuracy" {
+            assert_eq!(within, Some(false), "{name}: accuracy, but the float64 run says within");
+        }
         let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
         let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");
         let analysis = Analysis::run(&a, &b, Options::default());
@@ -172,6 +196,7 @@ fn every_pair_gets_its_expected_verdict() {
         let verdict_ok = match report.verdict {
             Verdict::Identical | Verdict::Benign => !results_differ,
             Verdict::Divergent => results_differ,
+            Verdict::Equivalent => results_differ && within == Some(true),
             Verdict::Inconclusive => true,
         };
         if !verdict_ok {

@@ -31,6 +31,8 @@ VARIANTS = {
     "config_code",
     "config_after_start",
     "planted_rounding",
+    "eager_against_compiled",
+    "gpu_eager_against_compiled",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",
@@ -64,27 +66,40 @@ def record_blocks(name: str, out: Path) -> tuple[dict[str, str], dict[str, str]]
         return both["a"], both["b"]
 
 
-def record_run(name: str, trace: Path, variant: bool) -> dict[str, str]:
+def record_run(
+    name: str, trace: Path, variant: bool
+) -> tuple[dict[str, str], dict[str, float] | None]:
+    """Records one run; its fingerprint, and each result's error against
+    a float64 run when the program takes one."""
     with tempfile.TemporaryDirectory() as tmp:
         fingerprint = Path(tmp) / "fingerprint.json"
         command = [sys.executable, str(PROGRAMS / f"{name}.py"), "--out", str(trace)]
         command += ["--fingerprint", str(fingerprint)] + (["--variant"] if variant else [])
         subprocess.run(command, check=True, cwd=PROGRAMS)
-        return json.loads(fingerprint.read_text())
+        fp64 = Path(f"{fingerprint}.fp64")
+        errors = json.loads(fp64.read_text()) if fp64.exists() else None
+        return json.loads(fingerprint.read_text()), errors
 
 
 def record_pair(name: str) -> bool:
     """Records NAME's pair; returns whether the results differ."""
     out = HERE / name
     out.mkdir(exist_ok=True)
+    fp64 = None
     if name in IN_ONE_PROCESS:
         a, b = record_blocks(name, out)
     else:
-        a = record_run(name, out / "a.msgpack", variant=False)
-        b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
+        a, fp64_a = record_run(name, out / "a.msgpack", variant=False)
+        b, fp64_b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
+        if fp64_a is not None and fp64_b is not None:
+            fp64 = {"a": fp64_a, "b": fp64_b}
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    fingerprints = {"a": a, "b": b, "differ": differ}
+    if fp64 is not None:
+        # Each result's relative error against the program in float64.
+        fingerprints["fp64_error"] = fp64
     (out / "fingerprints.json").write_text(
-        json.dumps({"a": a, "b": b, "differ": differ}, indent=1, sort_keys=True) + "\n"
+        json.dumps(fingerprints, indent=1, sort_keys=True) + "\n"
     )
     sizes = sum(p.stat().st_size for p in out.glob("*.msgpack"))
     print(

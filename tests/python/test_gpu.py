@@ -303,6 +303,36 @@ def test_device_stats_agree_with_host_stats_and_repeat_exactly(dtype: torch.dtyp
         assert all(device_stats(v) == gpu for _ in range(5)), "device stats changed between runs"
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_device_samples_are_the_host_s_at_the_same_places(dtype: torch.dtype) -> None:
+    from test_recorder_api import sample_positions
+    from tritontui import _native, _tensors
+
+    t = (torch.randn(301, 257, device="cuda") * 100).to(dtype)
+    for v in [t, t.t(), t[::3, 1::2], t[:1, :7]]:
+        batch = _native.GpuBatch(v.device.index, torch.cuda.current_stream().cuda_stream)
+        index = batch.samples(v.data_ptr(), _tensors.dtype_name(v), list(v.shape), list(v.stride()))
+        assert index == 0, "the samples were not taken on the device"
+        (got,) = batch.wait()
+        flat = v.float().cpu().flatten().tolist()
+        assert got == [flat[i] for i in sample_positions(v.numel())]
+
+
+def test_a_recording_with_samples_on_the_gpu_has_them(tmp_path: Path) -> None:
+    from test_recorder_api import sample_positions
+
+    f = torch.compile(lambda x: (x * 2).relu() + 1)
+    x = torch.randn(64, 65, device="cuda")
+    path = tmp_path / "s.msgpack"
+    with tritontui.record(path, samples=True):
+        y = f(x)
+    torch.cuda.synchronize()
+    triton = [r for r in launches(path) if r["backend"] == "triton"]
+    written = [a["samples"] for r in triton for a in r["args"] if a.get("samples")]
+    flat = y.cpu().flatten().tolist()
+    assert [flat[i] for i in sample_positions(y.numel())] in written, triton
+
+
 def test_a_recording_with_stats_on_the_gpu_has_them(tmp_path: Path) -> None:
     f = torch.compile(lambda x: (x * 2).relu() + 1)
     x = torch.randn(4096, device="cuda")

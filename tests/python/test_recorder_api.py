@@ -63,6 +63,60 @@ def test_stats_and_the_kernel_glob(tmp_path: Path) -> None:
     }
 
 
+def sample_positions(numel: int) -> list[int]:
+    """The logical indices the recorder samples (docs/trace-format.md,
+    *Samples*), written out again from the documented rule."""
+    mask = (1 << 64) - 1
+
+    def fmix64(h: int) -> int:
+        h ^= h >> 33
+        h = (h * 0xFF51AFD7ED558CCD) & mask
+        h ^= h >> 33
+        h = (h * 0xC4CEB9FE1A85EC53) & mask
+        return h ^ (h >> 33)
+
+    chunks = min(32, numel)
+    length, longer = divmod(numel, chunks) if chunks else (0, 0)
+    out = []
+    for k in range(chunks):
+        start = k * length + min(k, longer)
+        size = length + (k < longer)
+        out.append(start + fmix64(k + 1) % size)
+    return out
+
+
+def test_samples_are_the_written_tensors_elements_at_the_documented_places(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.msgpack"
+    x = torch.randn(40, 30)
+    small = torch.arange(5.0)
+    with tritontui.record(path, samples=True):
+        y = x.t() * 2  # a transposed view: logical order, not memory order
+        z = small + 1
+        n = torch.arange(6).neg()  # integers have no samples
+    (mul,) = [r for r in launches(path) if r["kernel"] == "aten::mul.Tensor"]
+    (add,) = [r for r in launches(path) if r["kernel"] == "aten::add.Tensor"]
+    flat = y.flatten().tolist()
+    assert mul["args"][-1]["samples"] == [flat[i] for i in sample_positions(y.numel())]
+    assert add["args"][-1]["samples"] == z.tolist()
+    # What a launch only reads has no samples, its statistics do come.
+    assert mul["args"][0]["samples"] is None and mul["args"][0]["stats"] is not None
+    assert n.dtype == torch.int64 and all(
+        a.get("samples") is None
+        for r in launches(path)
+        for a in r["args"]
+        if a.get("dtype") == "int64"
+    )
+
+
+def test_samples_are_off_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path):
+        torch.ones(3) * 2
+    assert all(a.get("samples") is None for r in launches(path) for a in r["args"])
+
+
 def test_dump_gives_the_norm_debug_mode_compares(tmp_path: Path) -> None:
     from torch.utils._debug_mode import norm_hash_fn
 

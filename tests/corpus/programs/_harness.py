@@ -42,25 +42,47 @@ def parse(description: str, variant: str | None = None, blocks: bool = False) ->
     return args
 
 
-def recording(path: str) -> contextlib.AbstractContextManager:
-    """``tritontui.record(path)``; nothing with CORPUS_UNRECORDED=1, which
-    runs the same program unrecorded (the tests compare what torch
-    compiles in both)."""
+def recording(path: str, **options: object) -> contextlib.AbstractContextManager:
+    """``tritontui.record(path, **options)``; nothing with
+    CORPUS_UNRECORDED=1, which runs the same program unrecorded (the
+    tests compare what torch compiles in both)."""
     if os.environ.get("CORPUS_UNRECORDED") == "1":
         return contextlib.nullcontext()
-    return tritontui.record(path)
+    return tritontui.record(path, **options)
 
 
 def run(
     args: argparse.Namespace,
     main: Callable[[], dict[str, torch.Tensor]],
     threads: int = 2,
+    samples: bool = False,
+    reference: Callable[[], dict[str, torch.Tensor]] | None = None,
 ) -> None:
-    """Records ``main()`` and writes the fingerprint of what it returns."""
+    """Records ``main()`` (with ``samples`` when asked) and writes the
+    fingerprint of what it returns. With a ``reference`` (the same
+    program in float64, run after recording stopped), each result's
+    relative error against it goes beside the fingerprint
+    (``FINGERPRINT.fp64``): the truth of a numerics verdict, taken
+    without the engine."""
     torch.set_num_threads(threads)
-    with recording(args.out):
+    with recording(args.out, **({"samples": True} if samples else {})):
         results = main()
     write_fingerprint(args, fingerprint(results))
+    if reference is not None:
+        exact = reference()
+        errors = {
+            name: relative_error(results[name], exact[name]) for name in results if name in exact
+        }
+        with open(f"{args.fingerprint}.fp64", "w") as f:
+            json.dump(errors, f, indent=1, sort_keys=True)
+
+
+def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
+    """``‖value − exact‖₂ / ‖exact‖₂`` in float64 (0 for two zero tensors)."""
+    value, exact = value.detach().double().cpu(), exact.detach().double().cpu()
+    scale = exact.norm().item()
+    error = (value - exact).norm().item()
+    return error / scale if scale else error
 
 
 def run_blocks(

@@ -1,0 +1,57 @@
+"""A stack of residual blocks (LayerNorm, Linear, GELU) trained with
+AdamW: the model the two-program pairs compare, built the same way in
+any dtype so that a float64 run of it gives their numerics' truth."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from _harness import state
+
+
+class Block(torch.nn.Module):
+    def __init__(self, width: int, rounds: bool = False) -> None:
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.fc = torch.nn.Linear(width, width)
+        self.rounds = rounds
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(self.fc(self.norm(x)))
+        if self.rounds:
+            # A planted precision bug Inductor keeps: a coarse rounding.
+            h = torch.round(h * 64) / 64
+        return x + h
+
+
+def training(
+    blocks: int,
+    width: int,
+    steps: int,
+    dtype: torch.dtype = torch.float32,
+    device: str = "cpu",
+    compiled: bool = False,
+    rounds: int | None = None,
+) -> Callable[[], dict[str, torch.Tensor]]:
+    """``steps`` AdamW steps of ``blocks`` blocks (the block numbered
+    ``rounds`` rounding), seeded, in ``dtype``: returns the function that
+    trains and gives the results (loss, parameters, gradients, state)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[Block(width, rounds=i == rounds) for i in range(blocks)])
+    x = torch.randn(16, width)
+    model, x = model.to(device, dtype), x.to(device, dtype)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    forward = torch.compile(model) if compiled else model
+
+    def train() -> dict[str, torch.Tensor]:
+        losses = []
+        for _ in range(steps):
+            loss = forward(x).square().mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.detach())
+        return {"loss": torch.stack(losses), **state(model, optimizer)}
+
+    return train

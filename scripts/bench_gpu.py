@@ -201,6 +201,7 @@ def compiled_step(dtype: torch.dtype) -> Callable[[], None]:
 MODES = {
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "defaults (exact hashes in+out)": {},
+    "defaults + samples": {"samples": True},
     "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},
     "metadata only, extern kernels by the mode": {
         "hash": "none",

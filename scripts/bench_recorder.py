@@ -56,6 +56,7 @@ MODES = {
     "defaults, metadata only": {"hash": "none"},
     "aten off, exact hashes": {"aten": False},
     "aten off, metadata only": {"aten": False, "hash": "none"},
+    "defaults + samples (two programs' numerics)": {"samples": True},
 }
 ROUNDS = 15
 

@@ -191,7 +191,7 @@ class Session:
                 else "none",
                 "hash_inputs": self.options.hash_inputs,
                 "hash_outputs": self.options.hash_outputs,
-                "stats": self.options.stats or self.options.samples,
+                "stats": self.options.stats,
                 "samples": self.options.samples,
                 "aten": self.options.aten,
                 "kernels": self.options.kernels,

@@ -11,9 +11,10 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 /// The kernels, compiled from `assets/cuda/tthash.cu` for compute_80.
 const PTX: &str = include_str!("../../../assets/cuda/tthash.ptx");
 
-/// Slots (one u64 each) a launch may use: one per hash, more per
-/// summary.
-pub(super) const BATCH: usize = 1024;
+/// Slots (one u64 each) a launch may use: one per hash, more per summary
+/// and samples (a foreach op over 16 parameters with `samples` takes
+/// some 1,700).
+pub(super) const BATCH: usize = 2048;
 /// Batches the ring holds per device.
 pub(super) const RANGES: usize = 1024;
 /// What a host-mapped result slot holds until a kernel writes it (no raw

@@ -481,11 +481,15 @@ impl Described {
                     self.settle(&mut post, result, index, Field::Post);
                 }
             }
-            if after.stats {
+            // Samples are written beside statistics only (a written
+            // tensor's), so `samples` takes both there and no more: a
+            // launch's device slots are few.
+            let sampled = after.samples && view.access != ArgUse::In;
+            if after.stats || sampled {
                 let result = self.stats(py, view)?;
                 self.settle(&mut summary, result, index, Field::Stats);
             }
-            if after.samples && view.access != ArgUse::In {
+            if sampled {
                 let result = self.samples(py, view)?;
                 self.settle(&mut samples, result, index, Field::Samples);
             }

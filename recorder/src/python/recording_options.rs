@@ -52,7 +52,7 @@ pub fn parse_flag(text: &str) -> Option<bool> {
 pub struct After {
     /// Their hashes (`hash` both or outputs).
     pub hash: bool,
-    /// Floating tensors' summary statistics (`stats`, or `samples`).
+    /// Floating tensors' summary statistics (`stats`).
     pub stats: bool,
     /// Written floating tensors' samples (`samples`).
     pub samples: bool,
@@ -68,7 +68,7 @@ impl After {
 
     /// Whether anything is taken that waits for the launch's results.
     pub fn reads_results(self) -> bool {
-        self.hash || self.stats
+        self.hash || self.stats || self.samples
     }
 }
 
@@ -102,8 +102,7 @@ impl HookOptions {
             hash_inputs,
             after: After {
                 hash: hash_outputs,
-                // Samples are written beside statistics only.
-                stats: stats || samples,
+                stats,
                 samples,
             },
             pauses,

@@ -92,10 +92,18 @@ fn every_pair_gets_its_expected_verdict() {
         // same()'s rule of run A, `accuracy` only where it does not.
         let within = within_same_rule(&fingerprints);
         if verdict == "equivalent" {
-            assert_eq!(within, Some(true), "{name}: equivalent, but the float64 run says otherwise");
+            assert_eq!(
+                within,
+                Some(true),
+                "{name}: equivalent, but the float64 run says otherwise"
+            );
         }
         if expected["first_divergence"]["kind"] == "accuracy" {
-            assert_eq!(within, Some(false), "{name}: accuracy, but the float64 run says within");
+            assert_eq!(
+                within,
+                Some(false),
+                "{name}: accuracy, but the float64 run says within"
+            );
         }
         let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
         let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");

@@ -100,9 +100,9 @@ def test_samples_are_the_written_tensors_elements_at_the_documented_places(
     flat = y.flatten().tolist()
     assert mul["args"][-1]["samples"] == [flat[i] for i in sample_positions(y.numel())]
     assert add["args"][-1]["samples"] == z.tolist()
-    # Statistics come with the samples, of what a launch writes only.
-    assert mul["args"][-1]["stats"]["max"] == y.max().item()
-    assert mul["args"][0]["samples"] is None and mul["args"][0]["stats"] is None
+    # What a launch only reads has none; statistics are an option apart.
+    assert mul["args"][0]["samples"] is None
+    assert mul["args"][0]["stats"] is None and mul["args"][-1]["stats"] is None
     assert n.dtype == torch.int64 and all(
         a.get("samples") is None
         for r in launches(path)

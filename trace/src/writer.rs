@@ -2,7 +2,8 @@
 //! layouts so that each launch record stays small.
 
 use crate::format::{
-    EndRecord, FORMAT_NAME, GraphDef, Header, KernelDef, LaunchRecord, LayoutDef, Record, SourceDef,
+    EndRecord, FORMAT_NAME, GraphDef, Header, KernelDef, LaunchRecord, LayoutDef, Record,
+    SamplesRecord, SourceDef,
 };
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
@@ -148,9 +149,10 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// Appends any record as it is.
+    /// (a launch's samples in a `samples` record after it).
     pub fn write(&mut self, record: &Record) -> io::Result<()> {
-        if matches!(record, Record::Launch(_)) {
-            self.launches += 1;
+        if let Record::Launch(launch) = record {
+            return self.launch(launch);
         }
         rmp_serde::encode::write_named(&mut self.out, record).map_err(io::Error::other)
     }
@@ -187,10 +189,16 @@ impl<W: Write> TraceWriter<W> {
         Ok(id)
     }
 
-    /// Appends a launch record.
+    /// Appends a launch record, and its samples' record when it has
+    /// samples.
     pub fn launch(&mut self, launch: &LaunchRecord) -> io::Result<()> {
         self.launches += 1;
-        rmp_serde::encode::write_named(&mut self.out, &LaunchRef(launch)).map_err(io::Error::other)
+        rmp_serde::encode::write_named(&mut self.out, &LaunchRef(launch))
+            .map_err(io::Error::other)?;
+        match SamplesRecord::of(launch) {
+            Some(samples) => self.write(&Record::Samples(samples)),
+            None => Ok(()),
+        }
     }
 
     /// Flushes buffered records to the underlying writer.

@@ -50,9 +50,8 @@ fn tensor_arg() -> impl Strategy<Value = ArgValue> {
         any::<Option<u64>>(),
         any::<Option<u64>>(),
         prop::option::of(stats),
-        prop::option::of(prop::collection::vec(prop::num::f64::NORMAL, 1..=32)),
     )
-        .prop_map(|(layout, ptr, flags, pre, post, stats, samples)| {
+        .prop_map(|(layout, ptr, flags, pre, post, stats)| {
             ArgValue::Tensor(TensorArg {
                 layout,
                 ptr,
@@ -60,8 +59,8 @@ fn tensor_arg() -> impl Strategy<Value = ArgValue> {
                 pre,
                 post,
                 stats,
-                // Samples are written only beside statistics.
-                samples: stats.and(samples),
+                // Samples travel in a record of their own.
+                samples: None,
             })
         })
 }
@@ -931,4 +930,17 @@ fn only_the_launch_that_took_samples_has_them() {
     assert_eq!(samples(0), None);
     assert_eq!(samples(1), None);
     assert_eq!(samples(2), Some(vec![0.25, -1.0, 2.0]));
+}
+
+#[test]
+fn samples_of_a_launch_not_just_written_are_an_error_naming_it() {
+    let mut bytes = sample_trace();
+    // A samples record for launch 7 after the end: it follows no launch 7.
+    let stray = tritontui_trace::format::SamplesRecord {
+        seq: 7,
+        args: vec![(1, vec![1.0])],
+    };
+    rmp_serde::encode::write_named(&mut bytes, &Record::Samples(stray)).expect("encode");
+    let error = Trace::from_bytes(Path::new("t"), &bytes).expect_err("a stray samples record");
+    assert!(error.to_string().contains("samples of launch 7"), "{error}");
 }

@@ -11,8 +11,8 @@ use crate::Report;
 use crate::tui::load::Inputs;
 use anyhow::Context;
 use std::os::fd::AsFd;
-use tritontui_engine::{Analysis, Options};
 use tritontui_engine::analysis::Verdict;
+use tritontui_engine::{Analysis, Options};
 use tritontui_trace::Trace;
 
 /// `tritontui check`: runs the program `-n` times under the recorder and

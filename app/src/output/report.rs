@@ -561,7 +561,11 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
     let side = |trace: &Trace, (launch, arg): (u32, ArgIndex)| {
         let l = &trace.launches[launch as usize];
         let kernel = trace.kernel_of(l);
-        (l.seq, kernel.name.clone(), kernel.arg_name(usize::from(arg)))
+        (
+            l.seq,
+            kernel.name.clone(),
+            kernel.arg_name(usize::from(arg)),
+        )
     };
     let (a_index, a_kernel, a_arg) = side(runs.a, p.a);
     let (b_index, b_kernel, b_arg) = side(runs.b, p.b);

@@ -215,8 +215,11 @@ pub fn summary(report: &Report) -> String {
     if let Some(error) = &first.values_error {
         let _ = writeln!(out, "  values: {error}");
     }
-    let leads_elsewhere = (first.root.a_index, first.root.b_index) != (first.a_index, first.b_index);
-    if let Some(root) = (!first.root_cause && !first.absorbed && leads_elsewhere).then_some(&first.root) {
+    let leads_elsewhere =
+        (first.root.a_index, first.root.b_index) != (first.a_index, first.b_index);
+    if let Some(root) =
+        (!first.root_cause && !first.absorbed && leads_elsewhere).then_some(&first.root)
+    {
         let _ = writeln!(
             out,
             "  leads back to {}  {}",

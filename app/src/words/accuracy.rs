@@ -85,7 +85,11 @@ pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
 /// The summary's lines on the numerics: how many points were aligned,
 /// the largest error within bounds, and what could not be judged.
 pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
-    let results = accuracy.aligned.iter().filter(|p| p.result.is_some()).count();
+    let results = accuracy
+        .aligned
+        .iter()
+        .filter(|p| p.result.is_some())
+        .count();
     let mut lines = vec![format!(
         "{} of {} points (written floating tensors with samples) in A and {} in B aligned, {} differing results compared (errors estimated from 32 samples a tensor)",
         accuracy.aligned.len() - results,
@@ -113,7 +117,10 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
             "{} differing results have no samples in one run (not judged): {}",
             accuracy.unsampled_results.len(),
             super::first_few(
-                accuracy.unsampled_results.iter().map(|name| format!("`{name}`")),
+                accuracy
+                    .unsampled_results
+                    .iter()
+                    .map(|name| format!("`{name}`")),
                 accuracy.unsampled_results.len()
             )
         ));

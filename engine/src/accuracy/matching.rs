@@ -48,7 +48,10 @@ pub fn match_points(a: &[Point<'_>], b: &[Point<'_>]) -> Vec<(usize, usize)> {
 fn candidates(a: &[Point<'_>], b: &[Point<'_>]) -> Vec<(usize, usize, f64)> {
     let mut by_numel: FxHashMap<(u64, usize), Vec<usize>> = FxHashMap::default();
     for (j, p) in b.iter().enumerate() {
-        by_numel.entry((p.numel, p.samples.len())).or_default().push(j);
+        by_numel
+            .entry((p.numel, p.samples.len()))
+            .or_default()
+            .push(j);
     }
     let mut out = Vec::new();
     for (i, p) in a.iter().enumerate() {
@@ -111,7 +114,11 @@ fn closeness(a: &[f64], b: &[f64]) -> Option<f64> {
         let d = (x - y).abs();
         d > CANDIDATE_LIMIT * x.abs().max(y.abs()) && d > f64::MIN_POSITIVE
     };
-    if a.iter().zip(b).take(4).any(|(&x, &y)| x.is_finite() && y.is_finite() && far(x, y)) {
+    if a.iter()
+        .zip(b)
+        .take(4)
+        .any(|(&x, &y)| x.is_finite() && y.is_finite() && far(x, y))
+    {
         return None;
     }
     let error = PointError::between(a, b, "float64").relative;

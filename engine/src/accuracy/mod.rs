@@ -96,7 +96,8 @@ impl Accuracy {
         let mut unsampled_results = Vec::new();
         for difference in &results.differences {
             let name = result_name(a, difference.a);
-            let point = |at: &FxHashMap<(u32, ArgIndex), usize>, writer: &Option<crate::producer::ResultWriter>| {
+            let point = |at: &FxHashMap<(u32, ArgIndex), usize>,
+                         writer: &Option<crate::producer::ResultWriter>| {
                 match writer.map(|w| w.origin) {
                     Some(Origin::Launch(launch, arg)) => at.get(&(launch, arg)).copied(),
                     _ => None,
@@ -107,7 +108,12 @@ impl Accuracy {
                 point(&at_b, &difference.writer_b),
             ) {
                 (Some(i), Some(j)) => {
-                    aligned.push(aligned_point(&points_a[i], &points_b[j], upstream, Some(name)));
+                    aligned.push(aligned_point(
+                        &points_a[i],
+                        &points_b[j],
+                        upstream,
+                        Some(name),
+                    ));
                 }
                 _ => unsampled_results.push(name),
             }
@@ -134,7 +140,12 @@ impl Accuracy {
     }
 }
 
-fn aligned_point(a: &Point<'_>, b: &Point<'_>, upstream: f64, result: Option<String>) -> AlignedPoint {
+fn aligned_point(
+    a: &Point<'_>,
+    b: &Point<'_>,
+    upstream: f64,
+    result: Option<String>,
+) -> AlignedPoint {
     let dtype = if precision_bits(a.dtype) < precision_bits(b.dtype) {
         a.dtype
     } else {

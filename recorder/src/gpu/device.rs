@@ -13,7 +13,7 @@ const PTX: &str = include_str!("../../../assets/cuda/tthash.ptx");
 
 /// Slots (one u64 each) a launch may use: one per hash, more per summary
 /// and samples (a foreach op over 16 parameters with `samples` takes
-/// some 1,700).
+/// some 600, with `stats` too some 1,700).
 pub(super) const BATCH: usize = 2048;
 /// Batches the ring holds per device.
 pub(super) const RANGES: usize = 1024;

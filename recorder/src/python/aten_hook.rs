@@ -306,9 +306,7 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref() else {
             return Ok(());
         };
-        if recorded.traits.waits
-            && self.session.options.after.reads_results()
-        {
+        if recorded.traits.waits && self.session.options.after.reads_results() {
             // An error here is the program's own wait's too, raised again
             // there.
             self.helpers

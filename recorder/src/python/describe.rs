@@ -481,15 +481,11 @@ impl Described {
                     self.settle(&mut post, result, index, Field::Post);
                 }
             }
-            // Samples are written beside statistics only (a written
-            // tensor's), so `samples` takes both there and no more: a
-            // launch's device slots are few.
-            let sampled = after.samples && view.access != ArgUse::In;
-            if after.stats || sampled {
+            if after.stats {
                 let result = self.stats(py, view)?;
                 self.settle(&mut summary, result, index, Field::Stats);
             }
-            if sampled {
+            if after.samples && view.access != ArgUse::In {
                 let result = self.samples(py, view)?;
                 self.settle(&mut samples, result, index, Field::Samples);
             }

@@ -9,8 +9,8 @@
 //! from another thread waits for the holder with the GIL released.
 
 use super::describe::{Described, Dtypes};
-use super::recording_options::After;
 use super::guard::{guard, io_error};
+use super::recording_options::After;
 use super::scalar::plain;
 use super::thread_state::{autotuning, thread_id};
 use super::trace_state::TraceState;

@@ -51,7 +51,9 @@ pub struct TensorArg {
     pub stats: Option<Stats>,
     /// Samples of the value after the launch (1.18): its elements at the
     /// positions `crate::samples` names for its element count, as f64.
-    /// Written only beside `stats`.
+    /// Not part of the tensor's array: the writer puts a launch's samples
+    /// in a `samples` record after it (`SamplesRecord`), which readers
+    /// before 1.18 skip.
     pub samples: Option<Vec<f64>>,
 }
 
@@ -104,10 +106,7 @@ impl Serialize for ArgValue {
         match self {
             ArgValue::Scalar(v) => v.serialize(s),
             ArgValue::Tensor(t) => {
-                // Samples only follow statistics: a reader before 1.18
-                // reads the sixth item as statistics and skips the rest.
-                let samples = t.stats.and(t.samples.as_ref());
-                let len = 5 + usize::from(t.stats.is_some()) + usize::from(samples.is_some());
+                let len = if t.stats.is_some() { 6 } else { 5 };
                 let mut seq = s.serialize_seq(Some(len))?;
                 seq.serialize_element(&t.layout)?;
                 seq.serialize_element(&t.ptr)?;
@@ -117,9 +116,6 @@ impl Serialize for ArgValue {
                 if let Some(stats) = &t.stats {
                     let tuple = (stats.min, stats.max, stats.mean_abs, stats.nan, stats.inf);
                     seq.serialize_element(&tuple)?;
-                }
-                if let Some(samples) = samples {
-                    seq.serialize_element(samples)?;
                 }
                 seq.end()
             }
@@ -143,7 +139,7 @@ impl<'de> Visitor<'de> for ArgVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ArgValue, A::Error> {
-        let missing = |i| de::Error::invalid_length(i, &"a tensor array of 5 to 7 items");
+        let missing = |i| de::Error::invalid_length(i, &"a tensor array of 5 or 6 items");
         let layout = seq.next_element()?.ok_or_else(|| missing(0))?;
         let ptr = seq.next_element()?.ok_or_else(|| missing(1))?;
         let flags = seq.next_element()?.ok_or_else(|| missing(2))?;
@@ -158,10 +154,6 @@ impl<'de> Visitor<'de> for ArgVisitor {
                 inf,
             },
         );
-        let samples = match stats {
-            Some(_) => seq.next_element::<Vec<f64>>()?,
-            None => None,
-        };
         // Items a later minor version may append.
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(ArgValue::Tensor(TensorArg {
@@ -171,7 +163,7 @@ impl<'de> Visitor<'de> for ArgVisitor {
             pre,
             post,
             stats,
-            samples,
+            samples: None,
         }))
     }
 

@@ -15,7 +15,7 @@ pub use launch::{Access, ArgDef, Captured, KernelDef, LaunchRecord, LayoutDef, S
 pub use records::{
     CallRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, GraphDef,
     InputRecord, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, ReplayRecord,
-    ResultsRecord, SettingsRecord, ValuesRecord,
+    ResultsRecord, SamplesRecord, SettingsRecord, ValuesRecord,
 };
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -62,6 +62,8 @@ pub enum Record {
     /// A launch's tensors hashed by the program's own hash function (1.10).
     #[serde(rename = "custom_hash")]
     CustomHash(CustomHashRecord),
+    /// The samples of the launch just written (1.18).
+    Samples(SamplesRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
@@ -113,6 +115,7 @@ impl Record {
             Record::ProcessGroup(_) => "process_group",
             Record::Values(_) => "capture",
             Record::CustomHash(_) => "custom_hash",
+            Record::Samples(_) => "samples",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
@@ -168,6 +171,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
             "capture" => Record::Values(ValuesRecord::deserialize(rest)?),
             "custom_hash" => Record::CustomHash(CustomHashRecord::deserialize(rest)?),
+            "samples" => Record::Samples(SamplesRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),

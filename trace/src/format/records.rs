@@ -116,6 +116,38 @@ pub struct CustomHashRecord {
     pub ts: u64,
 }
 
+/// The samples of a launch's written floating tensors (1.18, `samples`),
+/// written right after its launch record: each tensor's elements at the
+/// positions `crate::samples` names for its element count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplesRecord {
+    /// The launch's `seq`.
+    pub seq: u64,
+    /// `[argument index, [values]]` per sampled tensor argument, numbered
+    /// as in the launch record.
+    #[serde(rename = "a")]
+    pub args: Vec<(u32, Vec<f64>)>,
+}
+
+impl SamplesRecord {
+    /// The samples record of `launch`, if any of its tensors has samples.
+    pub fn of(launch: &crate::format::LaunchRecord) -> Option<SamplesRecord> {
+        let args: Vec<(u32, Vec<f64>)> = launch
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                crate::format::ArgValue::Tensor(t) => Some((i as u32, t.samples.clone()?)),
+                crate::format::ArgValue::Scalar(_) => None,
+            })
+            .collect();
+        (!args.is_empty()).then_some(SamplesRecord {
+            seq: launch.seq,
+            args,
+        })
+    }
+}
+
 /// A user marker placed between launches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MarkerRecord {

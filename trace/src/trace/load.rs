@@ -4,12 +4,12 @@
 //! launches waiting for their replays, tensors held at the start).
 
 use super::{
-    ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_SAMPLES, HAS_STATS, INHERITED,
-    Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
+    ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_SAMPLES, HAS_STATS,
+    INHERITED, Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
 };
 use crate::format::{
     ArgValue, CallRecord, GraphDef, InputRecord, KernelDef, LaunchRecord, Record, ReplayRecord,
-    ResultsRecord, SourceDef, TensorArg,
+    ResultsRecord, SamplesRecord, SourceDef, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched, view_key};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -173,6 +173,35 @@ impl Trace {
         Ok(trace)
     }
 
+    /// The samples of the launch just loaded (its record follows it).
+    fn add_samples(&mut self, record: SamplesRecord) -> Result<(), String> {
+        let Some(launch) = self.launches.last().filter(|l| l.seq == record.seq) else {
+            return Err(format!(
+                "samples of launch {} do not follow its launch record",
+                record.seq
+            ));
+        };
+        let (start, len) = (launch.args_start, launch.args_len);
+        let mut args = record.args;
+        args.sort_by_key(|(arg, _)| *arg);
+        for (arg, values) in args {
+            if arg >= len {
+                return Err(format!(
+                    "samples of argument {arg} of launch {}, which has {len}",
+                    record.seq
+                ));
+            }
+            let at = start + arg;
+            if self.samples.last().is_some_and(|(last, _)| *last >= at) {
+                continue; // said twice: the first stands
+            }
+            self.args[at as usize].flags |= HAS_SAMPLES;
+            self.samples.push((at, index(self.sample_values.len())?));
+            self.sample_values.extend_from_slice(&values);
+        }
+        Ok(())
+    }
+
     fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
         match record {
             Record::Captured(launch) => ids.capture(launch)?,
@@ -205,6 +234,7 @@ impl Trace {
             Record::CustomHash(custom) => {
                 self.custom_hashes.insert(custom.seq, custom);
             }
+            Record::Samples(samples) => self.add_samples(samples)?,
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Gap(gap) => self.gaps.push(gap),
             Record::Settings(settings) => self.settings_changes.push(settings),
@@ -477,12 +507,6 @@ impl Trace {
                     if let Some(stats) = t.stats {
                         flags |= HAS_STATS;
                         self.stats.push((index(self.args.len())?, stats));
-                    }
-                    if let Some(samples) = &t.samples {
-                        flags |= HAS_SAMPLES;
-                        let start = index(self.sample_values.len())?;
-                        self.samples.push((index(self.args.len())?, start));
-                        self.sample_values.extend_from_slice(samples);
                     }
                     Arg {
                         ptr: t.ptr,

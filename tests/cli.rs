@@ -140,6 +140,50 @@ fn the_json_report_has_the_documented_fields() {
     assert_eq!(next["root"]["a_index"], 19);
 }
 
+/// Eager against compiled, with samples: `equivalent`, exit 0; the
+/// planted rounding: `accuracy` at the kernel that rounds, exit 1.
+#[test]
+fn two_programs_numerics_decide_the_exit_status() {
+    let pair = |name: &str, side: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus")
+            .join(name)
+            .join(side)
+            .display()
+            .to_string()
+    };
+    let diff = |name: &str| {
+        tritontui(&[
+            "diff",
+            "--json",
+            &pair(name, "a.msgpack"),
+            &pair(name, "b.msgpack"),
+        ])
+    };
+    let equivalent = diff("eager_against_compiled");
+    assert_eq!(equivalent.status.code(), Some(0), "{}", stderr(&equivalent));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&equivalent)).expect("json");
+    assert_eq!(report["verdict"], "equivalent");
+    assert_eq!(report["report_version"], 4);
+    assert!(report["accuracy"]["first_past_bound"].is_null(), "{report}");
+    assert!(report["root_causes"].as_array().is_some_and(Vec::is_empty));
+    let planted = diff("planted_rounding");
+    assert_eq!(planted.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&planted)).expect("json");
+    let past = &report["accuracy"]["first_past_bound"];
+    assert!(
+        past["b_kernel"]
+            .as_str()
+            .is_some_and(|k| k.ends_with("_round_2")),
+        "{past}"
+    );
+    assert!(
+        past["relative_error"].as_f64() > past["bound"].as_f64(),
+        "{past}"
+    );
+    assert_eq!(report["root_causes"][0]["kind"], "accuracy");
+}
+
 #[test]
 fn identical_runs_exit_zero() {
     let (_dir, a, b) = synth(&["-n", "300", "--autotune"]);
@@ -415,6 +459,10 @@ fn the_html_report_shows_differing_settings_and_compilations_first() {
         planted.contains("<h2>Different programs</h2>")
             && planted.contains("kernels only B launched: 4 (`cpp_fused_add_div_gelu_mul_native_layer_norm_native_layer_norm_backward_round_2`"),
         "{planted}"
+    );
+    assert!(
+        planted.contains("<h2>Numerics</h2>") && planted.contains("fill=\"#c0392b\""),
+        "a point past its bound is drawn red: {planted}"
     );
     // A pair of runs that differ in none has none of these sections.
     let plain = corpus_page("absorbed_atomics");

@@ -1215,3 +1215,31 @@ fn an_input_read_from_the_same_write_in_both_runs_is_no_overwrite() {
             .all(|o| o.overwrite.is_none())
     );
 }
+
+/// One program run twice owes equal bits (`check` turns numerics off):
+/// the eager-against-compiled pair is then divergent, not equivalent; a
+/// trace without samples is never judged by its numerics.
+#[test]
+fn numerics_judge_only_two_programs_with_samples_when_asked() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let open = |pair: &str, side: &str| Trace::open(&corpus.join(pair).join(side)).expect("trace");
+    let (a, b) = (
+        open("eager_against_compiled", "a.msgpack"),
+        open("eager_against_compiled", "b.msgpack"),
+    );
+    let judged = Analysis::run(&a, &b, Options::default());
+    assert_eq!(judged.verdict, Verdict::Equivalent);
+    let owed_bits = Options {
+        compare_numerics: false,
+        ..Options::default()
+    };
+    let unjudged = Analysis::run(&a, &b, owed_bits);
+    assert_eq!(unjudged.verdict, Verdict::Divergent);
+    assert!(unjudged.accuracy.is_none() && unjudged.root_causes().count() > 0);
+    // config_code was recorded without samples.
+    let (a, b) = (
+        open("config_code", "a.msgpack"),
+        open("config_code", "b.msgpack"),
+    );
+    assert!(Analysis::run(&a, &b, Options::default()).accuracy.is_none());
+}

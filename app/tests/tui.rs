@@ -601,6 +601,29 @@ fn two_programs_say_so_in_the_header_and_the_config_that_made_the_kernel() {
     );
 }
 
+/// Eager against compiled, recorded with samples: equivalent, and the
+/// header says how far apart the numerics are.
+#[test]
+fn two_equivalent_programs_say_so_with_their_numerics() {
+    let mut h = Harness::new(corpus_pair("eager_against_compiled"), 200, 40, false);
+    let screen = h.screen();
+    assert!(screen.contains("NUMERICS  "), "{screen}");
+    assert!(screen.contains("EQUIVALENT  first A#0 B#0"), "{screen}");
+}
+
+/// A planted rounding: the header names the kernel past its bound.
+#[test]
+fn a_planted_precision_bug_is_named_in_the_header() {
+    let mut h = Harness::new(corpus_pair("planted_rounding"), 400, 40, false);
+    let screen = h.screen();
+    assert!(
+        screen.contains(
+            "ACCURACY  A#17 `cpp_fused_add_gelu_native_layer_norm_native_layer_norm_backward_2`"
+        ),
+        "{screen}"
+    );
+}
+
 #[test]
 fn two_runs_of_ranks_open_at_the_earliest_cause_and_the_picker_opens_another_rank() {
     // Three ranks; rank 1 runs a nondeterministic kernel in run B.

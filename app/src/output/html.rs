@@ -166,6 +166,9 @@ fn programs_differ(page: &mut String, report: &Report) {
         }
         page.push_str("</ul>\n");
     }
+    if let Some(accuracy) = &report.accuracy {
+        numerics(page, accuracy);
+    }
     if !report.compile_differences.is_empty() {
         page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
         for line in crate::words::compile_lines(&report.compile_differences) {
@@ -173,6 +176,62 @@ fn programs_differ(page: &mut String, report: &Report) {
         }
         page.push_str("</ul>\n");
     }
+}
+
+/// Two programs' numerics: what they say, and the error at each aligned
+/// point beside its bound, through the run (a bar per point on a log
+/// scale, the bound a line; a point past it in red).
+fn numerics(page: &mut String, accuracy: &super::report::AccuracyReport) {
+    page.push_str("<h2>Numerics</h2>\n<ul>\n");
+    for line in &accuracy.detail {
+        let _ = writeln!(page, "<li>{}</li>", escape(line));
+    }
+    let _ = writeln!(page, "<li>bound: {}</li>\n</ul>", escape(&accuracy.rule));
+    let points = &accuracy.aligned;
+    if points.is_empty() {
+        return;
+    }
+    // log10 of the relative error, from 1e-12 (and exact) to 1.
+    let (low, high, height, step) = (-12.0f64, 0.0f64, 160.0f64, 3.0f64);
+    let y = |value: f64| {
+        let log = if value > 0.0 {
+            value.log10().clamp(low, high)
+        } else {
+            low
+        };
+        height * (high - log) / (high - low)
+    };
+    let width = step * points.len() as f64;
+    let _ = writeln!(
+        page,
+        "<svg class=\"numerics\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\"><title>relative error of each aligned point (bars) and its bound (line), log scale 1e-12 to 1</title>"
+    );
+    for (i, p) in points.iter().enumerate() {
+        let top = y(p.relative_error);
+        let colour = if p.past_bound { "#c0392b" } else { "#2980b9" };
+        let _ = writeln!(
+            page,
+            "<rect x=\"{:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>A#{} / B#{} {}: {:.1e} (bound {:.1e})</title></rect>",
+            i as f64 * step,
+            step - 0.5,
+            height - top,
+            p.a_index,
+            p.b_index,
+            escape(&p.b_kernel),
+            p.relative_error,
+            p.bound
+        );
+    }
+    let bound: Vec<String> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{:.1},{:.1}", (i as f64 + 0.5) * step, y(p.bound)))
+        .collect();
+    let _ = writeln!(
+        page,
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"#333\" stroke-width=\"1\"/></svg>",
+        bound.join(" ")
+    );
 }
 
 fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, with_args: bool) {

@@ -69,9 +69,9 @@ impl Comparison {
     }
 
     /// Header lines beyond the runs and the verdict: the settings that
-    /// differ, what makes the runs two programs, what the traces did not
-    /// see, results no recorded divergence explains; one line each, when
-    /// there is any.
+    /// differ, what makes the runs two programs, their numerics compared,
+    /// what the traces did not see, results no recorded divergence
+    /// explains; one line each, when there is any.
     pub fn notes(&self) -> u16 {
         let Some(analysis) = &self.analysis else {
             return 0;
@@ -81,6 +81,7 @@ impl Comparison {
         [
             !self.settings.is_empty(),
             !self.programs.is_empty(),
+            analysis.accuracy.is_some(),
             gaps,
             results,
         ]

@@ -78,7 +78,7 @@ def run(
 
 
 def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
-    """``‖value − exact‖₂ / ‖exact‖₂`` in float64 (0 for two zero tensors)."""
+    """``‖value - exact‖₂ / ‖exact‖₂`` in float64 (0 for two zero tensors)."""
     value, exact = value.detach().double().cpu(), exact.detach().double().cpu()
     scale = exact.norm().item()
     error = (value - exact).norm().item()

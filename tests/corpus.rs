@@ -53,12 +53,20 @@ fn expected_words(value: &Value) -> String {
 /// rule of run A's against a float64 run of the program
 /// (`fingerprints.json`'s `fp64_error`): each result's relative error
 /// at most twice A's plus 1e-5; None when the pair has no float64 run.
-fn within_same_rule(fingerprints: &Value) -> Option<bool> {
+///
+/// A pair of two dtypes (float32 against bfloat16 autocast) says
+/// `fp64_bound` instead: each of run B's results within that relative
+/// error of the float64 run (what the coarser dtype allows).
+fn within_same_rule(fingerprints: &Value, expected: &Value) -> Option<bool> {
     let errors = &fingerprints["fp64_error"];
     let (a, b) = (errors["a"].as_object()?, errors["b"].as_object()?);
+    let bound = expected["fp64_bound"].as_f64();
     Some(a.iter().all(|(name, error_a)| {
         let error_b = b.get(name).and_then(Value::as_f64).unwrap_or(f64::INFINITY);
-        error_b <= 2.0 * error_a.as_f64().unwrap_or(0.0) + 1e-5
+        match bound {
+            Some(bound) => error_b <= bound,
+            None => error_b <= 2.0 * error_a.as_f64().unwrap_or(0.0) + 1e-5,
+        }
     }))
 }
 
@@ -90,7 +98,7 @@ fn every_pair_gets_its_expected_verdict() {
         // Two programs' numerics verdicts take their truth from a float64
         // run of the program: `equivalent` only where run B stays within
         // same()'s rule of run A, `accuracy` only where it does not.
-        let within = within_same_rule(&fingerprints);
+        let within = within_same_rule(&fingerprints, &expected);
         if verdict == "equivalent" {
             assert_eq!(
                 within,

@@ -32,6 +32,7 @@ VARIANTS = {
     "config_after_start",
     "planted_rounding",
     "eager_against_compiled",
+    "autocast_bf16",
     "gpu_eager_against_compiled",
     "allreduce_ranks",
     "fsdp_ranks",

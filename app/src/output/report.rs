@@ -121,16 +121,25 @@ pub struct PointReport {
     pub numel: u64,
     /// `‖a − b‖₂ / max(‖a‖₂, ‖b‖₂)` over the samples.
     pub relative_error: f64,
+    /// The root mean square of `a − b` over the samples.
+    pub rms_error: f64,
     /// The largest `|a − b|` of a sample.
     pub max_abs_error: f64,
     /// That difference in units in the last place of `dtype`.
     pub ulps: f64,
-    /// The largest relative error of an aligned point before it in B.
+    /// The largest relative error of what B's launch read.
     pub upstream_error: f64,
+    /// The largest absolute (root mean square) error of what it read.
+    pub upstream_rms_error: f64,
     /// The relative error it may carry.
     pub bound: f64,
+    /// The absolute (root mean square) error it may carry.
+    pub rms_bound: f64,
     /// Whether its error is past its bound.
     pub past_bound: bool,
+    /// Whether its bound is made of known errors only (a point past a
+    /// bound of estimates is not a root cause).
+    pub judged: bool,
 }
 
 /// The CUDA graph replay a launch ran in.
@@ -580,11 +589,15 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
         dtype: p.dtype.clone(),
         numel: p.numel,
         relative_error: p.error.relative,
+        rms_error: p.error.rms,
         max_abs_error: p.error.max_abs,
         ulps: p.error.ulps,
         upstream_error: p.upstream,
+        upstream_rms_error: p.upstream_abs,
         bound: p.bound,
+        rms_bound: p.bound_abs,
         past_bound: p.past_bound(),
+        judged: p.judged,
     }
 }
 

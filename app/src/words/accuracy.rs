@@ -10,8 +10,12 @@ use tritontui_trace::{ArgIndex, Trace};
 pub fn rule() -> String {
     format!(
         "a point's relative error (estimated from its samples) may be {GROWTH} times the largest \
-         error of any aligned point before it in run B, and at least 2^(-5p/8) for the coarser \
-         dtype of p significand bits (2^-15 for float32, 2^-5 for bfloat16)"
+         relative error of what its launch in run B read (followed back through the data flow), \
+         and at least 2^(-5p/8) for the coarser dtype of p significand bits (2^-15 for float32, \
+         2^-5 for bfloat16); its absolute error likewise, against the absolute errors upstream \
+         and that share of its values' scale. A point is past its bound when past both. Where \
+         what a launch read includes a tensor only run B materializes, its error is estimated by \
+         what made it, and a point past such a bound is not called a root cause"
     )
 }
 
@@ -55,10 +59,11 @@ pub fn error_words(p: &AlignedPoint) -> String {
 }
 
 /// What bounds a point: `bound 3.1e-5: 16× the largest error upstream
-/// (1.1e-7), at least 2^-15 for float32`.
+/// (1.1e-7), at least 2^-15 for float32; absolute 2.0e-9`. A point is
+/// past its bound only when past both.
 pub fn bound_words(p: &AlignedPoint) -> String {
     let floor_bits = -floor(&p.dtype).log2();
-    if GROWTH * p.upstream > floor(&p.dtype) {
+    let relative = if GROWTH * p.upstream > floor(&p.dtype) {
         format!(
             "bound {:.1e}: {GROWTH}× the largest error upstream ({:.1e})",
             p.bound, p.upstream
@@ -68,7 +73,11 @@ pub fn bound_words(p: &AlignedPoint) -> String {
             "bound {:.1e}: at least 2^-{floor_bits} for {} (the largest error upstream, {:.1e}, allows less)",
             p.bound, p.dtype, p.upstream
         )
-    }
+    };
+    format!(
+        "{relative}; absolute {:.1e} against {:.1e} root mean square",
+        p.bound_abs, p.error.rms
+    )
 }
 
 /// The sentence of the first point past its bound: the root cause of
@@ -97,10 +106,7 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
         accuracy.points.1,
         results
     )];
-    let within = accuracy
-        .aligned
-        .iter()
-        .take(accuracy.first_past.unwrap_or(accuracy.aligned.len()));
+    let within = accuracy.aligned.iter().filter(|p| !p.past_bound());
     if let Some(largest) = within
         .filter(|p| p.error.relative > 0.0)
         .max_by(|x, y| x.error.relative.total_cmp(&y.error.relative))
@@ -110,6 +116,18 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
             error_words(largest),
             point_words(runs, largest),
             bound_words(largest)
+        ));
+    }
+    let unsure: Vec<&AlignedPoint> = accuracy.unsure().collect();
+    if let Some(first) = unsure.first() {
+        lines.push(format!(
+            "{} aligned point{} past a bound made of estimates (what {} read includes tensors only B materializes, whose error is taken from what made them): not called root causes; the first: {}: {}, {}",
+            unsure.len(),
+            if unsure.len() == 1 { "" } else { "s" },
+            if unsure.len() == 1 { "its launch" } else { "their launches" },
+            point_words(runs, first),
+            error_words(first),
+            bound_words(first)
         ));
     }
     if !accuracy.unsampled_results.is_empty() {

@@ -10,6 +10,10 @@ pub struct PointError {
     /// `‖a − b‖₂ / max(‖a‖₂, ‖b‖₂)` over the samples (0 when both are
     /// zero; infinite when only one side is NaN or infinite somewhere).
     pub relative: f64,
+    /// The root mean square of `a − b` over the samples: the absolute
+    /// error, which a cancellation does not inflate as it does the
+    /// relative one.
+    pub rms: f64,
     /// The largest `|a − b|` of a sample.
     pub max_abs: f64,
     /// The largest `|a − b|` of a sample in units in the last place of
@@ -41,6 +45,7 @@ impl PointError {
         if unmatched_special {
             return PointError {
                 relative: f64::INFINITY,
+                rms: f64::INFINITY,
                 max_abs: f64::INFINITY,
                 ulps: f64::INFINITY,
             };
@@ -53,8 +58,10 @@ impl PointError {
         } else {
             diff2.sqrt() / scale
         };
+        let count = a.len().min(b.len()).max(1) as f64;
         PointError {
             relative,
+            rms: (diff2 / count).sqrt(),
             max_abs,
             ulps,
         }

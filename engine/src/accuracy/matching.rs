@@ -29,6 +29,9 @@ pub const NEAREST_SLACK: f64 = 2.0;
 /// A pair is a candidate when its points are close (`CANDIDATE_LIMIT`)
 /// and each is, within `NEAREST_SLACK`, the other's nearest: a residual
 /// stream `x + h` is close to `x`, but `x`'s own counterpart is closer.
+/// The pairs kept are the most that keep both runs' order: values alone
+/// cannot tell one training step's tensor from the next one's, which
+/// may be nearer than two programs' rounding.
 pub fn match_points(a: &[Point<'_>], b: &[Point<'_>]) -> Vec<(usize, usize)> {
     let candidates = candidates(a, b);
     let mut nearest_a = vec![f64::INFINITY; a.len()];
@@ -38,10 +41,58 @@ pub fn match_points(a: &[Point<'_>], b: &[Point<'_>]) -> Vec<(usize, usize)> {
         nearest_b[j] = nearest_b[j].min(error);
     }
     let near = |error: f64, nearest: f64| error <= NEAREST_SLACK * nearest + f64::MIN_POSITIVE;
-    let kept = candidates
+    let kept: Vec<(usize, usize, f64)> = candidates
         .into_iter()
-        .filter(|&(i, j, error)| near(error, nearest_a[i]) && near(error, nearest_b[j]));
-    longest_chain(kept)
+        .filter(|&(i, j, error)| near(error, nearest_a[i]) && near(error, nearest_b[j]))
+        .collect();
+    let chain = longest_chain(kept.iter().copied());
+    with_local_reorders(chain, &kept, a.len(), b.len())
+}
+
+/// How far (in points of run B) a pair may fall outside the span of the
+/// chain's pairs around it and still be taken as the same work reordered.
+pub const REORDER_SLACK: usize = 64;
+
+/// The chain, and the pairs it left out that are the only candidate of
+/// both their points and fall where the chain's pairs around them say
+/// they should, give or take `REORDER_SLACK`: a program that orders its
+/// work otherwise (Inductor's backward computes a weight's gradient
+/// before or after another's) still has its points paired, while a
+/// tensor of the next training step, nearer than two programs' rounding,
+/// falls a step away and is not.
+fn with_local_reorders(
+    chain: Vec<(usize, usize)>,
+    kept: &[(usize, usize, f64)],
+    a_len: usize,
+    b_len: usize,
+) -> Vec<(usize, usize)> {
+    let (mut count_a, mut count_b) = (vec![0u32; a_len], vec![0u32; b_len]);
+    for &(i, j, _) in kept {
+        count_a[i] += 1;
+        count_b[j] += 1;
+    }
+    let (mut used_a, mut used_b) = (vec![false; a_len], vec![false; b_len]);
+    for &(i, j) in &chain {
+        used_a[i] = true;
+        used_b[j] = true;
+    }
+    let mut pairs = chain.clone();
+    for &(i, j, _) in kept {
+        if count_a[i] != 1 || count_b[j] != 1 || used_a[i] || used_b[j] {
+            continue;
+        }
+        // The chain's pairs just before and after `i` in run A.
+        let after = chain.partition_point(|&(ci, _)| ci < i);
+        let low = after.checked_sub(1).map_or(0, |k| chain[k].1);
+        let high = chain.get(after).map_or(b_len, |&(_, cj)| cj);
+        if j + REORDER_SLACK >= low && j <= high + REORDER_SLACK {
+            pairs.push((i, j));
+            used_a[i] = true;
+            used_b[j] = true;
+        }
+    }
+    pairs.sort_by_key(|&(_, j)| j);
+    pairs
 }
 
 /// Every close pair `(i, j, relative error)`, by `i`, then `j` descending.
@@ -165,10 +216,35 @@ mod tests {
     }
 
     #[test]
-    fn pairs_that_cross_are_not_all_kept() {
+    fn work_done_in_another_order_nearby_still_pairs() {
         let a = [point(&[1.0, 1.0]), point(&[2.0, 2.0])];
         let b = [point(&[2.0, 2.0]), point(&[1.0, 1.0])];
-        assert_eq!(match_points(&a, &b).len(), 1);
+        assert_eq!(match_points(&a, &b), vec![(1, 0), (0, 1)]);
+    }
+
+    #[test]
+    fn a_pair_far_from_where_the_chain_puts_it_is_left_out() {
+        // A's first point is nearest to B's last, REORDER_SLACK and more
+        // points after the chain's pairs around it.
+        let mut a = vec![point(&[9.0, 9.5])];
+        let mut b = Vec::new();
+        for k in 0..100 {
+            let value: &'static [f64] = Box::leak(Box::new([k as f64 + 100.0, 1.0]));
+            a.push(point(value));
+            b.push(point(value));
+        }
+        b.push(point(&[9.0, 9.5]));
+        let pairs = match_points(&a, &b);
+        assert_eq!(pairs.len(), 100);
+        assert!(!pairs.contains(&(0, 100)), "{pairs:?}");
+    }
+
+    #[test]
+    fn copies_of_one_tensor_pair_in_order() {
+        // Two copies in each run, equally near: order decides.
+        let a = [point(&[1.0, 1.0]), point(&[1.0, 1.0])];
+        let b = [point(&[1.0, 1.0]), point(&[1.0, 1.0])];
+        assert_eq!(match_points(&a, &b), vec![(0, 0), (1, 1)]);
     }
 
     #[test]

@@ -5,17 +5,23 @@
 //! hold samples (`samples`) and the programs differ; a program run twice
 //! still owes equal bits.
 //!
-//! The bound (docs/numerics.md): a point may carry `GROWTH` times the
-//! largest error of any aligned point before it in run B, and at least
-//! `floor(dtype)`, the error of losing 3/8 of the significand's bits to
-//! reordering (2^-15 relative for float32, 2^-5 for bfloat16), the dtype
-//! being the coarser of the two runs'.
+//! The bound (docs/diff-json.md): a point may carry `GROWTH` times the
+//! largest error of what its launch in run B read (`upstream`), and at
+//! least `floor(dtype)`, the error of losing 3/8 of the significand's bits
+//! to reordering (2^-15 relative for float32, 2^-5 for bfloat16), the
+//! dtype being the coarser of the two runs'. Errors are weighed both
+//! relative and absolute: a point is past its bound only when both its
+//! relative error passes the relative bound and its absolute error the
+//! absolute one, so that neither a cancellation (which inflates the
+//! relative error of a small result) nor a normalization (which inflates
+//! the absolute error of a small input) is taken for a bug.
 
 pub mod error;
 pub mod matching;
 pub mod points;
+pub mod upstream;
 
-use crate::producer::Origin;
+use crate::producer::{Origin, ResultWriter};
 use crate::results::ResultComparison;
 use error::{PointError, precision_bits};
 use points::Point;
@@ -48,16 +54,27 @@ pub struct AlignedPoint {
     pub result: Option<String>,
     /// The error between the runs, from the samples.
     pub error: PointError,
-    /// The largest relative error of an aligned point before it in run B.
+    /// The largest relative error of what its launch in run B read.
     pub upstream: f64,
+    /// The largest absolute error of what its launch in run B read.
+    pub upstream_abs: f64,
+    /// Whether those errors are all known: none of what it read is a
+    /// tensor only run B materializes, whose error is estimated from what
+    /// its launch read. A point past a bound of estimates is not called
+    /// a root cause (`Accuracy::unsure`).
+    pub judged: bool,
     /// The relative error it may carry.
     pub bound: f64,
+    /// The absolute error it may carry: `GROWTH` times `upstream_abs`, at
+    /// least the relative floor of its values' scale.
+    pub bound_abs: f64,
 }
 
 impl AlignedPoint {
-    /// Whether its error is past its bound.
+    /// Whether its error is past its bound: both the relative and the
+    /// absolute one.
     pub fn past_bound(&self) -> bool {
-        self.error.relative > self.bound
+        self.error.relative > self.bound && self.error.rms > self.bound_abs
     }
 }
 
@@ -85,40 +102,57 @@ impl Accuracy {
         }
         let (points_a, points_b) = (points::points(a), points::points(b));
         let pairs = matching::match_points(&points_a, &points_b);
-        let mut aligned = Vec::with_capacity(pairs.len());
-        let mut upstream = 0.0f64;
-        for &(i, j) in &pairs {
-            let point = aligned_point(&points_a[i], &points_b[j], upstream, None);
-            upstream = upstream.max(point.error.relative);
-            aligned.push(point);
-        }
+        let error = |i: usize, j: usize| {
+            let (dtype, _) = coarser(&points_a[i], &points_b[j]);
+            PointError::between(points_a[i].samples, points_b[j].samples, dtype)
+        };
+        let errors: Vec<PointError> = pairs.iter().map(|&(i, j)| error(i, j)).collect();
+        let by_write: FxHashMap<(u32, ArgIndex), (f64, f64)> = pairs
+            .iter()
+            .zip(&errors)
+            .map(|(&(_, j), e)| ((points_b[j].launch, points_b[j].arg), (e.relative, e.rms)))
+            .collect();
+        let sampled = points_b.iter().map(|p| (p.launch, p.arg)).collect();
+        let upstream = upstream::upstream_errors(b, &by_write, &sampled);
+        let start = |j: usize| {
+            upstream
+                .get(&points_b[j].launch)
+                .copied()
+                .unwrap_or_default()
+        };
+        let mut aligned: Vec<AlignedPoint> = pairs
+            .iter()
+            .zip(errors)
+            .map(|(&(i, j), e)| aligned_point(&points_a[i], &points_b[j], e, start(j), None))
+            .collect();
         let (at_a, at_b) = (index(&points_a), index(&points_b));
         let mut unsampled_results = Vec::new();
+        let point =
+            |at: &FxHashMap<(u32, ArgIndex), usize>, writer: Option<ResultWriter>| match writer
+                .map(|w| w.origin)
+            {
+                Some(Origin::Launch(launch, arg)) => at.get(&(launch, arg)).copied(),
+                _ => None,
+            };
         for difference in &results.differences {
             let name = result_name(a, difference.a);
-            let point = |at: &FxHashMap<(u32, ArgIndex), usize>,
-                         writer: &Option<crate::producer::ResultWriter>| {
-                match writer.map(|w| w.origin) {
-                    Some(Origin::Launch(launch, arg)) => at.get(&(launch, arg)).copied(),
-                    _ => None,
-                }
+            let (Some(i), Some(j)) = (
+                point(&at_a, difference.writer_a),
+                point(&at_b, difference.writer_b),
+            ) else {
+                unsampled_results.push(name);
+                continue;
             };
-            match (
-                point(&at_a, &difference.writer_a),
-                point(&at_b, &difference.writer_b),
-            ) {
-                (Some(i), Some(j)) => {
-                    aligned.push(aligned_point(
-                        &points_a[i],
-                        &points_b[j],
-                        upstream,
-                        Some(name),
-                    ));
-                }
-                _ => unsampled_results.push(name),
-            }
+            let result = aligned_point(
+                &points_a[i],
+                &points_b[j],
+                error(i, j),
+                start(j),
+                Some(name),
+            );
+            aligned.push(result);
         }
-        let first_past = aligned.iter().position(AlignedPoint::past_bound);
+        let first_past = aligned.iter().position(|p| p.judged && p.past_bound());
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
@@ -128,10 +162,17 @@ impl Accuracy {
     }
 
     /// Whether every aligned point and differing result is within its
-    /// bound and every differing result was sampled: the programs are
-    /// equivalent as far as the arithmetic allows.
+    /// bound (none past an estimated one) and every differing result was
+    /// sampled: the programs are equivalent as far as the arithmetic
+    /// allows.
     pub fn within_bounds(&self) -> bool {
-        self.first_past.is_none() && self.unsampled_results.is_empty()
+        self.first_past.is_none() && self.unsampled_results.is_empty() && self.unsure().count() == 0
+    }
+
+    /// Aligned points past a bound made of estimates (`AlignedPoint::
+    /// judged` false): neither within their bound nor a root cause.
+    pub fn unsure(&self) -> impl Iterator<Item = &AlignedPoint> {
+        self.aligned.iter().filter(|p| !p.judged && p.past_bound())
     }
 
     /// The first aligned point past its bound.
@@ -140,26 +181,50 @@ impl Accuracy {
     }
 }
 
+/// The coarser of two points' dtypes, and its precision.
+fn coarser<'t>(a: &Point<'t>, b: &Point<'t>) -> (&'t str, u32) {
+    let (pa, pb) = (precision_bits(a.dtype), precision_bits(b.dtype));
+    if pa < pb {
+        (a.dtype, pa)
+    } else {
+        (b.dtype, pb)
+    }
+}
+
 fn aligned_point(
     a: &Point<'_>,
     b: &Point<'_>,
-    upstream: f64,
+    error: PointError,
+    upstream: upstream::Upstream,
     result: Option<String>,
 ) -> AlignedPoint {
-    let dtype = if precision_bits(a.dtype) < precision_bits(b.dtype) {
-        a.dtype
-    } else {
-        b.dtype
-    };
+    let upstream::Upstream {
+        relative: upstream,
+        absolute: upstream_abs,
+        known,
+    } = upstream;
+    let (dtype, _) = coarser(a, b);
+    // The scale of its values (root mean square of B's samples).
+    let scale = (b
+        .samples
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|x| x * x)
+        .sum::<f64>()
+        / b.samples.len().max(1) as f64)
+        .sqrt();
     AlignedPoint {
         a: (a.launch, a.arg),
         b: (b.launch, b.arg),
         dtype: dtype.to_owned(),
         numel: b.numel,
         result,
-        error: PointError::between(a.samples, b.samples, dtype),
+        error,
         upstream,
+        upstream_abs,
+        judged: known,
         bound: (GROWTH * upstream).max(floor(dtype)),
+        bound_abs: (GROWTH * upstream_abs).max(floor(dtype) * scale),
     }
 }
 

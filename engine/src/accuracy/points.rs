@@ -19,10 +19,16 @@ pub struct Point<'t> {
     pub samples: &'t [f64],
 }
 
-/// The points of `trace`, in execution order (autotuning left out).
+/// The points of `trace`, in execution order (autotuning left out). The
+/// points one launch writes have no order of their own (Inductor's
+/// LayerNorm kernel writes its reciprocal deviation, its mean and its
+/// output where eager's op returns the output, the mean and the
+/// deviation): they come by size, then by the mean of their samples,
+/// which two programs computing the same tensors agree on.
 pub fn points(trace: &Trace) -> Vec<Point<'_>> {
     let mut out = Vec::new();
     for (launch, l) in trace.program_launches() {
+        let first = out.len();
         for (arg, value) in trace.args_of(l).enumerate() {
             let ArgRef::Tensor(t) = value else { continue };
             let Some(samples) = t.samples else { continue };
@@ -37,6 +43,17 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
                 samples,
             });
         }
+        out[first..].sort_by(|x, y| {
+            x.numel
+                .cmp(&y.numel)
+                .then_with(|| mean(x.samples).total_cmp(&mean(y.samples)))
+        });
     }
     out
+}
+
+/// The mean of the finite samples (0 for none).
+fn mean(samples: &[f64]) -> f64 {
+    let finite: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+    finite.iter().sum::<f64>() / finite.len().max(1) as f64
 }

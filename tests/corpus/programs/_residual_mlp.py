@@ -33,10 +33,12 @@ def training(
     device: str = "cpu",
     compiled: bool = False,
     rounds: int | None = None,
+    autocast: torch.dtype | None = None,
 ) -> Callable[[], dict[str, torch.Tensor]]:
     """``steps`` AdamW steps of ``blocks`` blocks (the block numbered
-    ``rounds`` rounding), seeded, in ``dtype``: returns the function that
-    trains and gives the results (loss, parameters, gradients, state)."""
+    ``rounds`` rounding), seeded, in ``dtype`` (under ``autocast`` to that
+    dtype when given): returns the function that trains and gives the
+    results (loss, parameters, gradients, state)."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[Block(width, rounds=i == rounds) for i in range(blocks)])
     x = torch.randn(16, width)
@@ -47,7 +49,8 @@ def training(
     def train() -> dict[str, torch.Tensor]:
         losses = []
         for _ in range(steps):
-            loss = forward(x).square().mean()
+            with torch.autocast(device, dtype=autocast or torch.bfloat16, enabled=bool(autocast)):
+                loss = forward(x).square().mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -1,0 +1,102 @@
+//! The error a launch of run B starts from: the largest error of what it
+//! reads (relative and absolute, each on its own), followed back through
+//! the data flow. A tensor an aligned point holds carries that point's
+//! error, known. A floating tensor with samples that no point of run A
+//! matches (a buffer only run B materializes, or one the alignment left
+//! out) carries the error its launch started from, as an estimate: its
+//! launch may have added more. Anything else a launch writes (integers,
+//! tensors without samples) carries what its launch started from, known
+//! as that was; a graph input, or bytes no recorded launch wrote, none.
+
+use crate::compare::reads_values;
+use crate::producer::{Origin, find_origins};
+use rustc_hash::{FxHashMap, FxHashSet};
+use tritontui_trace::{ArgIndex, ArgRef, Trace};
+
+/// The largest errors of what a launch read.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Upstream {
+    /// The largest relative error (`PointError::relative`).
+    pub relative: f64,
+    /// The largest absolute error (`PointError::rms`).
+    pub absolute: f64,
+    /// Whether every error it took is known (else some are estimates).
+    pub known: bool,
+}
+
+impl Upstream {
+    /// What the read of nothing, or of a graph input, carries.
+    const NONE: Upstream = Upstream {
+        relative: 0.0,
+        absolute: 0.0,
+        known: true,
+    };
+
+    fn max(self, other: Upstream) -> Upstream {
+        Upstream {
+            relative: self.relative.max(other.relative),
+            absolute: self.absolute.max(other.absolute),
+            known: self.known && other.known,
+        }
+    }
+}
+
+/// For each program launch of `trace` (by index), the largest errors of
+/// what it reads, given the errors `(relative, absolute)` of the aligned
+/// points and the writes with samples.
+pub fn upstream_errors(
+    trace: &Trace,
+    aligned: &FxHashMap<(u32, ArgIndex), (f64, f64)>,
+    sampled: &FxHashSet<(u32, ArgIndex)>,
+) -> FxHashMap<u32, Upstream> {
+    let mut queries: Vec<(u32, ArgIndex)> = Vec::new();
+    for (launch, l) in trace.program_launches() {
+        let kernel = trace.kernel_of(l);
+        for (arg, value) in trace.args_of(l).enumerate() {
+            if matches!(value, ArgRef::Tensor(_)) && reads_values(kernel, arg) {
+                queries.push((launch as u32, arg as ArgIndex));
+            }
+        }
+    }
+    let origins = find_origins(trace, &queries);
+    let mut reads: FxHashMap<u32, Vec<Origin>> = FxHashMap::default();
+    for (&(launch, _), origin) in queries.iter().zip(origins) {
+        reads.entry(launch).or_default().push(origin);
+    }
+    // The error each write carries, launch by launch in order.
+    let mut carried: FxHashMap<(u32, ArgIndex), Upstream> = FxHashMap::default();
+    let mut upstream = FxHashMap::default();
+    for (launch, l) in trace.program_launches() {
+        let launch = launch as u32;
+        let start = reads
+            .get(&launch)
+            .into_iter()
+            .flatten()
+            .filter_map(|origin| match origin {
+                Origin::Launch(writer, arg) => carried.get(&(*writer, *arg)).copied(),
+                _ => None,
+            })
+            .fold(Upstream::NONE, Upstream::max);
+        upstream.insert(launch, start);
+        for (arg, value) in trace.args_of(l).enumerate() {
+            let ArgRef::Tensor(t) = value else { continue };
+            if t.written {
+                let key = (launch, arg as ArgIndex);
+                let errors = match aligned.get(&key) {
+                    Some(&(relative, absolute)) => Upstream {
+                        relative,
+                        absolute,
+                        known: true,
+                    },
+                    None if sampled.contains(&key) => Upstream {
+                        known: false,
+                        ..start
+                    },
+                    None => start,
+                };
+                carried.insert(key, errors);
+            }
+        }
+    }
+    upstream
+}

@@ -184,6 +184,56 @@ fn two_programs_numerics_decide_the_exit_status() {
     assert_eq!(report["root_causes"][0]["kind"], "accuracy");
 }
 
+/// `--reference R`: the accuracy minifier's rule against a float64 run
+/// of the program decides where R has a counterpart; a reference trace
+/// without samples is an error naming it.
+#[test]
+fn a_reference_run_judges_two_programs_by_the_minifier_s_rule() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let file = |pair: &str, name: &str| corpus.join(pair).join(name).display().to_string();
+    let diff = |pair: &str, reference: &str| {
+        tritontui(&[
+            "diff",
+            "--json",
+            &file(pair, "a.msgpack"),
+            &file(pair, "b.msgpack"),
+            "--reference",
+            reference,
+        ])
+    };
+    let equivalent = diff(
+        "eager_against_compiled",
+        &file("eager_against_compiled", "reference.msgpack"),
+    );
+    assert_eq!(equivalent.status.code(), Some(0), "{}", stderr(&equivalent));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&equivalent)).expect("json");
+    let checked = report["accuracy"]["aligned"]
+        .as_array()
+        .map_or(0, |points| {
+            points.iter().filter(|p| !p["reference"].is_null()).count()
+        });
+    assert!(
+        checked > 100,
+        "{checked} points checked against the reference"
+    );
+    let planted = diff(
+        "planted_rounding",
+        &file("planted_rounding", "reference.msgpack"),
+    );
+    assert_eq!(planted.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&planted)).expect("json");
+    assert_eq!(report["root_causes"][0]["kind"], "accuracy");
+    // A trace recorded without samples cannot be a reference.
+    let unsampled = file("config_code", "a.msgpack");
+    let refused = diff("eager_against_compiled", &unsampled);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains(&unsampled) && stderr(&refused).contains("no samples"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
 #[test]
 fn identical_runs_exit_zero() {
     let (_dir, a, b) = synth(&["-n", "300", "--autotune"]);

@@ -51,6 +51,11 @@ VARIANTS = {
 }
 
 
+# Programs that also record a reference run (in float64, eagerly) into
+# ``reference.msgpack``, for ``diff --reference``.
+REFERENCED = {"eager_against_compiled", "planted_rounding"}
+
+
 # Programs that record both runs of their pair in one process, in two
 # ``record()`` blocks (``--out`` and ``--out-b``).
 IN_ONE_PROCESS = {"blocks_identical", "blocks_weight_bump", "blocks_chained"}
@@ -68,14 +73,16 @@ def record_blocks(name: str, out: Path) -> tuple[dict[str, str], dict[str, str]]
 
 
 def record_run(
-    name: str, trace: Path, variant: bool
+    name: str, trace: Path, variant: bool, float64: bool = False
 ) -> tuple[dict[str, str], dict[str, float] | None]:
-    """Records one run; its fingerprint, and each result's error against
-    a float64 run when the program takes one."""
+    """Records one run (in float64, the reference run, when asked); its
+    fingerprint, and each result's error against a float64 run when the
+    program takes one."""
     with tempfile.TemporaryDirectory() as tmp:
         fingerprint = Path(tmp) / "fingerprint.json"
         command = [sys.executable, str(PROGRAMS / f"{name}.py"), "--out", str(trace)]
         command += ["--fingerprint", str(fingerprint)] + (["--variant"] if variant else [])
+        command += ["--float64"] if float64 else []
         subprocess.run(command, check=True, cwd=PROGRAMS)
         fp64 = Path(f"{fingerprint}.fp64")
         errors = json.loads(fp64.read_text()) if fp64.exists() else None
@@ -94,6 +101,8 @@ def record_pair(name: str) -> bool:
         b, fp64_b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
         if fp64_a is not None and fp64_b is not None:
             fp64 = {"a": fp64_a, "b": fp64_b}
+        if name in REFERENCED:
+            record_run(name, out / "reference.msgpack", variant=False, float64=True)
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     fingerprints = {"a": a, "b": b, "differ": differ}
     if fp64 is not None:

@@ -106,6 +106,12 @@ pub struct DiffArgs {
     /// for a valid, possibly longer one.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     pub align_deadline: f64,
+    /// A reference run of the program (in float64, as the accuracy
+    /// minifier reruns it), recorded with --samples: two programs'
+    /// numerics are judged by the minifier's rule against it (run B's
+    /// error at most 2 or 3 times run A's, plus 1e-5).
+    #[arg(long, value_name = "TRACE")]
+    pub reference: Option<PathBuf>,
 }
 
 /// Flags of `tritontui ranks`.
@@ -291,4 +297,7 @@ pub struct ReportArgs {
     /// Seconds the alignment may search for a minimal diff.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
     pub align_deadline: f64,
+    /// A reference run (see `diff --reference`).
+    #[arg(long, value_name = "TRACE")]
+    pub reference: Option<PathBuf>,
 }

@@ -1,7 +1,7 @@
 //! `tritontui diff A B`: two traces, or two folders of rank traces.
 
 use super::args::DiffArgs;
-use super::inputs::{both_folders, load_pair, options};
+use super::inputs::{both_folders, load_pair, load_reference, options};
 use super::output::print_diff;
 use super::status::{ExitCode, verdict_status};
 use crate::Report;
@@ -13,7 +13,9 @@ pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         return diff_ranks(args);
     }
     let (a, b) = load_pair(&args.a, &args.b)?;
-    let analysis = Analysis::run(&a, &b, options(args.align_deadline)?);
+    let reference = load_reference(args.reference.as_deref())?;
+    let options = options(args.align_deadline)?;
+    let analysis = Analysis::run_against(&a, &b, reference.as_ref(), options);
     let report = Report::new(&a, &b, &analysis, args.limit);
     print_diff(
         &report,

@@ -26,6 +26,21 @@ pub(super) fn load_pair(
     Ok((ta, tb))
 }
 
+/// The trace of `--reference TRACE`, if given: it must hold samples.
+pub(super) fn load_reference(path: Option<&std::path::Path>) -> anyhow::Result<Option<Trace>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let trace = Trace::open(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !trace.has_samples() {
+        anyhow::bail!(
+            "{}: the reference trace holds no samples (record it with --samples, or record(samples=True))",
+            path.display()
+        );
+    }
+    Ok(Some(trace))
+}
+
 /// The analysis options of `--align-deadline SECONDS`.
 pub(super) fn options(align_deadline: f64) -> anyhow::Result<Options> {
     let deadline = Duration::try_from_secs_f64(align_deadline)

@@ -140,6 +140,11 @@ pub struct PointReport {
     /// Whether its bound is made of known errors only (a point past a
     /// bound of estimates is not a root cause).
     pub judged: bool,
+    /// Against a reference run (`--reference`): each run's root mean
+    /// square error against it and what run B's may be
+    /// (`{error_a, error_b, bound}`); this decides `past_bound`. Null
+    /// without a reference, or where it has no counterpart.
+    pub reference: Option<tritontui_engine::accuracy::reference::ReferenceCheck>,
 }
 
 /// The CUDA graph replay a launch ran in.
@@ -597,7 +602,8 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
         bound: p.bound,
         rms_bound: p.bound_abs,
         past_bound: p.past_bound(),
-        judged: p.judged,
+        judged: p.judged(),
+        reference: p.reference,
     }
 }
 

@@ -62,6 +62,16 @@ pub fn error_words(p: &AlignedPoint) -> String {
 /// (1.1e-7), at least 2^-15 for float32; absolute 2.0e-9`. A point is
 /// past its bound only when past both.
 pub fn bound_words(p: &AlignedPoint) -> String {
+    if let Some(check) = &p.reference {
+        return format!(
+            "bound by the accuracy minifier's rule against the reference run: B's error against it {:.1e}, at most {:.1e} ({}× A's {:.1e}, plus {:.0e})",
+            check.error_b,
+            check.bound,
+            tritontui_engine::accuracy::reference::multiplier(&p.dtype, p.numel),
+            check.error_a,
+            tritontui_engine::accuracy::reference::TOL / 10.0
+        );
+    }
     let floor_bits = -floor(&p.dtype).log2();
     let relative = if GROWTH * p.upstream > floor(&p.dtype) {
         format!(

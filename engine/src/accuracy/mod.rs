@@ -19,6 +19,7 @@
 pub mod error;
 pub mod matching;
 pub mod points;
+pub mod reference;
 pub mod upstream;
 
 use crate::producer::{Origin, ResultWriter};
@@ -65,6 +66,9 @@ pub struct AlignedPoint {
     pub judged: bool,
     /// The relative error it may carry.
     pub bound: f64,
+    /// Checked against a reference run (`--reference`): the accuracy
+    /// minifier's rule, which then decides instead of the bound.
+    pub reference: Option<reference::ReferenceCheck>,
     /// The absolute error it may carry: `GROWTH` times `upstream_abs`, at
     /// least the relative floor of its values' scale.
     pub bound_abs: f64,
@@ -72,9 +76,17 @@ pub struct AlignedPoint {
 
 impl AlignedPoint {
     /// Whether its error is past its bound: both the relative and the
-    /// absolute one.
+    /// absolute one; against a reference run, the minifier's rule.
     pub fn past_bound(&self) -> bool {
-        self.error.relative > self.bound && self.error.rms > self.bound_abs
+        match &self.reference {
+            Some(check) => check.fails(),
+            None => self.error.relative > self.bound && self.error.rms > self.bound_abs,
+        }
+    }
+
+    /// Whether its bound is made of known errors (or a reference run's).
+    pub fn judged(&self) -> bool {
+        self.judged || self.reference.is_some()
     }
 }
 
@@ -96,7 +108,12 @@ impl Accuracy {
     /// The comparison of runs `a` and `b`'s numerics, when both hold
     /// samples; `results` is the runs' results compared, with the data
     /// flow followed (their last writers).
-    pub fn of(a: &Trace, b: &Trace, results: &ResultComparison) -> Option<Accuracy> {
+    pub fn of(
+        a: &Trace,
+        b: &Trace,
+        results: &ResultComparison,
+        reference: Option<&Trace>,
+    ) -> Option<Accuracy> {
         if !(a.has_samples() && b.has_samples()) {
             return None;
         }
@@ -126,6 +143,23 @@ impl Accuracy {
             .map(|(&(i, j), e)| aligned_point(&points_a[i], &points_b[j], e, start(j), None))
             .collect();
         let (at_a, at_b) = (index(&points_a), index(&points_b));
+        // The reference run's point of each point of A, when there is one.
+        let points_r = reference.map(points::points).unwrap_or_default();
+        let mut r_of_a = vec![None; points_a.len()];
+        for (k, i) in matching::match_points(&points_r, &points_a) {
+            r_of_a[i] = Some(k);
+        }
+        let check = |i: usize, j: usize| {
+            let k = r_of_a[i]?;
+            let (b, r) = (&points_b[j], &points_r[k]);
+            let a = points_a[i].samples;
+            Some(reference::ReferenceCheck::of(
+                r.samples, a, b.samples, b.dtype, b.numel,
+            ))
+        };
+        for (point, &(i, j)) in aligned.iter_mut().zip(&pairs) {
+            point.reference = check(i, j);
+        }
         let mut unsampled_results = Vec::new();
         let point =
             |at: &FxHashMap<(u32, ArgIndex), usize>, writer: Option<ResultWriter>| match writer
@@ -143,16 +177,17 @@ impl Accuracy {
                 unsampled_results.push(name);
                 continue;
             };
-            let result = aligned_point(
+            let mut result = aligned_point(
                 &points_a[i],
                 &points_b[j],
                 error(i, j),
                 start(j),
                 Some(name),
             );
+            result.reference = check(i, j);
             aligned.push(result);
         }
-        let first_past = aligned.iter().position(|p| p.judged && p.past_bound());
+        let first_past = aligned.iter().position(|p| p.judged() && p.past_bound());
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
@@ -172,7 +207,9 @@ impl Accuracy {
     /// Aligned points past a bound made of estimates (`AlignedPoint::
     /// judged` false): neither within their bound nor a root cause.
     pub fn unsure(&self) -> impl Iterator<Item = &AlignedPoint> {
-        self.aligned.iter().filter(|p| !p.judged && p.past_bound())
+        self.aligned
+            .iter()
+            .filter(|p| !p.judged() && p.past_bound())
     }
 
     /// The first aligned point past its bound.
@@ -224,6 +261,7 @@ fn aligned_point(
         upstream_abs,
         judged: known,
         bound: (GROWTH * upstream).max(floor(dtype)),
+        reference: None,
         bound_abs: (GROWTH * upstream_abs).max(floor(dtype) * scale),
     }
 }

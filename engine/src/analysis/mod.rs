@@ -316,6 +316,17 @@ pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
 impl Analysis {
     /// Compares run `a` with run `b`.
     pub fn run(a: &Trace, b: &Trace, options: Options) -> Analysis {
+        Self::run_against(a, b, None, options)
+    }
+
+    /// Compares run `a` with run `b`, two programs' numerics checked
+    /// against a `reference` run (the program in float64) where given.
+    pub fn run_against(
+        a: &Trace,
+        b: &Trace,
+        reference: Option<&Trace>,
+        options: Options,
+    ) -> Analysis {
         let alignment = align_runs(a, b, options);
         let (statuses, mut divergences) = classify::classify_rows(a, b, &alignment);
         let rows = (
@@ -368,7 +379,7 @@ impl Analysis {
             b: crate::gaps::of(b),
         };
         let accuracy = (options.compare_numerics && ProgramDifferences::of(a, b).any())
-            .then(|| Accuracy::of(a, b, &results))
+            .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
         let verdict =

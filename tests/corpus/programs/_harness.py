@@ -35,6 +35,11 @@ def parse(description: str, variant: str | None = None, blocks: bool = False) ->
         parser.add_argument("--variant", action="store_true", help=variant)
     if blocks:
         parser.add_argument("--out-b", help="trace of the second block (run B)")
+    parser.add_argument(
+        "--float64",
+        action="store_true",
+        help="run in float64: the reference run of `diff --reference` (programs that take it)",
+    )
     args = parser.parse_args()
     if blocks and args.out_b is None:
         root, extension = os.path.splitext(args.out)

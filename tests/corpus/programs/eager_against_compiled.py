@@ -11,7 +11,13 @@ from _residual_mlp import training
 args = parse(__doc__, variant="compile the model")
 run(
     args,
-    training(blocks=4, width=64, steps=2, compiled=args.variant),
+    training(
+        blocks=4,
+        width=64,
+        steps=2,
+        compiled=args.variant,
+        dtype=torch.float64 if args.float64 else torch.float32,
+    ),
     threads=1,
     samples=True,
     reference=training(blocks=4, width=64, steps=2, dtype=torch.float64),

@@ -13,7 +13,14 @@ from _residual_mlp import training
 args = parse(__doc__, variant="the middle block rounds its activation to 1/64")
 run(
     args,
-    training(blocks=3, width=64, steps=1, compiled=True, rounds=1 if args.variant else None),
+    training(
+        blocks=3,
+        width=64,
+        steps=1,
+        compiled=not args.float64,
+        rounds=1 if args.variant else None,
+        dtype=torch.float64 if args.float64 else torch.float32,
+    ),
     threads=1,
     samples=True,
     reference=training(blocks=3, width=64, steps=1, dtype=torch.float64),

@@ -624,6 +624,43 @@ fn a_planted_precision_bug_is_named_in_the_header() {
     );
 }
 
+/// `e` lists the aligned points, the first past its bound highlighted;
+/// Enter opens run B's launch that wrote it.
+#[test]
+fn the_numerics_overlay_lists_the_points_and_opens_the_one_past_its_bound() {
+    let mut h = Harness::new(corpus_pair("planted_rounding"), 200, 40, false);
+    h.keys("e");
+    let screen = h.screen();
+    assert!(screen.contains("numerics: aligned points"), "{screen}");
+    let marked = screen
+        .lines()
+        .find(|l| l.contains("✗ A#17"))
+        .unwrap_or_default();
+    assert!(
+        marked.contains("B#17") && marked.contains("cpp_fused_add_div_gelu_mul"),
+        "{screen}"
+    );
+    // Five points on (the rounding kernel's other outputs), B's next matmul.
+    h.keys("jjjjj");
+    assert!(!h.key(KeyCode::Enter));
+    let screen = h.screen();
+    assert!(!screen.contains("numerics: aligned points"), "{screen}");
+    let detail = screen
+        .lines()
+        .skip_while(|l| !l.contains(" detail "))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(detail.contains("aten::addmm.out  A#19  B#19"), "{screen}");
+    // A pair recorded without samples says why there is nothing to show.
+    let mut h = Harness::new(corpus_pair("config_code"), 200, 40, false);
+    h.keys("e");
+    assert!(
+        h.screen().contains("recorded with samples"),
+        "{}",
+        h.screen()
+    );
+}
+
 #[test]
 fn two_runs_of_ranks_open_at_the_earliest_cause_and_the_picker_opens_another_rank() {
     // Three ranks; rank 1 runs a nondeterministic kernel in run B.

@@ -51,6 +51,12 @@ pub enum Action {
     RanksMove(isize),
     /// Open the highlighted rank.
     RankChosen,
+    /// Open the numerics of two programs (their aligned points).
+    OpenNumerics,
+    /// Move the highlighted aligned point.
+    NumericsMove(isize),
+    /// Open run B's launch of the highlighted point.
+    NumericsChosen,
     /// Open the kernel search.
     OpenSearch,
     /// A character typed into the search box.

@@ -56,6 +56,8 @@ pub struct App {
     pub attach: Option<(Vec<Target>, usize)>,
     /// The open rank picker: the highlighted rank's place in the list.
     pub rank_picker: Option<usize>,
+    /// The open numerics overlay: the highlighted aligned point.
+    pub numerics: Option<usize>,
     /// Ranks compared so far while two runs of several ranks load, of all.
     pub ranks_progress: Option<(usize, usize)>,
     /// First line shown in the detail pane.
@@ -88,6 +90,7 @@ impl App {
             search: None,
             attach: None,
             rank_picker: None,
+            numerics: None,
             ranks_progress: None,
             detail_scroll: 0,
             source_scroll: None,
@@ -142,6 +145,15 @@ impl App {
                 _ => None,
             };
         }
+        if self.numerics.is_some() {
+            return match key.code {
+                KeyCode::Esc | KeyCode::Char('q' | 'e') => Some(Action::Cancel),
+                KeyCode::Enter => Some(Action::NumericsChosen),
+                KeyCode::Up | KeyCode::Char('k') => Some(Action::NumericsMove(-1)),
+                KeyCode::Down | KeyCode::Char('j') => Some(Action::NumericsMove(1)),
+                _ => None,
+            };
+        }
         if self.attach.is_some() {
             return match key.code {
                 KeyCode::Esc | KeyCode::Char('q' | 'a') => Some(Action::Cancel),
@@ -166,6 +178,7 @@ impl App {
                 if self.search.take().is_none()
                     && self.attach.take().is_none()
                     && self.rank_picker.take().is_none()
+                    && self.numerics.take().is_none()
                     && !std::mem::take(&mut self.show_help)
                 {
                     effects.push(Effect::Quit);
@@ -276,6 +289,16 @@ impl App {
                 }
             }
             Action::RankChosen => self.choose_rank(&mut effects),
+            Action::OpenNumerics => self.open_numerics(),
+            Action::NumericsMove(n) => {
+                let count = self.accuracy().map_or(0, |a| a.aligned.len());
+                if let Some(selected) = &mut self.numerics
+                    && count > 0
+                {
+                    *selected = (*selected as isize + n).rem_euclid(count as isize) as usize;
+                }
+            }
+            Action::NumericsChosen => self.choose_point(),
             Action::OpenSearch => {
                 let mut search = Search::default();
                 search.update(self.comparison().map_or(&[], |s| &s.names));
@@ -306,6 +329,43 @@ impl App {
 
     fn row_count(&self) -> usize {
         self.comparison().map_or(0, |s| s.rows().len())
+    }
+
+    /// Two programs' numerics compared, when they are.
+    fn accuracy(&self) -> Option<&tritontui_engine::accuracy::Accuracy> {
+        self.comparison()?.analysis.as_ref()?.accuracy.as_ref()
+    }
+
+    /// Opens the numerics overlay on the first point past its bound (else
+    /// the first point), or says why there is none.
+    fn open_numerics(&mut self) {
+        match self.accuracy() {
+            Some(accuracy) if !accuracy.aligned.is_empty() => {
+                self.numerics = Some(accuracy.first_past.unwrap_or(0));
+            }
+            Some(_) => self.message = Some("no point of the two programs aligned".to_owned()),
+            None => {
+                self.message = Some(
+                    "numerics are compared for two different programs both recorded with samples (tritontui record --samples)"
+                        .to_owned(),
+                );
+            }
+        }
+    }
+
+    /// Selects run B's launch of the highlighted aligned point.
+    fn choose_point(&mut self) {
+        let Some(selected) = self.numerics.take() else {
+            return;
+        };
+        let launch = self
+            .accuracy()
+            .and_then(|a| a.aligned.get(selected))
+            .map(|p| p.b.0);
+        let row = launch.and_then(|l| self.comparison().and_then(|c| c.row_of(true, l)));
+        if let Some(row) = row {
+            self.select(row, true);
+        }
     }
 
     /// Opens the rank highlighted in the picker (loading it anew).

@@ -1,7 +1,7 @@
 //! The keys of the launch view, in one table: the key handler looks keys
 //! up here and the help overlay lists them from here, so neither can
-//! forget one. (Keys inside the search box, the rank picker and the
-//! attach list are the usual editing and list keys; their overlays say
+//! forget one. (Keys inside the search box, the rank picker, the numerics
+//! and the attach list are the usual editing and list keys; their overlays say
 //! so.)
 
 use super::action::Action;
@@ -121,6 +121,11 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[key('R')],
         help: "pick a rank (two runs of several ranks)",
         action: || Action::OpenRanks,
+    },
+    Binding {
+        keys: &[key('e')],
+        help: "two programs' numerics: errors and bounds",
+        action: || Action::OpenNumerics,
     },
     Binding {
         keys: &[key('a')],

@@ -56,6 +56,9 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.rank_picker.is_some() {
         panes::ranks::render(app, comparison, frame, area);
     }
+    if app.numerics.is_some() {
+        panes::numerics::render(app, comparison, frame, area);
+    }
     if app.show_help {
         panes::help::render(app, frame, area);
     }

@@ -183,35 +183,62 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             };
             let kind = first.kind.as_str();
             let mut spans = rank_spans(app, comparison);
-            spans.extend([
-                match verdict_now {
-                    Some(Verdict::Benign) => Span::styled("BENIGN", theme.benign()),
-                    Some(Verdict::Equivalent) => Span::styled("EQUIVALENT", theme.benign()),
-                    Some(Verdict::Inconclusive) => Span::styled("INCONCLUSIVE", theme.only()),
-                    _ => Span::styled("DIVERGENT", theme.root()),
-                },
-                Span::raw(format!(
-                    "  first {} {} ",
-                    at(first.a, &|i| runs.seq_a(i), "A"),
-                    at(first.b, &|i| runs.seq_b(i), "B"),
-                )),
-                Span::styled(runs.kernel(first).name.clone(), theme.root()),
-                Span::raw(format!(
-                    " {kind} · {} divergence{} · {} root cause{}",
-                    divergences.len(),
-                    if divergences.len() == 1 { "" } else { "s" },
-                    comparison.roots.len(),
-                    if comparison.roots.len() == 1 { "" } else { "s" },
-                )),
-            ]);
-            if comparison
+            // Two programs' values parting past their bound come first.
+            let past = comparison
                 .analysis
                 .as_ref()
-                .is_some_and(|a| !a.alignment.minimal)
-            {
-                spans.push(Span::styled("  alignment approximate", theme.only()));
+                .and_then(|a| a.accuracy.as_ref())
+                .and_then(|accuracy| accuracy.first_past());
+            if let Some(point) = past {
+                let kernel = &b.kernel_of(&b.launches[point.b.0 as usize]).name;
+                spans.extend([
+                    Span::styled("DIVERGENT", theme.root()),
+                    Span::raw(format!(
+                        "  first A#{} B#{} ",
+                        runs.seq_a(point.a.0),
+                        runs.seq_b(point.b.0)
+                    )),
+                    Span::styled(kernel.clone(), theme.root()),
+                    Span::raw(format!(
+                        " accuracy · {} divergence{} · {} root cause{}",
+                        divergences.len(),
+                        if divergences.len() == 1 { "" } else { "s" },
+                        comparison.roots.len() + 1,
+                        if comparison.roots.is_empty() { "" } else { "s" },
+                    )),
+                ]);
+                Line::from(spans)
+            } else {
+                spans.extend([
+                    match verdict_now {
+                        Some(Verdict::Benign) => Span::styled("BENIGN", theme.benign()),
+                        Some(Verdict::Equivalent) => Span::styled("EQUIVALENT", theme.benign()),
+                        Some(Verdict::Inconclusive) => Span::styled("INCONCLUSIVE", theme.only()),
+                        _ => Span::styled("DIVERGENT", theme.root()),
+                    },
+                    Span::raw(format!(
+                        "  first {} {} ",
+                        at(first.a, &|i| runs.seq_a(i), "A"),
+                        at(first.b, &|i| runs.seq_b(i), "B"),
+                    )),
+                    Span::styled(runs.kernel(first).name.clone(), theme.root()),
+                    Span::raw(format!(
+                        " {kind} · {} divergence{} · {} root cause{}",
+                        divergences.len(),
+                        if divergences.len() == 1 { "" } else { "s" },
+                        comparison.roots.len(),
+                        if comparison.roots.len() == 1 { "" } else { "s" },
+                    )),
+                ]);
+                if comparison
+                    .analysis
+                    .as_ref()
+                    .is_some_and(|a| !a.alignment.minimal)
+                {
+                    spans.push(Span::styled("  alignment approximate", theme.only()));
+                }
+                Line::from(spans)
             }
-            Line::from(spans)
         }
     };
     lines.push(verdict);

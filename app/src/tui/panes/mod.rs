@@ -7,6 +7,7 @@ pub mod header;
 pub mod help;
 pub mod launches;
 pub mod loading;
+pub mod numerics;
 pub mod ranks;
 pub mod search;
 pub mod source;

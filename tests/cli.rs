@@ -167,6 +167,17 @@ fn two_programs_numerics_decide_the_exit_status() {
     assert_eq!(report["report_version"], 4);
     assert!(report["accuracy"]["first_past_bound"].is_null(), "{report}");
     assert!(report["root_causes"].as_array().is_some_and(Vec::is_empty));
+    // The eager run's points name the module each op ran in.
+    let modules: Vec<&str> = report["accuracy"]["aligned"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["a_module"].as_str())
+        .collect();
+    assert!(
+        modules.contains(&"1.norm") && modules.contains(&"3.fc"),
+        "{modules:?}"
+    );
     let planted = diff("planted_rounding");
     assert_eq!(planted.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_str(&stdout(&planted)).expect("json");

@@ -90,7 +90,8 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         line(json!({
             "type": "launch", "seq": launch.seq, "kernel": kernel.name, "backend": kernel.backend,
             "grid": launch.grid(), "stream": hex(launch.stream), "device": launch.device, "thread": launch.thread,
-            "ts": launch.ts, "autotune": launch.autotune, "replay": replay, "args": args,
+            "ts": launch.ts, "autotune": launch.autotune, "replay": replay,
+            "module": trace.module_of(launch), "args": args,
         }))?;
     }
     for g in &trace.cuda_graphs {

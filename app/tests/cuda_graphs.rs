@@ -98,6 +98,7 @@ fn launch(seq: u64, kernel: u64, captured: Option<Captured>, args: Vec<ArgValue>
         ts: seq,
         autotune: false,
         captured,
+        module: None,
         args,
     };
     if record.captured.is_some() {

@@ -399,6 +399,7 @@ mod tests {
             ts: seq,
             autotune: false,
             captured: None,
+            module: None,
             args,
         }
     }

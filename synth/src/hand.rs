@@ -52,6 +52,7 @@ pub fn write_launch(
         ts: 0,
         autotune: false,
         captured: None,
+        module: None,
         args,
     })
 }

@@ -603,6 +603,7 @@ impl<'s, W: Write> Simulator<'s, W> {
             ts: self.seq * 7_000,
             autotune,
             captured: None,
+            module: None,
             args,
         };
         self.seq += 1;

@@ -111,6 +111,25 @@ def test_samples_are_the_written_tensors_elements_at_the_documented_places(
     )
 
 
+def test_samples_name_the_module_each_eager_op_ran_in(tmp_path: Path) -> None:
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.fc(x))
+
+    model = torch.nn.Sequential(Block(), Block())
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path, samples=True):
+        model(torch.randn(2, 8)).sum()
+    seen = [(r["kernel"], r["module"]) for r in launches(path)]
+    assert ("aten::addmm", "1.fc") in seen and ("aten::relu", "1") in seen, seen
+    # Outside every module: none.
+    assert ("aten::sum", None) in seen, seen
+
+
 def test_samples_are_off_by_default(tmp_path: Path) -> None:
     path = tmp_path / "t.msgpack"
     with tritontui.record(path):

@@ -92,6 +92,7 @@ fn record() -> impl Strategy<Value = Record> {
                     ts,
                     autotune,
                     captured: None,
+                    module: None,
                     args,
                 })
             },
@@ -389,6 +390,7 @@ fn sample_trace() -> Vec<u8> {
             ts: 1000 * seq,
             autotune: false,
             captured: None,
+            module: (seq == 2).then(|| "layers.1".to_owned()),
             args: vec![
                 ArgValue::Tensor(TensorArg {
                     layout: a,
@@ -533,6 +535,7 @@ fn a_launch_of_an_undefined_kernel_is_reported_with_its_offset() {
         ts: 0,
         autotune: false,
         captured: None,
+        module: None,
         args: vec![],
     })
     .expect("launch");
@@ -687,6 +690,7 @@ fn launch_records_stay_small() {
         ts: 12_345_678_901_234,
         autotune: false,
         captured: None,
+        module: None,
         args: (0..6)
             .map(|i| {
                 ArgValue::Tensor(TensorArg {
@@ -762,6 +766,7 @@ fn write_launch(w: &mut TraceWriter<Vec<u8>>, kernel: u64, seq: u64, args: Vec<A
         ts: seq,
         autotune: false,
         captured: None,
+        module: None,
         args,
     })
     .expect("launch")
@@ -930,6 +935,9 @@ fn only_the_launch_that_took_samples_has_them() {
     assert_eq!(samples(0), None);
     assert_eq!(samples(1), None);
     assert_eq!(samples(2), Some(vec![0.25, -1.0, 2.0]));
+    // So is the module path the recorder takes with them.
+    assert_eq!(trace.module_of(&trace.launches[2]), Some("layers.1"));
+    assert_eq!(trace.module_of(&trace.launches[1]), None);
 }
 
 #[test]

@@ -26,6 +26,7 @@ fn the_documented_launch_record_is_byte_exact() {
         ts: 5000,
         autotune: false,
         captured: None,
+        module: None,
         args: vec![
             ArgValue::Tensor(TensorArg {
                 layout: 0,

@@ -107,12 +107,17 @@ pub struct PointReport {
     pub a_kernel: String,
     /// The argument it wrote it through.
     pub a_arg: String,
+    /// The `nn.Module` path that launch ran in, when the trace says (an
+    /// eager op recorded with samples; empty for the outermost module).
+    pub a_module: Option<String>,
     /// Sequence number of the launch of B.
     pub b_index: u64,
     /// See `a_kernel`.
     pub b_kernel: String,
     /// See `a_arg`.
     pub b_arg: String,
+    /// See `a_module`.
+    pub b_module: Option<String>,
     /// The result both runs hold it as, for a differing result.
     pub result: Option<String>,
     /// The coarser of the two runs' dtypes.
@@ -575,21 +580,21 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
     let side = |trace: &Trace, (launch, arg): (u32, ArgIndex)| {
         let l = &trace.launches[launch as usize];
         let kernel = trace.kernel_of(l);
-        (
-            l.seq,
-            kernel.name.clone(),
-            kernel.arg_name(usize::from(arg)),
-        )
+        let module = trace.module_of(l).map(str::to_owned);
+        let arg = kernel.arg_name(usize::from(arg));
+        (l.seq, kernel.name.clone(), arg, module)
     };
-    let (a_index, a_kernel, a_arg) = side(runs.a, p.a);
-    let (b_index, b_kernel, b_arg) = side(runs.b, p.b);
+    let (a_index, a_kernel, a_arg, a_module) = side(runs.a, p.a);
+    let (b_index, b_kernel, b_arg, b_module) = side(runs.b, p.b);
     PointReport {
         a_index,
         a_kernel,
         a_arg,
+        a_module,
         b_index,
         b_kernel,
         b_arg,
+        b_module,
         result: p.result.clone(),
         dtype: p.dtype.clone(),
         numel: p.numel,

@@ -19,12 +19,18 @@ pub fn rule() -> String {
     )
 }
 
-/// One side of a point: `A#12 `aten::gelu` (out)`.
+/// One side of a point: `A#12 `aten::gelu` in `layers.1.mlp` (result)`,
+/// the module named where the trace says (an eager op, with samples).
 fn side_words(run: &str, trace: &Trace, (launch, arg): (u32, ArgIndex)) -> String {
     let l = &trace.launches[launch as usize];
     let kernel = trace.kernel_of(l);
+    let module = match trace.module_of(l) {
+        Some("") => " in the outermost module".to_owned(),
+        Some(path) => format!(" in `{path}`"),
+        None => String::new(),
+    };
     format!(
-        "{run}#{} `{}` ({})",
+        "{run}#{} `{}`{module} ({})",
         l.seq,
         kernel.name,
         kernel.arg_name(usize::from(arg))

@@ -313,6 +313,14 @@ impl AtenHook {
                 .bind(py)
                 .call_method1(intern!(py, "wait_for_collective"), (op.func, out))?;
         }
+        if self.session.options.after.samples {
+            // Where two programs' points are named: the module it ran in.
+            described.module = self
+                .helpers
+                .bind(py)
+                .call_method0(intern!(py, "module_path"))?
+                .extract()?;
+        }
         self.after(
             py,
             op.func,

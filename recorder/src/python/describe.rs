@@ -231,6 +231,9 @@ pub struct Described {
     /// before it, which shares no byte with an argument it writes, from
     /// that hash instead of reading its bytes again.
     pub(crate) writes_declared: bool,
+    /// The `nn.Module` path the launch ran in, when taken (an aten op's,
+    /// with `samples`).
+    pub(crate) module: Option<String>,
 }
 
 #[pymethods]
@@ -290,6 +293,7 @@ impl Described {
             },
             observed: None,
             writes_declared: false,
+            module: None,
         };
         described.add(py, tables, values, access, hash_pre)?;
         Ok(described)

@@ -405,6 +405,7 @@ impl TraceFile {
                 ts,
                 autotune: autotuning(),
                 captured,
+                module: described.module.take(),
                 args: std::mem::take(&mut described.args),
             };
             // A captured launch has a record kind of its own, which a

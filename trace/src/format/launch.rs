@@ -183,6 +183,11 @@ pub struct LaunchRecord {
     /// the hashes).
     #[serde(rename = "cg", default, skip_serializing_if = "Option::is_none")]
     pub captured: Option<Captured>,
+    /// (1.18) The `nn.Module` path the op was called in (`layers.1.mlp`,
+    /// the empty string for the outermost module), when the recorder was
+    /// asked for samples and the op ran eagerly inside a module's call.
+    #[serde(rename = "m", default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
 }
 
 /// Where a captured launch sits in its CUDA graph (1.12).

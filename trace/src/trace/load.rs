@@ -126,6 +126,7 @@ impl Trace {
             stats: Vec::new(),
             samples: Vec::new(),
             sample_values: Vec::new(),
+            modules: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
             process_groups: Vec::new(),
@@ -519,6 +520,18 @@ impl Trace {
             };
             self.args.push(arg);
         }
+        let module = match launch.module {
+            Some(path) => Some(match ids.modules.get(&path) {
+                Some(&at) => at,
+                None => {
+                    let at = index(self.modules.len())?;
+                    self.modules.push(path.clone());
+                    ids.modules.insert(path, at);
+                    at
+                }
+            }),
+            None => None,
+        };
         self.launches.push(Launch {
             seq: launch.seq,
             kernel,
@@ -530,6 +543,7 @@ impl Trace {
             thread: launch.thread,
             ts: launch.ts,
             replay: None,
+            module,
             args_start,
             args_len: index(self.args.len())? - args_start,
         });
@@ -620,6 +634,8 @@ struct Ids {
     /// The tensors alive when recording began (`held` records), by device,
     /// address and layout index, with their hashes then.
     held: HashMap<(i32, u64, u32), Option<u64>>,
+    /// Each module path's index in `Trace::modules`.
+    modules: HashMap<String, u32>,
 }
 
 impl Ids {

@@ -118,6 +118,9 @@ pub struct Launch {
     /// Index into [`Trace::replays`] when the launch ran in a CUDA graph's
     /// replay (1.12).
     pub replay: Option<u32>,
+    /// The `nn.Module` path it ran in (index into the module paths), when
+    /// recorded (1.18; [`Trace::module_of`]).
+    module: Option<u32>,
     args_start: u32,
     args_len: u32,
 }
@@ -301,6 +304,8 @@ pub struct Trace {
     /// next one's start).
     samples: Vec<(u32, u32)>,
     sample_values: Vec<f64>,
+    /// The module paths launches ran in, each once.
+    modules: Vec<String>,
     /// Process table; a later record for the same pid replaces an earlier one.
     pub processes: Vec<ProcessRecord>,
     /// User markers.
@@ -461,6 +466,15 @@ impl Trace {
             .get(at + 1)
             .map_or(self.sample_values.len(), |(_, next)| *next as usize);
         self.sample_values.get(start..end)
+    }
+
+    /// The `nn.Module` path launch `launch` ran in (`layers.1.mlp`; empty
+    /// for the outermost module), when recorded (1.18).
+    pub fn module_of(&self, launch: &Launch) -> Option<&str> {
+        launch
+            .module
+            .and_then(|at| self.modules.get(at as usize))
+            .map(String::as_str)
     }
 
     /// Whether the trace was recorded with samples (1.18, `samples`).

@@ -28,6 +28,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import _host, _native, _tensors
+from .._modules import module_path as module_path  # for the native hook
 from .._unwritten import RNG_STATE_OUTPUTS, unwritten_outputs
 
 _ALLOCATIONS = {

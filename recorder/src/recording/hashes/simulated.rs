@@ -504,6 +504,7 @@ impl SimTrace {
             ts: launch.id,
             autotune: false,
             captured: None,
+            module: None,
             args,
         })
     }

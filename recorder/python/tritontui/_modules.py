@@ -8,6 +8,7 @@ were computed eagerly."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any
 
@@ -34,9 +35,7 @@ def module_path() -> str | None:
     if not chain:
         return None
     chain.reverse()
-    names = []
-    for parent, child in zip(chain, chain[1:]):
-        names.append(_child_name(parent, child))
+    names = (_child_name(parent, child) for parent, child in itertools.pairwise(chain))
     return ".".join(name for name in names if name)
 
 

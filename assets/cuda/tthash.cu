@@ -493,6 +493,14 @@ __device__ __forceinline__ uint32_t f16_to_f32_bits(uint16_t h) {
     return sign | ((exp + 112) << 23) | (mant << 13);
 }
 
+// The float32 bits of the element at `p` of a float32, float16 or bfloat16
+// view (the narrower ones widened exactly).
+__device__ __forceinline__ uint32_t f32_bits(const uint8_t *p, int kind) {
+    if (kind == KIND_F32) return *reinterpret_cast<const uint32_t *>(p);
+    uint16_t half = *reinterpret_cast<const uint16_t *>(p);
+    return kind == KIND_F16 ? f16_to_f32_bits(half) : (uint32_t)half << 16;
+}
+
 // Orders float bits as unsigned integers: larger key, larger value.
 __device__ __forceinline__ uint32_t order_key(uint32_t bits) {
     return (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
@@ -514,15 +522,7 @@ extern "C" __global__ void ttstats(const uint8_t *data, uint64_t numel, int kind
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     bool narrow = numel <= 0xffffffffull;
     for (uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; e < numel; e += stride) {
-        const uint8_t *p = data + element_offset(e, dims, ndim, itemsize, narrow);
-        uint32_t bits;
-        if (kind == KIND_F32) {
-            bits = *reinterpret_cast<const uint32_t *>(p);
-        } else if (kind == KIND_F16) {
-            bits = f16_to_f32_bits(*reinterpret_cast<const uint16_t *>(p));
-        } else {
-            bits = (uint32_t)(*reinterpret_cast<const uint16_t *>(p)) << 16;
-        }
+        uint32_t bits = f32_bits(data + element_offset(e, dims, ndim, itemsize, narrow), kind);
         uint32_t exp = (bits >> 23) & 0xff;
         if (exp == 0xff) {
             if (bits & 0x7fffff) nan++; else inf++;
@@ -581,14 +581,6 @@ extern "C" __global__ void ttsample(const uint8_t *data, uint64_t numel, int kin
     uint64_t position = start + fmix64(k + 1) % (chunk ? chunk : 1);
     uint64_t itemsize = kind == KIND_F32 ? 4 : 2;
     bool narrow = numel <= 0xffffffffull;
-    const uint8_t *p = data + element_offset(position, dims, ndim, itemsize, narrow);
-    uint32_t bits;
-    if (kind == KIND_F32) {
-        bits = *reinterpret_cast<const uint32_t *>(p);
-    } else if (kind == KIND_F16) {
-        bits = f16_to_f32_bits(*reinterpret_cast<const uint16_t *>(p));
-    } else {
-        bits = (uint32_t)(*reinterpret_cast<const uint16_t *>(p)) << 16;
-    }
+    uint32_t bits = f32_bits(data + element_offset(position, dims, ndim, itemsize, narrow), kind);
     results.host[slot + k] = (unsigned long long)bits;
 }

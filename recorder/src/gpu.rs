@@ -37,6 +37,7 @@ use share::{Want, share_blocks};
 
 use crate::background::Delivered;
 use crate::phases::{Phase, timed};
+use crate::stats::Summary;
 use cudarc::driver::result;
 use cudarc::driver::sys;
 use layout::{Dims, Layout, Read, coalesce, dims, reading};
@@ -492,63 +493,26 @@ impl Batch {
         work.clamp(1, u64::from(self.kernels.max_blocks)) as u32
     }
 
-    /// Enqueues the summary statistics of a float view; returns its index
-    /// in the batch, or None when the batch has no room for it.
+    /// Enqueues the summary statistics or the samples
+    /// (`tritontui_trace::samples`) of a float view; returns its index in
+    /// the batch, or None when the batch has no room for it (a captured
+    /// graph's table holds hashes only).
     ///
     /// # Safety
     /// As for [`Batch::hash`].
-    pub unsafe fn stats(
+    pub unsafe fn summarize(
         &mut self,
+        summary: Summary,
         ptr: u64,
         kind: StatsKind,
         shape: &[u64],
         stride: &[u64],
     ) -> Result<Option<usize>> {
         let numel: u64 = shape.iter().product();
-        // A captured graph's table holds hashes only.
-        if self.graph.is_some() {
-            return Ok(None);
-        }
-        let Some(slot) = self.take_slots(STATS_SLOTS) else {
-            return Ok(None);
+        let count = match summary {
+            Summary::Stats => STATS_SLOTS,
+            Summary::Samples => tritontui_trace::samples::SAMPLES.min(numel) as usize,
         };
-        let (shape, stride) = coalesce(shape, stride);
-        let (mut ndim, mut dims) = dims(&shape, &stride)?;
-        let (mut data, mut numel_param, mut results) = (ptr, numel, self.ring);
-        let (mut kind_param, mut slot_param) = (kind as i32, self.ring_slot(slot));
-        let params = [
-            &mut data as *mut u64 as *mut c_void,
-            &mut numel_param as *mut u64 as *mut c_void,
-            &mut kind_param as *mut i32 as *mut c_void,
-            &mut ndim as *mut i32 as *mut c_void,
-            &mut dims as *mut Dims as *mut c_void,
-            &mut results as *mut Results as *mut c_void,
-            &mut slot_param as *mut u32 as *mut c_void,
-        ];
-        let work = (numel * kind.itemsize())
-            .div_ceil(8)
-            .div_ceil(u64::from(THREADS));
-        let blocks = self.blocks(work);
-        unsafe { self.launch(self.kernels.stats, blocks, params)? };
-        self.entries.push(Entry::Stats { slot });
-        Ok(Some(self.entries.len() - 1))
-    }
-
-    /// Enqueues the samples of a float view (`tritontui_trace::samples`);
-    /// returns its index in the batch, or None when the batch has no room
-    /// for it.
-    ///
-    /// # Safety
-    /// As for [`Batch::hash`].
-    pub unsafe fn samples(
-        &mut self,
-        ptr: u64,
-        kind: StatsKind,
-        shape: &[u64],
-        stride: &[u64],
-    ) -> Result<Option<usize>> {
-        let numel: u64 = shape.iter().product();
-        let count = tritontui_trace::samples::SAMPLES.min(numel) as usize;
         if self.graph.is_some() || count == 0 {
             return Ok(None);
         }
@@ -560,6 +524,8 @@ impl Batch {
         let (mut data, mut numel_param, mut results) = (ptr, numel, self.ring);
         let (mut kind_param, mut slot_param) = (kind as i32, self.ring_slot(slot));
         let mut count_param = count as u32;
+        // `ttsample` takes the count last; `ttstats` takes the first seven
+        // (the driver reads as many parameters as the kernel declares).
         let params = [
             &mut data as *mut u64 as *mut c_void,
             &mut numel_param as *mut u64 as *mut c_void,
@@ -570,8 +536,18 @@ impl Batch {
             &mut slot_param as *mut u32 as *mut c_void,
             &mut count_param as *mut u32 as *mut c_void,
         ];
-        unsafe { self.launch(self.kernels.sample, 1, params)? };
-        self.entries.push(Entry::Samples { slot, count });
+        let (function, blocks, entry) = match summary {
+            Summary::Stats => {
+                let work = (numel * kind.itemsize())
+                    .div_ceil(8)
+                    .div_ceil(u64::from(THREADS));
+                (self.kernels.stats, self.blocks(work), Entry::Stats { slot })
+            }
+            // One thread a sample.
+            Summary::Samples => (self.kernels.sample, 1, Entry::Samples { slot, count }),
+        };
+        unsafe { self.launch(function, blocks, params)? };
+        self.entries.push(entry);
         Ok(Some(self.entries.len() - 1))
     }
 

@@ -5,6 +5,15 @@
 use tritontui_trace::format::Stats;
 use tritontui_trace::hash::{View, for_each_element};
 
+/// What is taken of a float tensor's values beside its hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summary {
+    /// Its summary statistics (`stats`).
+    Stats,
+    /// Its samples (`samples`).
+    Samples,
+}
+
 /// Decodes one element of a floating dtype.
 pub(crate) fn decoder(dtype: &str) -> Option<fn(&[u8]) -> f64> {
     Some(match dtype {

@@ -25,7 +25,9 @@ def module_path() -> str | None:
     """The path of the innermost module whose call is running, from the
     outermost one; None outside any module."""
     chain: list[Any] = []
-    frame = sys._getframe(1)
+    # Called from the native hook, possibly on a thread with no Python
+    # frame above this one (the autograd engine's device threads).
+    frame = sys._getframe(0).f_back
     while frame is not None:
         if frame.f_code is _CALL_IMPL:
             module = frame.f_locals.get("self")

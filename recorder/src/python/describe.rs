@@ -14,6 +14,7 @@ use crate::phases::{Phase, timed};
 use crate::recording::cuda_graphs::Capturing;
 #[cfg(feature = "cuda")]
 use crate::recording::hashes::{LaunchHashes, Views, cuda::Cuda};
+use crate::stats::Summary;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -563,32 +564,25 @@ impl Described {
 
     /// Summary statistics of a float tensor, on the device when it can be.
     fn stats(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Value<Stats>> {
-        if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
-            return Ok(Value::Missing);
-        }
-        if view.device >= 0 && self.capturing(py)? {
-            return Ok(Value::Missing);
-        }
-        #[cfg(feature = "cuda")]
-        if view.device >= 0
-            && let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
-            && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
-                // SAFETY: as for hashes.
-                batch.stats(v.ptr, kind, &v.shape, &v.stride)
-            })?
-        {
-            return Ok(result);
-        }
-        let dtype = view.dtype;
-        on_host(py, view, |memory, host| {
-            crate::stats::stats(memory, host, dtype)
-        })
-        .map(|s| s.map_or(Value::Missing, Value::Now))
+        self.summarize(py, view, Summary::Stats, crate::stats::stats)
     }
 
     /// The samples of a written float tensor, on the device when it can
-    /// be (never inside a CUDA graph capture: its table holds hashes).
+    /// be.
     fn samples(&mut self, py: Python<'_>, view: &TensorView) -> PyResult<Value<Vec<f64>>> {
+        self.summarize(py, view, Summary::Samples, crate::stats::samples)
+    }
+
+    /// A float tensor's `summary`, on the device when it can be (never
+    /// inside a CUDA graph capture: its table holds hashes), else by
+    /// `on_cpu` over its host bytes.
+    fn summarize<T>(
+        &mut self,
+        py: Python<'_>,
+        view: &TensorView,
+        summary: Summary,
+        on_cpu: fn(&[u8], &View<'_>, &str) -> Option<T>,
+    ) -> PyResult<Value<T>> {
         if !view.hashable || crate::stats::decoder(view.dtype).is_none() {
             return Ok(Value::Missing);
         }
@@ -600,16 +594,16 @@ impl Described {
             && let Some(kind) = crate::gpu::StatsKind::of(view.dtype)
             && let Some(result) = self.on_device(py, view, |batch, v| unsafe {
                 // SAFETY: as for hashes.
-                batch.samples(v.ptr, kind, &v.shape, &v.stride)
+                batch.summarize(summary, v.ptr, kind, &v.shape, &v.stride)
             })?
         {
             return Ok(result);
         }
+        #[cfg(not(feature = "cuda"))]
+        let _ = summary;
         let dtype = view.dtype;
-        on_host(py, view, |memory, host| {
-            crate::stats::samples(memory, host, dtype)
-        })
-        .map(|s| s.map_or(Value::Missing, Value::Now))
+        on_host(py, view, |memory, host| on_cpu(memory, host, dtype))
+            .map(|s| s.map_or(Value::Missing, Value::Now))
     }
 
     /// Whether this launch is captured into the CUDA graph whose capture

@@ -3,6 +3,7 @@
 
 use super::guard::guard;
 use crate::background::Delivered;
+use crate::stats::Summary;
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -63,11 +64,7 @@ impl GpuBatch {
         shape: Vec<u64>,
         stride: Vec<u64>,
     ) -> PyResult<Option<usize>> {
-        #[cfg(feature = "cuda")]
-        let enqueue = crate::gpu::Batch::stats;
-        #[cfg(not(feature = "cuda"))]
-        let enqueue = ();
-        self.float_view(ptr, dtype, shape, stride, enqueue)
+        self.summarize(Summary::Stats, ptr, dtype, shape, stride)
     }
 
     /// Enqueues the samples (`tritontui_trace::samples`) of a float32,
@@ -80,11 +77,7 @@ impl GpuBatch {
         shape: Vec<u64>,
         stride: Vec<u64>,
     ) -> PyResult<Option<usize>> {
-        #[cfg(feature = "cuda")]
-        let enqueue = crate::gpu::Batch::samples;
-        #[cfg(not(feature = "cuda"))]
-        let enqueue = ();
-        self.float_view(ptr, dtype, shape, stride, enqueue)
+        self.summarize(Summary::Samples, ptr, dtype, shape, stride)
     }
 
     /// Enqueues the hash of a CUDA tensor view; the caller keeps the tensor
@@ -195,28 +188,16 @@ pub(super) fn input_hash_forks() -> u64 {
     0
 }
 
-/// What a batch enqueues for one float view (its statistics, its samples).
-#[cfg(feature = "cuda")]
-type FloatWork = unsafe fn(
-    &mut crate::gpu::Batch,
-    u64,
-    crate::gpu::StatsKind,
-    &[u64],
-    &[u64],
-) -> Result<Option<usize>, crate::gpu::GpuError>;
-#[cfg(not(feature = "cuda"))]
-type FloatWork = ();
-
 impl GpuBatch {
-    /// Enqueues `work` on a float32, float16 or bfloat16 view; None for
+    /// Enqueues `summary` of a float32, float16 or bfloat16 view; None for
     /// another dtype or when the batch is full.
-    fn float_view(
+    fn summarize(
         &mut self,
+        summary: Summary,
         ptr: u64,
         dtype: &str,
         shape: Vec<u64>,
         stride: Vec<u64>,
-        work: FloatWork,
     ) -> PyResult<Option<usize>> {
         guard(|| {
             #[cfg(feature = "cuda")]
@@ -229,13 +210,13 @@ impl GpuBatch {
                     .as_mut()
                     .ok_or_else(|| PyRuntimeError::new_err("the batch was used"))?;
                 // SAFETY: as for `hash`.
-                let index = unsafe { work(batch, ptr, kind, &shape, &stride) }
+                let index = unsafe { batch.summarize(summary, ptr, kind, &shape, &stride) }
                     .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
                 Ok(index)
             }
             #[cfg(not(feature = "cuda"))]
             {
-                let _ = (ptr, dtype, shape, stride, work);
+                let _ = (summary, ptr, dtype, shape, stride);
                 Err(PyRuntimeError::new_err("built without CUDA support"))
             }
         })

@@ -100,7 +100,7 @@ pub fn bound_words(p: &AlignedPoint) -> String {
 /// kind `accuracy`.
 pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
     format!(
-        "{}: {}, past its {} (estimated from the samples both runs took); every aligned point before it is within its bound",
+        "{}: {}, past its {} (estimated from the samples both runs took); every aligned point before it whose bound is known is within it",
         point_words(runs, p),
         error_words(p),
         bound_words(p)

@@ -33,6 +33,7 @@ VARIANTS = {
     "planted_rounding",
     "eager_against_compiled",
     "autocast_bf16",
+    "autocast_bf16_step",
     "gpu_eager_against_compiled",
     "allreduce_ranks",
     "fsdp_ranks",

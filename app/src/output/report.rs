@@ -142,9 +142,10 @@ pub struct PointReport {
     pub rms_bound: f64,
     /// Whether its error is past its bound.
     pub past_bound: bool,
-    /// Whether its bound is made of known errors only (a point past a
-    /// bound of estimates is not a root cause).
-    pub judged: bool,
+    /// Whether, past its bound, it is a root cause (its launch read the
+    /// same bits in both runs, or a reference run judges it); else a
+    /// point past its bound is a suspect.
+    pub accountable: bool,
     /// Against a reference run (`--reference`): each run's root mean
     /// square error against it and what run B's may be
     /// (`{error_a, error_b, bound}`); this decides `past_bound`. Null
@@ -607,7 +608,7 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
         bound: p.bound,
         rms_bound: p.bound_abs,
         past_bound: p.past_bound(),
-        judged: p.judged(),
+        accountable: p.accountable(),
         reference: p.reference,
     }
 }

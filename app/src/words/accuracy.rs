@@ -15,7 +15,8 @@ pub fn rule() -> String {
          2^-5 for bfloat16); its absolute error likewise, against the absolute errors upstream \
          and that share of its values' scale. A point is past its bound when past both. Where \
          what a launch read includes a tensor only run B materializes, its error is estimated by \
-         what made it, and a point past such a bound is not called a root cause"
+         what made it. A point past its bound is a root cause only when its launch read the \
+         same bits in both runs (or a reference run judges it); elsewhere it is a suspect"
     )
 }
 
@@ -137,9 +138,10 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
     let unsure: Vec<&AlignedPoint> = accuracy.unsure().collect();
     if let Some(first) = unsure.first() {
         lines.push(format!(
-            "{} aligned point{} past a bound made of estimates (what {} read includes tensors only B materializes, whose error is taken from what made them): not called root causes; the first: {}: {}, {}",
+            "{} aligned point{} past {} bound, not called root causes: what {} read differs between the runs (32 samples can miss an error that sits in a few elements) or is a tensor only B materializes; `--reference` judges them. The first: {}: {}, {}",
             unsure.len(),
             if unsure.len() == 1 { "" } else { "s" },
+            if unsure.len() == 1 { "its" } else { "their" },
             if unsure.len() == 1 { "its launch" } else { "their launches" },
             point_words(runs, first),
             error_words(first),

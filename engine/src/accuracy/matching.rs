@@ -186,6 +186,8 @@ mod tests {
             arg: 0,
             numel: samples.len() as u64,
             dtype: "float32",
+            shape: &[],
+            hash: None,
             samples,
         }
     }

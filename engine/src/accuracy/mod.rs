@@ -61,9 +61,11 @@ pub struct AlignedPoint {
     pub upstream_abs: f64,
     /// Whether those errors are all known: none of what it read is a
     /// tensor only run B materializes, whose error is estimated from what
-    /// its launch read. A point past a bound of estimates is not called
-    /// a root cause (`Accuracy::unsure`).
+    /// its launch read.
     pub judged: bool,
+    /// Whether everything its launch read holds the same bits in both runs
+    /// (so its error is all its own launch's).
+    pub inputs_equal: bool,
     /// The relative error it may carry.
     pub bound: f64,
     /// Checked against a reference run (`--reference`): the accuracy
@@ -84,9 +86,14 @@ impl AlignedPoint {
         }
     }
 
-    /// Whether its bound is made of known errors (or a reference run's).
-    pub fn judged(&self) -> bool {
-        self.judged || self.reference.is_some()
+    /// Whether, past its bound, it is a root cause: its launch read the
+    /// same bits in both runs, so the error is its own (32 samples cannot
+    /// show an error that sits in a few unsampled elements of an input,
+    /// which a matmul then spreads over its output), or a reference run
+    /// judges it. Otherwise a point past its bound is a suspect
+    /// (`Accuracy::unsure`).
+    pub fn accountable(&self) -> bool {
+        self.reference.is_some() || (self.judged && self.inputs_equal)
     }
 }
 
@@ -124,10 +131,14 @@ impl Accuracy {
             PointError::between(points_a[i].samples, points_b[j].samples, dtype)
         };
         let errors: Vec<PointError> = pairs.iter().map(|&(i, j)| error(i, j)).collect();
-        let by_write: FxHashMap<(u32, ArgIndex), (f64, f64)> = pairs
+        let by_write: FxHashMap<(u32, ArgIndex), (f64, f64, bool)> = pairs
             .iter()
             .zip(&errors)
-            .map(|(&(_, j), e)| ((points_b[j].launch, points_b[j].arg), (e.relative, e.rms)))
+            .map(|(&(i, j), e)| {
+                let equal = points_a[i].bitwise_equal(&points_b[j]);
+                let key = (points_b[j].launch, points_b[j].arg);
+                (key, (e.relative, e.rms, equal))
+            })
             .collect();
         let sampled = points_b.iter().map(|p| (p.launch, p.arg)).collect();
         let upstream = upstream::upstream_errors(b, &by_write, &sampled);
@@ -187,7 +198,9 @@ impl Accuracy {
             result.reference = check(i, j);
             aligned.push(result);
         }
-        let first_past = aligned.iter().position(|p| p.judged() && p.past_bound());
+        let first_past = aligned
+            .iter()
+            .position(|p| p.accountable() && p.past_bound());
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
@@ -204,12 +217,13 @@ impl Accuracy {
         self.first_past.is_none() && self.unsampled_results.is_empty() && self.unsure().count() == 0
     }
 
-    /// Aligned points past a bound made of estimates (`AlignedPoint::
-    /// judged` false): neither within their bound nor a root cause.
+    /// Aligned points past their bound that are not root causes
+    /// (`AlignedPoint::accountable` false): suspects, which forbid
+    /// `equivalent`.
     pub fn unsure(&self) -> impl Iterator<Item = &AlignedPoint> {
         self.aligned
             .iter()
-            .filter(|p| !p.judged() && p.past_bound())
+            .filter(|p| !p.accountable() && p.past_bound())
     }
 
     /// The first aligned point past its bound.
@@ -239,6 +253,7 @@ fn aligned_point(
         relative: upstream,
         absolute: upstream_abs,
         known,
+        equal,
     } = upstream;
     let (dtype, _) = coarser(a, b);
     // The scale of its values (root mean square of B's samples).
@@ -260,6 +275,7 @@ fn aligned_point(
         upstream,
         upstream_abs,
         judged: known,
+        inputs_equal: equal,
         bound: (GROWTH * upstream).max(floor(dtype)),
         reference: None,
         bound_abs: (GROWTH * upstream_abs).max(floor(dtype) * scale),

@@ -15,8 +15,23 @@ pub struct Point<'t> {
     pub numel: u64,
     /// Its dtype.
     pub dtype: &'t str,
+    /// Its shape.
+    pub shape: &'t [u64],
+    /// Its exact hash after the launch, if hashed.
+    pub hash: Option<u64>,
     /// Its samples after the launch.
     pub samples: &'t [f64],
+}
+
+impl Point<'_> {
+    /// Whether `other` holds the same bits: the same dtype and shape, and
+    /// the same exact hash.
+    pub fn bitwise_equal(&self, other: &Point<'_>) -> bool {
+        self.hash.is_some()
+            && self.hash == other.hash
+            && self.dtype == other.dtype
+            && self.shape == other.shape
+    }
 }
 
 /// The points of `trace`, in execution order (autotuning left out). The
@@ -40,6 +55,8 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
                 arg: arg as ArgIndex,
                 numel: t.layout.shape.iter().product(),
                 dtype: &t.layout.dtype,
+                shape: &t.layout.shape,
+                hash: t.post,
                 samples,
             });
         }

@@ -22,6 +22,10 @@ pub struct Upstream {
     pub absolute: f64,
     /// Whether every error it took is known (else some are estimates).
     pub known: bool,
+    /// Whether everything it read holds the same bits in both runs, as far
+    /// as the data flow shows (aligned points with equal hashes, graph
+    /// inputs, what no recorded launch wrote).
+    pub equal: bool,
 }
 
 impl Upstream {
@@ -30,6 +34,7 @@ impl Upstream {
         relative: 0.0,
         absolute: 0.0,
         known: true,
+        equal: true,
     };
 
     fn max(self, other: Upstream) -> Upstream {
@@ -37,16 +42,17 @@ impl Upstream {
             relative: self.relative.max(other.relative),
             absolute: self.absolute.max(other.absolute),
             known: self.known && other.known,
+            equal: self.equal && other.equal,
         }
     }
 }
 
 /// For each program launch of `trace` (by index), the largest errors of
-/// what it reads, given the errors `(relative, absolute)` of the aligned
-/// points and the writes with samples.
+/// what it reads, given the errors `(relative, absolute, bitwise equal)`
+/// of the aligned points and the writes with samples.
 pub fn upstream_errors(
     trace: &Trace,
-    aligned: &FxHashMap<(u32, ArgIndex), (f64, f64)>,
+    aligned: &FxHashMap<(u32, ArgIndex), (f64, f64, bool)>,
     sampled: &FxHashSet<(u32, ArgIndex)>,
 ) -> FxHashMap<u32, Upstream> {
     let mut queries: Vec<(u32, ArgIndex)> = Vec::new();
@@ -83,13 +89,15 @@ pub fn upstream_errors(
             if t.written {
                 let key = (launch, arg as ArgIndex);
                 let errors = match aligned.get(&key) {
-                    Some(&(relative, absolute)) => Upstream {
+                    Some(&(relative, absolute, equal)) => Upstream {
                         relative,
                         absolute,
                         known: true,
+                        equal,
                     },
                     None if sampled.contains(&key) => Upstream {
                         known: false,
+                        equal: false,
                         ..start
                     },
                     None => start,

@@ -42,7 +42,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             "↑↓ choose · Enter open B's launch · Esc close",
         ),
         &format!(
-            "  {:<9} {:<9} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! past a bound of estimates)",
+            "  {:<9} {:<9} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! a suspect past it)",
             "A", "B", "B's kernel (argument) / result", "error", "bound", "1e-12 … 1"
         ),
     );

@@ -193,6 +193,18 @@ fn two_programs_numerics_decide_the_exit_status() {
         "{past}"
     );
     assert_eq!(report["root_causes"][0]["kind"], "accuracy");
+    // A whole bf16 autocast step: the results differ, no point is shown
+    // to be a bug, and the summary says so instead of "0 root causes".
+    let step = |side: &str| pair("autocast_bf16_step", side);
+    let o = tritontui(&["diff", &step("a.msgpack"), &step("b.msgpack")]);
+    assert_eq!(o.status.code(), Some(1));
+    let summary = stdout(&o);
+    assert!(
+        summary.contains("their numerics name no root cause")
+            && summary.contains("past their bound, not called root causes")
+            && !summary.contains("0 root causes"),
+        "{summary}"
+    );
 }
 
 /// `--reference R`: the accuracy minifier's rule against a float64 run

@@ -157,6 +157,12 @@ pub fn summary(report: &Report) -> String {
             "equivalent: two programs whose results differ in bits ({} of {}), every aligned point and differing result within what the arithmetic allows (numerics above)",
             report.results.differ, report.results.compared
         ),
+        // Two programs whose numerics name no root cause: the results
+        // differ, and the points past their bound are suspects.
+        _ if roots == 0 && report.accuracy.is_some() => format!(
+            "divergent: two programs whose results differ in bits ({} of {}); their numerics name no root cause (see numerics above)",
+            report.results.differ, report.results.compared
+        ),
         _ => format!(
             "divergent: {} divergence{}, {} root cause{} ({} reaching the results)",
             report.divergence_count,

@@ -466,7 +466,7 @@ impl Report {
             },
             settings: tritontui_engine::settings::differences(&a.header, &b.header),
             compile_differences: tritontui_engine::compile_events::differences(a, b),
-            programs: tritontui_engine::programs::ProgramDifferences::of(a, b),
+            programs: analysis.programs.clone(),
             launches: Counts {
                 a: analysis.launches.0,
                 b: analysis.launches.1,

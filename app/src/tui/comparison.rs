@@ -39,6 +39,9 @@ pub struct Comparison {
     /// What makes the runs two programs, in words (none for one program
     /// run twice): shown in the header after the settings.
     pub programs: Vec<String>,
+    /// Two programs' numerics in words, for the header, when compared:
+    /// whether a point is past its bound (`ACCURACY`), and what they say.
+    pub numerics: Option<(bool, String)>,
 }
 
 /// A pair of launches' captured values compared, or why they were not.
@@ -81,7 +84,7 @@ impl Comparison {
         [
             !self.settings.is_empty(),
             !self.programs.is_empty(),
-            analysis.accuracy.is_some(),
+            self.numerics.is_some(),
             gaps,
             results,
         ]
@@ -128,12 +131,24 @@ impl Comparison {
         let settings = b.as_ref().map_or_else(Vec::new, |b| {
             tritontui_engine::settings::differences(&a.header, &b.header)
         });
-        let programs = b.as_ref().map_or_else(Vec::new, |b| {
-            crate::words::program_lines(&tritontui_engine::programs::ProgramDifferences::of(&a, b))
+        let programs = analysis
+            .as_ref()
+            .map_or_else(Vec::new, |x| crate::words::program_lines(&x.programs));
+        let numerics = b.as_ref().zip(analysis.as_ref()).and_then(|(b, x)| {
+            let accuracy = x.accuracy.as_ref()?;
+            let runs = tritontui_engine::TracePair { a: &a, b };
+            Some(match accuracy.first_past() {
+                Some(point) => (true, crate::words::accuracy::past_bound_words(runs, point)),
+                None => (
+                    false,
+                    crate::words::accuracy::summary_lines(runs, accuracy).join(" · "),
+                ),
+            })
         });
         let mut comparison = Comparison {
             settings,
             programs,
+            numerics,
             row_of_a: vec![u32::MAX; a.launches.len()],
             row_of_b: vec![u32::MAX; b.as_ref().map_or(0, |b| b.launches.len())],
             a,

@@ -280,6 +280,8 @@ pub struct Analysis {
     pub results: ResultComparison,
     /// What each trace did not see (A's, B's).
     pub gaps: Sides<Vec<Gap>>,
+    /// What makes the runs two programs, as far as their traces say.
+    pub programs: ProgramDifferences,
     /// The two programs' numerics compared, when both traces hold samples
     /// and the runs ran different programs.
     pub accuracy: Option<Accuracy>,
@@ -378,7 +380,8 @@ impl Analysis {
             a: crate::gaps::of(a),
             b: crate::gaps::of(b),
         };
-        let accuracy = (options.compare_numerics && ProgramDifferences::of(a, b).any())
+        let programs = ProgramDifferences::of(a, b);
+        let accuracy = (options.compare_numerics && programs.any())
             .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
@@ -406,6 +409,7 @@ impl Analysis {
             launches,
             results,
             gaps,
+            programs,
             accuracy,
             verdict,
         }

@@ -63,26 +63,6 @@ fn rank_spans<'a>(app: &App, comparison: &Comparison) -> Vec<Span<'a>> {
 }
 
 /// Draws the header.
-/// Two programs' numerics compared: the first point past its bound, or
-/// how many points were aligned and within.
-fn numerics_line(
-    app: &App,
-    runs: TracePair<'_>,
-    accuracy: &tritontui_engine::accuracy::Accuracy,
-) -> Line<'static> {
-    let theme = &app.theme;
-    match accuracy.first_past() {
-        Some(point) => Line::from(vec![
-            Span::styled("ACCURACY  ", theme.root()),
-            Span::raw(crate::words::accuracy::past_bound_words(runs, point)),
-        ]),
-        None => Line::from(vec![
-            Span::styled("NUMERICS  ", theme.only()),
-            Span::raw(crate::words::accuracy::summary_lines(runs, accuracy).join(" · ")),
-        ]),
-    }
-}
-
 pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
     let Some(b) = &comparison.b else {
@@ -112,12 +92,16 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         b,
     };
     let verdict_now = comparison.analysis.as_ref().map(|a| a.verdict);
-    if let Some(accuracy) = comparison
-        .analysis
-        .as_ref()
-        .and_then(|a| a.accuracy.as_ref())
-    {
-        lines.push(numerics_line(app, runs, accuracy));
+    if let Some((past, words)) = &comparison.numerics {
+        let (label, style) = if *past {
+            ("ACCURACY  ", theme.root())
+        } else {
+            ("NUMERICS  ", theme.only())
+        };
+        lines.push(Line::from(vec![
+            Span::styled(label, style),
+            Span::raw(words.clone()),
+        ]));
     }
     if let Some(analysis) = &comparison.analysis {
         let unseen = crate::words::unseen_work(&analysis.gaps.a, &analysis.gaps.b);

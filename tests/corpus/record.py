@@ -35,6 +35,8 @@ VARIANTS = {
     "autocast_bf16",
     "autocast_bf16_step",
     "gpu_eager_against_compiled",
+    "gpu_config_after_start",
+    "gpu_planted_rounding",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",
@@ -54,7 +56,7 @@ VARIANTS = {
 
 # Programs that also record a reference run (in float64, eagerly) into
 # ``reference.msgpack``, for ``diff --reference``.
-REFERENCED = {"eager_against_compiled", "planted_rounding"}
+REFERENCED = {"eager_against_compiled", "planted_rounding", "gpu_planted_rounding"}
 
 
 # Programs that record both runs of their pair in one process, in two

@@ -7,6 +7,7 @@ use crate::words::{divergence_words, impact_words, origin_words, result_name, re
 use serde::Serialize;
 use tritontui_engine::Sides;
 use tritontui_engine::TracePair;
+use tritontui_engine::accuracy::fused::{FusedOp, ops_only};
 use tritontui_engine::accuracy::{Accuracy, AlignedPoint};
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
 use tritontui_engine::gaps::{Gap, GapKind};
@@ -107,9 +108,13 @@ pub struct PointReport {
     pub a_kernel: String,
     /// The argument it wrote it through.
     pub a_arg: String,
-    /// The `nn.Module` path that launch ran in, when the trace says (an
-    /// eager op recorded with samples; empty for the outermost module).
+    /// The `nn.Module` path whose op wrote it, when the trace says (an
+    /// eager op recorded with samples, or a compiled kernel whose compile
+    /// was recorded; empty for the outermost module).
     pub a_module: Option<String>,
+    /// Every module whose ops computed it in that launch, in the graph's
+    /// order, `a_module` last: a compiled kernel fuses ops of several.
+    pub a_modules: Vec<String>,
     /// Sequence number of the launch of B.
     pub b_index: u64,
     /// See `a_kernel`.
@@ -118,6 +123,13 @@ pub struct PointReport {
     pub b_arg: String,
     /// See `a_module`.
     pub b_module: Option<String>,
+    /// See `a_modules`.
+    pub b_modules: Vec<String>,
+    /// The aten ops (with their modules) A's kernel computes and B's does
+    /// not, where both kernels' compiles are in their traces.
+    pub a_only_ops: Vec<FusedOp>,
+    /// The ops B's kernel computes and A's does not.
+    pub b_only_ops: Vec<FusedOp>,
     /// The result both runs hold it as, for a differing result.
     pub result: Option<String>,
     /// The coarser of the two runs' dtypes.
@@ -581,21 +593,30 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
     let side = |trace: &Trace, (launch, arg): (u32, ArgIndex)| {
         let l = &trace.launches[launch as usize];
         let kernel = trace.kernel_of(l);
-        let module = trace.module_of(l).map(str::to_owned);
         let arg = kernel.arg_name(usize::from(arg));
-        (l.seq, kernel.name.clone(), arg, module)
+        let modules: Vec<String> = trace
+            .modules_of(launch as usize, &arg)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        (l.seq, kernel.name.clone(), arg, modules)
     };
-    let (a_index, a_kernel, a_arg, a_module) = side(runs.a, p.a);
-    let (b_index, b_kernel, b_arg, b_module) = side(runs.b, p.b);
+    let (a_index, a_kernel, a_arg, a_modules) = side(runs.a, p.a);
+    let (b_index, b_kernel, b_arg, b_modules) = side(runs.b, p.b);
+    let (a_only_ops, b_only_ops) = ops_only(runs, p.a.0 as usize, p.b.0 as usize);
     PointReport {
         a_index,
         a_kernel,
         a_arg,
-        a_module,
+        a_module: a_modules.last().cloned(),
+        a_modules,
         b_index,
         b_kernel,
         b_arg,
-        b_module,
+        b_module: b_modules.last().cloned(),
+        b_modules,
+        a_only_ops,
+        b_only_ops,
         result: p.result.clone(),
         dtype: p.dtype.clone(),
         numel: p.numel,

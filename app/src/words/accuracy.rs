@@ -3,6 +3,7 @@
 //! and its bound, and the first point past it.
 
 use tritontui_engine::TracePair;
+use tritontui_engine::accuracy::fused::{FusedOp, ops_only};
 use tritontui_engine::accuracy::{Accuracy, AlignedPoint, GROWTH, floor};
 use tritontui_trace::{ArgIndex, Trace};
 
@@ -21,20 +22,38 @@ pub fn rule() -> String {
 }
 
 /// One side of a point: `A#12 `aten::gelu` in `layers.1.mlp` (result)`,
-/// the module named where the trace says (an eager op, with samples).
+/// the modules named where the trace says (an eager op's, with samples;
+/// a compiled kernel's, from its compile).
 fn side_words(run: &str, trace: &Trace, (launch, arg): (u32, ArgIndex)) -> String {
     let l = &trace.launches[launch as usize];
     let kernel = trace.kernel_of(l);
-    let module = match trace.module_of(l) {
-        Some("") => " in the outermost module".to_owned(),
-        Some(path) => format!(" in `{path}`"),
-        None => String::new(),
+    let arg = kernel.arg_name(usize::from(arg));
+    let module = module_words(&trace.modules_of(launch as usize, &arg));
+    format!("{run}#{} `{}`{module} ({arg})", l.seq, kernel.name)
+}
+
+/// Where a value was computed, from [`Trace::modules_of`]: ` in `x``, or
+/// ` in `x` (fused with ops of `a`, `b`)` for a kernel that computed it
+/// from ops of several modules; empty where the trace does not say.
+pub fn module_words(paths: &[&str]) -> String {
+    let name = |path: &str| {
+        if path.is_empty() {
+            "the outermost module".to_owned()
+        } else {
+            format!("`{path}`")
+        }
     };
+    let Some((last, others)) = paths.split_last() else {
+        return String::new();
+    };
+    if others.is_empty() {
+        return format!(" in {}", name(last));
+    }
+    let others: Vec<String> = others.iter().map(|p| name(p)).collect();
     format!(
-        "{run}#{} `{}`{module} ({})",
-        l.seq,
-        kernel.name,
-        kernel.arg_name(usize::from(arg))
+        " in {} (fused with ops of {})",
+        name(last),
+        others.join(", ")
     )
 }
 
@@ -98,14 +117,48 @@ pub fn bound_words(p: &AlignedPoint) -> String {
 }
 
 /// The sentence of the first point past its bound: the root cause of
-/// kind `accuracy`.
+/// kind `accuracy`, with the ops one run's kernel computes and the
+/// other's does not, where both kernels' compiles say.
 pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
+    let (only_a, only_b) = ops_only(runs, p.a.0 as usize, p.b.0 as usize);
+    let mut ops = String::new();
+    for (run, only) in [("A", &only_a), ("B", &only_b)] {
+        if !only.is_empty() {
+            ops.push_str(&format!(
+                "; only {run}'s kernel computes {}",
+                fused_ops_words(only)
+            ));
+        }
+    }
+    if !p.judged {
+        ops.push_str(
+            "; what B's launch read includes a buffer only B materializes, made from inputs equal in both runs: the error arose in this launch or in the one that made it",
+        );
+    }
     format!(
-        "{}: {}, past its {} (estimated from the samples both runs took); every aligned point before it whose bound is known is within it",
+        "{}: {}, past its {} (estimated from the samples both runs took){ops}; every aligned point before it whose bound is known is within it",
         point_words(runs, p),
         error_words(p),
         bound_words(p)
     )
+}
+
+/// `` `aten.mul`, `aten.round` in `1`; `aten.add` in the outermost module ``:
+/// ops grouped by their module, in order.
+fn fused_ops_words(ops: &[FusedOp]) -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for op in ops {
+        let name = format!("`{}`", op.op);
+        match groups.last_mut() {
+            Some((module, names)) if *module == op.module => names.push(name),
+            _ => groups.push((&op.module, vec![name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(module, names)| format!("{}{}", names.join(", "), module_words(&[module])))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The summary's lines on the numerics: how many points were aligned,

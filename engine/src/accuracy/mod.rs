@@ -17,6 +17,7 @@
 //! the absolute error of a small input) is taken for a bug.
 
 pub mod error;
+pub mod fused;
 pub mod matching;
 pub mod points;
 pub mod reference;
@@ -63,8 +64,10 @@ pub struct AlignedPoint {
     /// tensor only run B materializes, whose error is estimated from what
     /// its launch read.
     pub judged: bool,
-    /// Whether everything its launch read holds the same bits in both runs
-    /// (so its error is all its own launch's).
+    /// Whether everything its launch read holds the same bits in both runs,
+    /// or is a buffer only run B materializes made from such (so its error
+    /// arose in its launch, or in the launches of run B alone that made
+    /// what it read).
     pub inputs_equal: bool,
     /// The relative error it may carry.
     pub bound: f64,
@@ -87,13 +90,15 @@ impl AlignedPoint {
     }
 
     /// Whether, past its bound, it is a root cause: its launch read the
-    /// same bits in both runs, so the error is its own (32 samples cannot
-    /// show an error that sits in a few unsampled elements of an input,
-    /// which a matmul then spreads over its output), or a reference run
+    /// same bits in both runs, or buffers only run B materializes that
+    /// were made from such (then the error arose in it or in them), so
+    /// the error is not carried in from an input whose difference 32
+    /// samples cannot show (one that sits in a few unsampled elements,
+    /// which a matmul then spreads over its output); or a reference run
     /// judges it. Otherwise a point past its bound is a suspect
     /// (`Accuracy::unsure`).
     pub fn accountable(&self) -> bool {
-        self.reference.is_some() || (self.judged && self.inputs_equal)
+        self.reference.is_some() || self.inputs_equal
     }
 }
 

@@ -4,7 +4,8 @@
 //! error, known. A floating tensor with samples that no point of run A
 //! matches (a buffer only run B materializes, or one the alignment left
 //! out) carries the error its launch started from, as an estimate: its
-//! launch may have added more. Anything else a launch writes (integers,
+//! launch may have added more; it holds equal bits as far as the data
+//! flow shows when its launch read equal bits. Anything else a launch writes (integers,
 //! tensors without samples) carries what its launch started from, known
 //! as that was; a graph input, or bytes no recorded launch wrote, none.
 
@@ -24,7 +25,9 @@ pub struct Upstream {
     pub known: bool,
     /// Whether everything it read holds the same bits in both runs, as far
     /// as the data flow shows (aligned points with equal hashes, graph
-    /// inputs, what no recorded launch wrote).
+    /// inputs, what no recorded launch wrote), or was made by run B alone
+    /// from such (a buffer only B materializes, whose launch read them):
+    /// then any error it holds arose from equal inputs.
     pub equal: bool,
 }
 
@@ -97,7 +100,6 @@ pub fn upstream_errors(
                     },
                     None if sampled.contains(&key) => Upstream {
                         known: false,
-                        equal: false,
                         ..start
                     },
                     None => start,

@@ -15,6 +15,10 @@ from typing import Any
 import torch
 
 _CALL_IMPL = torch.nn.Module._call_impl.__code__
+# The code of the recorder's wrappers around a compiled graph's call: an op
+# below one runs inside compiled code (an extern kernel), whose module the
+# kernel's compile names, not the frames (which show the compiled root's).
+COMPILED_CALLS: set[Any] = set()
 # Each parent's children by identity, named, computed once per parent
 # (a model's structure is fixed while it trains; a new child is looked up
 # again).
@@ -23,12 +27,14 @@ _CHILDREN: dict[int, dict[int, str]] = {}
 
 def module_path() -> str | None:
     """The path of the innermost module whose call is running, from the
-    outermost one; None outside any module."""
+    outermost one; None outside any module, and inside a compiled graph."""
     chain: list[Any] = []
     # Called from the native hook, possibly on a thread with no Python
     # frame above this one (the autograd engine's device threads).
     frame = sys._getframe(0).f_back
     while frame is not None:
+        if frame.f_code in COMPILED_CALLS:
+            return None
         if frame.f_code is _CALL_IMPL:
             module = frame.f_locals.get("self")
             if isinstance(module, torch.nn.Module):

@@ -151,6 +151,9 @@ class Session:
         # Graphs whose launches no hook sees (compiled with cpp_wrapper),
         # each told to the user and the trace once.
         self.unrecorded_graphs: set[str] = set()
+        # Graphs whose kernels' call sites are in the trace (written at
+        # each one's first call).
+        self.sited_graphs: set[str] = set()
         # Whether a launch whose arguments could not be described was
         # told to the user (once; the trace has a gap record for each).
         self.said_unrecorded_launch = False

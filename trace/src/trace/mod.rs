@@ -3,6 +3,9 @@
 //! from the records (`load`).
 
 mod load;
+mod sites;
+
+pub use sites::KERNEL_SITE;
 
 use crate::format::{
     Access, ArgDef, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, Header,
@@ -466,15 +469,6 @@ impl Trace {
             .get(at + 1)
             .map_or(self.sample_values.len(), |(_, next)| *next as usize);
         self.sample_values.get(start..end)
-    }
-
-    /// The `nn.Module` path launch `launch` ran in (`layers.1.mlp`; empty
-    /// for the outermost module), when recorded (1.18).
-    pub fn module_of(&self, launch: &Launch) -> Option<&str> {
-        launch
-            .module
-            .and_then(|at| self.modules.get(at as usize))
-            .map(String::as_str)
     }
 
     /// Whether the trace was recorded with samples (1.18, `samples`).

@@ -10,9 +10,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use tritontui_engine::accuracy::AlignedPoint;
+use tritontui_trace::{ArgIndex, Trace};
 
 /// Characters of the error bar: 1e-12 to 1, two a decade.
 const BAR: usize = 24;
+/// Characters of the module column.
+const MODULE: usize = 16;
 
 /// Draws the overlay.
 pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
@@ -36,14 +39,14 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         app,
         frame,
         area,
-        (150, rows.min(points.len()) as u16 + 3),
+        (167, rows.min(points.len()) as u16 + 3),
         (
             "numerics: aligned points",
             "↑↓ choose · Enter open B's launch · Esc close",
         ),
         &format!(
-            "  {:<9} {:<9} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! a suspect past it)",
-            "A", "B", "B's kernel (argument) / result", "error", "bound", "1e-12 … 1"
+            "  {:<9} {:<9} {:<MODULE$} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! a suspect past it)",
+            "A", "B", "module", "B's kernel (argument) / result", "error", "bound", "1e-12 … 1"
         ),
     );
     let width = inner.width as usize;
@@ -58,16 +61,17 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         } else {
             ' '
         };
-        let seq = |trace: &tritontui_trace::Trace, launch: u32| trace.launches[launch as usize].seq;
+        let seq = |trace: &Trace, launch: u32| trace.launches[launch as usize].seq;
         let kernel = b.kernel_of(&b.launches[p.b.0 as usize]);
         let what = match &p.result {
             Some(name) => format!("result {name}"),
             None => format!("{} ({})", kernel.name, kernel.arg_name(usize::from(p.b.1))),
         };
         let text = format!(
-            "{mark} A#{:<7} B#{:<7} {:<44} {:>8.1e} {:>8.1e}  {}",
+            "{mark} A#{:<7} B#{:<7} {:<MODULE$} {:<44} {:>8.1e} {:>8.1e}  {}",
             seq(&comparison.a, p.a.0),
             seq(b, p.b.0),
+            fit(&module_of(&comparison.a, b, p), MODULE),
             fit(&what, 44),
             p.error.relative,
             p.bound,
@@ -83,6 +87,24 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
         lines.push(Line::from(Span::styled(fit(&text, width), style)));
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The module whose op wrote a point (A's where its trace says, else
+/// B's): `(outermost)` for the root, empty where neither says.
+fn module_of(a: &Trace, b: &Trace, p: &AlignedPoint) -> String {
+    let writer = |trace: &Trace, (launch, arg): (u32, ArgIndex)| {
+        let kernel = trace.kernel_of(&trace.launches[launch as usize]);
+        let name = kernel.arg_name(usize::from(arg));
+        trace
+            .modules_of(launch as usize, &name)
+            .last()
+            .map(|m| (*m).to_owned())
+    };
+    match writer(a, p.a).or_else(|| writer(b, p.b)) {
+        Some(m) if m.is_empty() => "(outermost)".to_owned(),
+        Some(m) => m,
+        None => String::new(),
+    }
 }
 
 /// The error as a bar on a log scale from 1e-12 to 1, the bound's place

@@ -1,6 +1,6 @@
 """The hooks into torch, one module each, installed and removed together.
 
-The C++, C++-wrapper, user-Triton, graph-input, AOTInductor, compile-event,
+The C++, C++-wrapper, user-Triton, graph-input, kernel-site, AOTInductor, compile-event,
 autotuning, wrapper-allocation and host-read hooks record into the
 active session (``tritontui._active``), looked up when
 they fire, so one left behind by a session that ended records nothing.
@@ -31,6 +31,7 @@ from . import (
     foreign_work,
     graph_inputs,
     host_reads,
+    kernel_sites,
     point_to_point,
     process_groups,
     triton,
@@ -51,6 +52,7 @@ def install(session: Any) -> None:
     cpp.install()
     cpp_wrapper.install(session)
     graph_inputs.install()
+    kernel_sites.install()
     aot_inductor.install()
     compile_events.install()
     autotuning.install()
@@ -80,6 +82,7 @@ def uninstall() -> None:
     cpp.uninstall()
     cpp_wrapper.uninstall()
     graph_inputs.uninstall()
+    kernel_sites.uninstall()
     aot_inductor.uninstall()
     compile_events.uninstall()
     autotuning.uninstall()

@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from .. import _active, _settings
+from . import kernel_sites
 
 _HANDLER: logging.Handler | None = None
 # A compilation's guard tree is kept up to this many characters (one
@@ -36,6 +37,8 @@ class _CompileEvents(logging.Handler):
             event = _event(getattr(record, "metadata", None), getattr(record, "payload", None))
             if event is not None:
                 kind, info = event
+                if kind == "fx_graph_cache":
+                    kernel_sites.named(info["key"], info["state"])
                 session.file.compile(kind, info.pop("name", ""), info)
         except Exception as e:
             session.fail(e)

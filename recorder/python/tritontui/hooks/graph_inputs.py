@@ -19,8 +19,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .. import _active
-from . import cpp_wrapper, cuda_graphs, extern_kernels
+from .. import _active, _modules
+from . import cpp_wrapper, cuda_graphs, extern_kernels, kernel_sites
 
 _ORIGINAL: Any = None
 _UNPACK = re.compile(r"def call\((?:self, )?args\):\s*\n\s*([\w, ]+?)\s*=\s*args\b")
@@ -92,6 +92,7 @@ def install() -> None:
                 in_cpp, graph = known.in_cpp, known.name
                 if in_cpp and not known.sites and graph not in session.unrecorded_graphs:
                     say_unrecorded(session, graph, "cpp_wrapper")
+                kernel_sites.record(session, graph)
                 session.sample_settings()
                 # A C++ wrapper's copies and zeroing are not recorded: its
                 # launches take their hashes before afresh.
@@ -119,6 +120,7 @@ def install() -> None:
                     session.fail(e)
 
     CompiledFxGraph.__call__ = call
+    _modules.COMPILED_CALLS.add(call.__code__)
 
 
 def uninstall() -> None:

@@ -1,0 +1,70 @@
+"""Where in the program's modules each compiled kernel computes: the
+``kernel_site`` records taken from Inductor's code generation, kept for
+a later process whose compile is a cache hit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import diff, dump, launches
+from tritontui.hooks.kernel_sites import normalize
+
+
+def sites(trace: Path) -> list[dict]:
+    return [
+        {"kernel": r["name"], **{k: v for k, v in r["info"].items() if k != "graph"}}
+        for r in dump(trace)
+        if r["type"] == "compile" and r["event"] == "kernel_site"
+    ]
+
+
+def test_dynamo_s_module_names_become_the_eager_paths() -> None:
+    assert normalize("L['self'].layers[0]._modules['mlp']") == "layers.0.mlp"
+    assert normalize("L['fn'].1.norm") == "1.norm"
+    assert normalize("G['model'].blocks.2") == "blocks.2"
+    assert normalize("L['self']") == ""
+
+
+def test_each_kernel_names_its_modules_and_ops_on_a_compile_and_on_a_cache_hit(
+    run_program, tmp_path: Path
+) -> None:
+    run_program("module_sites.py", "first.msgpack", "planted")
+    run_program("module_sites.py", "again.msgpack", "planted")
+    first, again = sites(tmp_path / "first.msgpack"), sites(tmp_path / "again.msgpack")
+    caches = {
+        r["info"]["state"]
+        for r in dump(tmp_path / "again.msgpack")
+        if r["type"] == "compile" and r["event"] == "fx_graph_cache"
+    }
+    assert caches <= {"hit"}, caches  # the second process generated no code
+    assert first and again == first, (first, again)
+    rounding = [s for s in first if "round" in s["kernel"] and "1=aten.round" in s["ops"]]
+    assert rounding, first
+    # The backward's ops are named by the forward module they differentiate.
+    sums = {op for s in first for op in s["ops"].split(";") if op.endswith("=aten.sum")}
+    assert {"0.fc=aten.sum", "1.fc=aten.sum"} <= sums, first
+    # An op traced outside any known module is not given one.
+    assert all(not op.startswith("=") for s in first for op in s["ops"].split(";")), first
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_diff_names_the_ops_only_one_program_s_kernel_computes(
+    run_program, tmp_path: Path, device: str
+) -> None:
+    env = {"TRITONTUI_SAMPLES": "1", "MODULE_SITES_DEVICE": device}
+    run_program("module_sites.py", "a.msgpack", env=env)
+    run_program("module_sites.py", "b.msgpack", "planted", env=env)
+    # An extern kernel inside the compiled graph is not given the compiled
+    # root's module by the frames (its compile would have to name it).
+    externs = [r for r in launches(tmp_path / "a.msgpack") if r["kernel"].startswith("aten::addmm")]
+    assert externs and all(r.get("module") is None for r in externs), externs
+    code, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert code == 1, report
+    first = report["first_divergence"]
+    assert first["kind"] == "accuracy", first
+    # The planted ops, in module 1 (the backward it needs may be fused too).
+    assert "only B's kernel computes `aten.mul`, `aten.round`, `aten.div`" in first["detail"]
+    past = report["accuracy"]["first_past_bound"]
+    assert {"module": "1", "op": "aten.round"} in past["b_only_ops"], past
+    assert "1" in past["b_modules"], past

@@ -1,0 +1,186 @@
+//! Where in the program's `nn.Module`s a launch computed what it wrote:
+//! an eager op's own module (the launch's `m`, 1.18), or the modules of
+//! the ops a compiled kernel fused into an output argument, from the
+//! `kernel_site` compile records the recorder takes from Inductor's code
+//! generation (1.19): one record per call site of a graph's wrapper, in the
+//! order the wrapper launches them, with the aten ops each computes.
+
+use super::{Launch, Trace};
+use crate::format::{CompileRecord, Scalar};
+
+/// The compile event naming one call site of a generated kernel.
+pub const KERNEL_SITE: &str = "kernel_site";
+/// Joins the module paths in a `kernel_site` record (a path has none).
+const SEPARATOR: char = ';';
+
+impl Trace {
+    /// The `nn.Module` path launch `launch` ran in (`layers.1.mlp`; empty
+    /// for the outermost module), when recorded (1.18).
+    pub fn module_of(&self, launch: &Launch) -> Option<&str> {
+        launch
+            .module
+            .and_then(|at| self.modules.get(at as usize))
+            .map(String::as_str)
+    }
+
+    /// The module paths argument `arg` of launch `index` was computed in,
+    /// the one whose op wrote it last at the end: an eager op's module, or
+    /// the modules of the ops a compiled kernel fused into that argument
+    /// (into the whole kernel where the argument's own are not known).
+    /// Empty where the trace does not say.
+    pub fn modules_of(&self, index: usize, arg: &str) -> Vec<&str> {
+        let launch = &self.launches[index];
+        if let Some(module) = self.module_of(launch) {
+            return vec![module];
+        }
+        let Some(site) = self.site_of(index) else {
+            return Vec::new();
+        };
+        let text = |key: &str| match site.info.get(key) {
+            Some(Scalar::Str(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        text(&format!("arg.{arg}"))
+            .or_else(|| text("modules").filter(|s| !s.is_empty()))
+            .map_or_else(Vec::new, |paths| paths.split(SEPARATOR).collect())
+    }
+
+    /// The aten ops a compiled kernel's launch computes, each with the
+    /// module it was traced in (`("layers.1", "aten.gelu")`), in the
+    /// graph's order, from its compile; empty for an eager op, or where
+    /// the trace does not say.
+    pub fn fused_ops(&self, index: usize) -> Vec<(&str, &str)> {
+        let Some(Scalar::Str(ops)) = self.site_of(index).and_then(|s| s.info.get("ops")) else {
+            return Vec::new();
+        };
+        ops.split(SEPARATOR)
+            .filter_map(|pair| pair.split_once('='))
+            .collect()
+    }
+
+    /// The `kernel_site` record of launch `index`: its graph is that of the
+    /// last graph call before it, and it is that graph's n-th call site of
+    /// its kernel when n launches of that kernel came since the call.
+    fn site_of(&self, index: usize) -> Option<&CompileRecord> {
+        let launch = &self.launches[index];
+        let called = self.calls.partition_point(|c| c.before <= launch.seq);
+        let call = &self.calls[called.checked_sub(1)?];
+        let first = self.launches.partition_point(|l| l.seq < call.before);
+        let earlier = self.launches[first..index]
+            .iter()
+            .filter(|l| l.kernel == launch.kernel && !l.autotune)
+            .count();
+        let name = &self.kernels[launch.kernel as usize].name;
+        self.compiles
+            .iter()
+            .filter(|c| {
+                c.event == KERNEL_SITE
+                    && c.name == *name
+                    && matches!(c.info.get("graph"), Some(Scalar::Str(g)) if **g == *call.graph)
+            })
+            .nth(earlier)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::TraceWriter;
+    use crate::format::{
+        ArgValue, CallRecord, CompileRecord, GraphDef, Header, KernelDef, LaunchRecord, Record,
+        Scalar,
+    };
+    use crate::trace::Trace;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    fn site(kernel: &str, graph: &str, modules: &str, args: &[(&str, &str)]) -> Record {
+        let mut info = BTreeMap::new();
+        info.insert("graph".to_owned(), Scalar::Str(graph.into()));
+        info.insert("modules".to_owned(), Scalar::Str(modules.into()));
+        let ops = modules.split(';').map(|m| format!("{m}=aten.add"));
+        info.insert(
+            "ops".to_owned(),
+            Scalar::Str(ops.collect::<Vec<_>>().join(";")),
+        );
+        for (arg, paths) in args {
+            info.insert(format!("arg.{arg}"), Scalar::Str((*paths).into()));
+        }
+        Record::Compile(CompileRecord {
+            event: super::KERNEL_SITE.into(),
+            name: kernel.into(),
+            pid: 1,
+            ts: 0,
+            dur_ns: 0,
+            info,
+        })
+    }
+
+    /// Graph `g` called before launch 0: its kernel `k` launched twice
+    /// (two call sites, in blocks 0 and 1), then an eager op.
+    fn trace() -> Trace {
+        let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
+        let kernel = |id: u64, name: &str| {
+            Record::Kernel(KernelDef {
+                id,
+                name: name.into(),
+                backend: "cpp".into(),
+                args: vec![],
+                source: None,
+                meta: BTreeMap::new(),
+                config: BTreeMap::new(),
+            })
+        };
+        let launch = |seq: u64, kernel: u64| {
+            Record::Launch(LaunchRecord {
+                seq,
+                kernel,
+                grid: vec![],
+                stream: 0,
+                device: -1,
+                thread: 0,
+                ts: 0,
+                autotune: false,
+                args: vec![],
+                captured: None,
+                module: None,
+            })
+        };
+        for record in [
+            kernel(1, "cpp_fused_0"),
+            site("cpp_fused_0", "g", "0;0.norm", &[("out_ptr0", "0.norm")]),
+            site("cpp_fused_0", "g", "0;1.norm", &[("out_ptr0", ";1.norm")]),
+            site("cpp_fused_0", "other", "2", &[]),
+            Record::Graph(GraphDef {
+                id: 7,
+                key: "g".into(),
+                inputs: vec![],
+            }),
+            Record::Call(CallRecord {
+                graph: 7,
+                before: 0,
+                device: -1,
+                first: 0,
+                args: vec![ArgValue::Scalar(Scalar::Int(1))],
+            }),
+            launch(0, 1),
+            launch(1, 1),
+        ] {
+            w.write(&record).expect("write");
+        }
+        let bytes = w.finish(0, "done").expect("finish");
+        Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+    }
+
+    #[test]
+    fn each_launch_of_a_kernel_takes_its_own_call_site() {
+        let t = trace();
+        assert_eq!(t.modules_of(0, "out_ptr0"), vec!["0.norm"]);
+        assert_eq!(t.modules_of(1, "out_ptr0"), vec!["", "1.norm"]);
+        // An argument without its own falls back to the kernel's.
+        assert_eq!(t.modules_of(1, "out_ptr1"), vec!["0", "1.norm"]);
+        assert_eq!(
+            t.fused_ops(1),
+            vec![("0", "aten.add"), ("1.norm", "aten.add")]
+        );
+    }
+}

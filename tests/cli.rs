@@ -537,6 +537,13 @@ fn the_html_report_shows_differing_settings_and_compilations_first() {
         planted.contains("<h2>Numerics</h2>") && planted.contains("fill=\"#c0392b\""),
         "a point past its bound is drawn red: {planted}"
     );
+    // The error by layer: the planted block's layer norm after it has the
+    // points past their bound, the blocks before it none.
+    assert!(
+        planted.contains("<tr><td><code>0.norm</code></td><td>6</td>")
+            && planted.contains("<td><code>2.norm</code></td><td>11</td><td>3.5e-3</td><td>5</td>"),
+        "{planted}"
+    );
     // A pair of runs that differ in none has none of these sections.
     let plain = corpus_page("absorbed_atomics");
     assert!(

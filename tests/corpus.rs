@@ -223,3 +223,45 @@ fn every_pair_gets_its_expected_verdict() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// Against the float64 run of its program (`reference.msgpack`, `diff
+/// --reference`), a pair of two programs is judged by the accuracy
+/// minifier's rule point by point: `equivalent` exactly where the results
+/// of that float64 run say run B stays within the rule, else an
+/// `accuracy` root cause.
+#[test]
+fn every_pair_with_a_reference_is_judged_as_its_float64_run_says() {
+    let mut judged = 0;
+    let mut failures = Vec::new();
+    for dir in pairs() {
+        let Ok(reference) = Trace::open(&dir.join("reference.msgpack")) else {
+            continue;
+        };
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let expected = read_json(&dir.join("expected.json"));
+        let within = within_same_rule(&read_json(&dir.join("fingerprints.json")), &expected);
+        let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
+        let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");
+        let analysis = Analysis::run_against(&a, &b, Some(&reference), Options::default());
+        let report = Report::new(&a, &b, &analysis, usize::MAX);
+        let first = report.first_divergence.as_ref().map(|d| d.kind);
+        let agrees = match within {
+            Some(true) => report.verdict == Verdict::Equivalent,
+            _ => first == Some(tritontui_engine::Kind::Accuracy),
+        };
+        if !agrees {
+            failures.push(format!(
+                "{name}: against its reference, {} (first divergence {first:?}), but the float64 run says {}",
+                report.verdict.as_str(),
+                if within == Some(true) { "within" } else { "past" }
+            ));
+        }
+        judged += 1;
+    }
+    assert!(judged >= 4, "{judged} pairs have a reference");
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}

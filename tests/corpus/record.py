@@ -37,6 +37,8 @@ VARIANTS = {
     "gpu_eager_against_compiled",
     "gpu_config_after_start",
     "gpu_planted_rounding",
+    "gpt_eager_against_compiled",
+    "gpu_gpt_eager_against_compiled",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",
@@ -56,7 +58,13 @@ VARIANTS = {
 
 # Programs that also record a reference run (in float64, eagerly) into
 # ``reference.msgpack``, for ``diff --reference``.
-REFERENCED = {"eager_against_compiled", "planted_rounding", "gpu_planted_rounding"}
+REFERENCED = {
+    "eager_against_compiled",
+    "planted_rounding",
+    "gpu_planted_rounding",
+    "gpt_eager_against_compiled",
+    "gpu_gpt_eager_against_compiled",
+}
 
 
 # Programs that record both runs of their pair in one process, in two

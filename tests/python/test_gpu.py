@@ -9,6 +9,7 @@ import random
 import re
 import shutil
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -572,3 +573,31 @@ def test_input_hashes_beside_a_call_read_what_the_call_was_given(
     inputs = [h for h in beside if h[0] == "input"]
     assert len(inputs) >= 20 and all(h[3] is not None for h in inputs), inputs
     assert diff(tmp_path / "beside.msgpack", tmp_path / "before.msgpack")[0] == 0
+
+
+def test_a_user_triton_kernel_called_from_a_compiled_function_is_rerun_alone(
+    run_program, tmp_path: Path
+) -> None:
+    # Its float atomic adds sum 100,000 values into 64 bins in whatever
+    # order the blocks run: rerun alone, it gives other bits.
+    run_program("user_triton_compiled.py", "t.msgpack")
+    captured = [r for r in dump(tmp_path / "t.msgpack") if r["type"] == "capture"]
+    kernels = {r["seq"]: r["kernel"] for r in launches(tmp_path / "t.msgpack")}
+    seqs = [r["seq"] for r in captured if "scatter_add" in kernels.get(r["seq"], "")]
+    assert seqs, (captured, kernels)
+    folder = tmp_path / "repro"
+    made = subprocess.run(
+        [binary(), "repro", "t.msgpack", "--launch", str(seqs[0]), "-o", str(folder)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    alone = subprocess.run(
+        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert "the kernel alone is nondeterministic" in alone.stdout, alone.stdout

@@ -64,7 +64,9 @@ def test_diff_names_the_ops_only_one_program_s_kernel_computes(
     first = report["first_divergence"]
     assert first["kind"] == "accuracy", first
     # The planted ops, in module 1 (the backward it needs may be fused too).
-    assert "only B's kernel computes `aten.mul`, `aten.round`, `aten.div`" in first["detail"]
+    # (On a GPU Inductor also moves block 1's Linear bias into that kernel.)
+    assert "only B's kernel computes" in first["detail"], first
+    assert "`aten.mul`, `aten.round`, `aten.div`" in first["detail"], first
     past = report["accuracy"]["first_past_bound"]
     assert {"module": "1", "op": "aten.round"} in past["b_only_ops"], past
     assert "1" in past["b_modules"], past

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-from conftest import diff, dump, launches
+from conftest import binary, diff, dump, launches, run_ok
 
 
 def test_a_model_recorded_twice_is_identical(run_program, tmp_path: Path) -> None:
@@ -140,6 +143,26 @@ def test_user_triton_kernels_launched_eagerly_are_recorded(run_program, tmp_path
     kernel = next(r for r in records if r["type"] == "kernel")
     assert kernel["config"] == {"ALPHA": 2.0, "BLOCK": 256}
     assert kernel["source"].endswith("user_triton.py")
+
+
+def test_a_user_triton_kernel_is_reproduced_alone(run_program, tmp_path: Path) -> None:
+    # Captured by name, rebuilt from its recorded function, grid and
+    # constants, and run alone (through Triton's interpreter, as recorded).
+    run_program("user_triton.py", "t.msgpack", env={"TRITONTUI_CAPTURE": "scale_add"})
+    seq = next(r["seq"] for r in launches(tmp_path / "t.msgpack") if r["kernel"] == "scale_add")
+    folder = tmp_path / "repro"
+    command = [binary(), "repro", "t.msgpack", "--launch", str(seq), "-o", str(folder)]
+    run_ok(command, tmp_path, dict(os.environ))
+    script = [sys.executable, str(folder / "repro.py"), "--runs", "3"]
+    alone = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert "out_ptr: 1 distinct result; against run A: the same bits" in alone.stdout, alone.stdout
+    # A kernel that cannot be built here is a refusal (exit 2), never taken
+    # for nondeterminism (exit 1).
+    (folder / "kernel.py").write_text("def scale_add(x):\n    return undefined_name\n")
+    broken = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert broken.returncode == 2, broken.stdout + broken.stderr
+    assert "scale_add" in broken.stderr, broken.stderr
 
 
 def test_inductor_s_probe_of_a_dtype_s_size_is_not_the_program_s_work(

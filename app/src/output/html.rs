@@ -211,13 +211,14 @@ fn numerics(page: &mut String, accuracy: &super::report::AccuracyReport) {
         let colour = if p.past_bound { "#c0392b" } else { "#2980b9" };
         let _ = writeln!(
             page,
-            "<rect x=\"{:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>A#{} / B#{} {}: {:.1e} (bound {:.1e})</title></rect>",
+            "<rect x=\"{:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"><title>A#{} / B#{} {}{}: {:.1e} (bound {:.1e})</title></rect>",
             i as f64 * step,
             step - 0.5,
             height - top,
             p.a_index,
             p.b_index,
             escape(&p.b_kernel),
+            module_of(p).map_or(String::new(), |m| format!(" in {}", escape(m))),
             p.relative_error,
             p.bound
         );
@@ -232,6 +233,51 @@ fn numerics(page: &mut String, accuracy: &super::report::AccuracyReport) {
         "<polyline points=\"{}\" fill=\"none\" stroke=\"#333\" stroke-width=\"1\"/></svg>",
         bound.join(" ")
     );
+    by_module(page, points);
+}
+
+/// The module whose op wrote a point: run A's where its trace says, else
+/// run B's (`(outermost)` for the root).
+fn module_of(p: &super::report::PointReport) -> Option<&str> {
+    let module = p.a_module.as_deref().or(p.b_module.as_deref())?;
+    Some(if module.is_empty() {
+        "(outermost)"
+    } else {
+        module
+    })
+}
+
+/// The error by layer: for each module (in the order the points first
+/// reach it), its points, their largest relative error, and how many are
+/// past their bound (relative and absolute).
+fn by_module(page: &mut String, points: &[super::report::PointReport]) {
+    let mut rows: Vec<(&str, usize, f64, usize)> = Vec::new();
+    for p in points {
+        let Some(module) = module_of(p) else { continue };
+        let past = usize::from(p.past_bound);
+        match rows.iter_mut().find(|(m, ..)| *m == module) {
+            Some((_, count, largest, pasts)) => {
+                *count += 1;
+                *pasts += past;
+                *largest = largest.max(p.relative_error);
+            }
+            None => rows.push((module, 1, p.relative_error, past)),
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    page.push_str(
+        "<table><tr><th>module</th><th>points</th><th>largest relative error</th><th>past their bound</th></tr>\n",
+    );
+    for (module, count, largest, past) in rows {
+        let _ = writeln!(
+            page,
+            "<tr><td><code>{}</code></td><td>{count}</td><td>{largest:.1e}</td><td>{past}</td></tr>",
+            escape(module),
+        );
+    }
+    page.push_str("</table>\n");
 }
 
 fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, with_args: bool) {

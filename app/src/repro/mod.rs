@@ -6,7 +6,9 @@
 //! versions it was recorded with), `DIR/values.safetensors` (its capture),
 //! `DIR/b.safetensors` (run B's, when given) and the kernel's source:
 //! `DIR/kernel.cpp` for a C++ kernel, `DIR/kernel.py` (the module Inductor
-//! generated) for a Triton kernel, run with its recorded config.
+//! generated) for a Triton kernel, run with its recorded config, or (the
+//! jitted function as the user wrote it) for a user-written Triton kernel,
+//! run on its recorded grid with its recorded constants.
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -36,9 +38,9 @@ pub fn write(
         .find(|l| l.seq == seq)
         .with_context(|| format!("{}: no launch {seq}", path.display()))?;
     let kernel = trace.kernel_of(launch);
-    if !["cpp", "aten", "triton"].contains(&kernel.backend.as_str()) {
+    if !["cpp", "aten", "triton", "user-triton"].contains(&kernel.backend.as_str()) {
         bail!(
-            "{}: launch {seq} is a {} kernel; repro builds Inductor's Triton and C++ kernels and aten ops",
+            "{}: launch {seq} is a {} kernel; repro builds Inductor's Triton and C++ kernels, user-written Triton kernels and aten ops",
             path.display(),
             kernel.backend
         );
@@ -68,14 +70,20 @@ pub fn write(
         let (name, ty) = def.map_or((format!("arg{i}"), String::new()), |d| {
             (d.name.clone(), d.ty.clone())
         });
-        let access = def.map_or("in", |d| d.access.as_str());
+        let declared = def.map_or("in", |d| d.access.as_str());
         args.push(match arg {
+            // A user-written kernel declares no outputs: what it wrote is
+            // what this launch changed.
+            ArgRef::Tensor(t) if kernel.backend == "user-triton" && t.written => json!({
+                "name": name, "type": ty, "access": "inout",
+                "dtype": t.layout.dtype, "shape": t.layout.shape, "stride": t.layout.stride,
+            }),
             ArgRef::Tensor(t) => json!({
-                "name": name, "type": ty, "access": access,
+                "name": name, "type": ty, "access": declared,
                 "dtype": t.layout.dtype, "shape": t.layout.shape, "stride": t.layout.stride,
             }),
             ArgRef::Scalar(value) => json!({
-                "name": name, "type": ty, "access": access, "value": scalar(value, path, &name)?,
+                "name": name, "type": ty, "access": declared, "value": scalar(value, path, &name)?,
             }),
         });
     }
@@ -125,8 +133,17 @@ pub fn write(
             .with_context(|| format!("{}: launch {b_seq} was not captured", b_path.display()))?;
         copy(&folder(b_path).join(&b_capture.file), "b.safetensors")?;
     }
+    // A user's Triton kernel called from compiled code runs, as Inductor's
+    // own do, through the autotuner of the module Inductor generated
+    // (`inductor`); one launched eagerly through its jitted function (`jit`).
+    let launcher = match kernel.backend.as_str() {
+        "triton" => "inductor",
+        "user-triton" if kernel.meta.contains_key("heuristic") => "inductor",
+        "user-triton" => "jit",
+        _ => "",
+    };
     let description = json!({
-        "kernel": kernel.name, "backend": kernel.backend, "seq": seq,
+        "kernel": kernel.name, "backend": kernel.backend, "launcher": launcher, "seq": seq,
         "trace": path.display().to_string(), "args": args, "results": results,
         "device": launch.device, "grid": launch.grid, "config": config,
         "torch": trace.header.torch, "triton": trace.header.triton, "runs": runs,

@@ -2,7 +2,8 @@
 
 Reads launch.json (the kernel, its arguments, its launch config, the
 versions it was recorded with), kernel.cpp or kernel.py (a C++ or Triton
-kernel's source as Inductor generated it) and values.safetensors (its tensors captured before and
+kernel's source as Inductor generated it, or a user-written Triton
+kernel's function) and values.safetensors (its tensors captured before and
 after the launch in run A; b.safetensors, when given, run B's), runs the
 kernel RUNS times, each on fresh copies of the captured inputs, and
 prints whether its outputs are bitwise identical across the repetitions
@@ -11,7 +12,8 @@ and how they compare with the recorded outputs.
     python repro.py [--runs K]
 
 Exit status: 0 the outputs are identical in every repetition, 1 they are
-not (the kernel alone is nondeterministic), 2 it cannot run here."""
+not (the kernel alone is nondeterministic), 2 it cannot run here (it
+cannot be built, or it fails)."""
 
 from __future__ import annotations
 
@@ -147,6 +149,51 @@ def triton_kernel(launch: dict):
     return lambda args: autotuner.run(*args, stream=stream)
 
 
+def user_triton_kernel(launch: dict):
+    """A user-written Triton kernel: the jitted function as recorded (its
+    source alone, its decorators dropped), jitted again in a module of its
+    own with Triton's usual imports, launched on the recorded grid with
+    the recorded constants; on the CPU through Triton's interpreter, as
+    it was recorded."""
+    import importlib.util
+    import os
+    import textwrap
+
+    if launch["device"] < 0:
+        os.environ["TRITON_INTERPRET"] = "1"  # read when a kernel is jitted
+    import triton
+
+    if triton.__version__ != launch["triton"]:
+        refuse(f"recorded with triton {launch['triton']}, this is triton {triton.__version__}")
+    if launch["device"] >= 0:
+        if not torch.cuda.is_available():
+            refuse("a Triton kernel recorded on a GPU needs a CUDA device")
+        torch.cuda.set_device(launch["device"])
+    tree = ast.parse(textwrap.dedent((HERE / "kernel.py").read_text()))
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    # Inductor names a user's kernel called from compiled code uniquely
+    # (`scatter_add_0` for `scatter_add`).
+    names = {launch["kernel"], re.sub(r"_\d+$", "", launch["kernel"])}
+    found = [n for n in functions if n.name in names]
+    if not found and len(functions) == 1:
+        found = functions
+    if not found:
+        refuse(f"kernel.py holds no function named {launch['kernel']}")
+    found[0].decorator_list = []
+    module_path = HERE / "user_kernel.py"
+    module_path.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        + ast.unparse(found[0])
+        + "\n"
+    )
+    spec = importlib.util.spec_from_file_location("user_kernel", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    kernel = getattr(module, found[0].name)
+    grid = tuple(launch["grid"])
+    return lambda args: kernel[grid](*args, **launch["config"])
+
+
 def aten_op(launch: dict):
     """The recorded aten op, called with its arguments by name."""
     namespace, _, name = launch["kernel"].partition("::")
@@ -192,14 +239,21 @@ def main() -> None:
     captured = read_safetensors(HERE / "values.safetensors")
     b_file = HERE / "b.safetensors"
     in_b = read_safetensors(b_file) if b_file.exists() else {}
-    if launch["backend"] == "cpp":
-        kernel = cpp_kernel(launch)
-    elif launch["backend"] == "aten":
-        kernel = aten_op(launch)
-    elif launch["backend"] == "triton":
-        kernel = triton_kernel(launch)
-    else:
+    builders = {
+        "cpp": cpp_kernel,
+        "aten": aten_op,
+        "triton": triton_kernel,
+        # Called from compiled code, a user's kernel is in Inductor's module.
+        "user-triton": (
+            triton_kernel if launch.get("launcher") == "inductor" else user_triton_kernel
+        ),
+    }
+    if launch["backend"] not in builders:
         refuse(f"reproducing a {launch['backend']} kernel is not built yet")
+    try:
+        kernel = builders[launch["backend"]](launch)
+    except Exception as e:  # it cannot run here: not the kernel's nondeterminism
+        refuse(f"{launch['kernel']} cannot be built here: {type(e).__name__}: {e}")
     # Each output by the key of its recorded value after, and its place.
     outputs = [
         (f"{i}.post", i)
@@ -209,7 +263,10 @@ def main() -> None:
     results: list[dict[str, torch.Tensor]] = []
     for _ in range(runs):
         args = fresh_arguments(launch, captured)
-        returned = kernel(args)
+        try:
+            returned = kernel(args)
+        except Exception as e:  # it cannot run here: not the kernel's nondeterminism
+            refuse(f"{launch['kernel']} failed: {type(e).__name__}: {e}")
         got = {key: args[i].cpu() for key, i in outputs}
         if launch["backend"] == "aten":
             first = len(launch["args"]) - len(launch["results"])

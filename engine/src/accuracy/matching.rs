@@ -12,8 +12,9 @@ use super::points::Point;
 use rustc_hash::FxHashMap;
 
 /// Two points are candidates when their samples' relative error is at
-/// most this: far above any rounding (and a coarse planted bug), far
-/// below the distance between two different tensors of the model.
+/// most this (and neither is an aten op other than the other's): far above
+/// any rounding (and a coarse planted bug), far below the distance between
+/// two different tensors of the model.
 pub const CANDIDATE_LIMIT: f64 = 0.5;
 
 /// How far from its proportional place in the other run a point's
@@ -118,6 +119,9 @@ fn candidates(a: &[Point<'_>], b: &[Point<'_>]) -> Vec<(usize, usize, f64)> {
         let start = group.partition_point(|&j| j < low);
         let end = group.partition_point(|&j| j <= high);
         for &j in group[start..end].iter().rev() {
+            if !p.same_op(&b[j]) {
+                continue;
+            }
             if let Some(error) = closeness(p.samples, b[j].samples) {
                 out.push((i, j, error));
             }
@@ -189,6 +193,7 @@ mod tests {
             shape: &[],
             hash: None,
             samples,
+            op: None,
         }
     }
 
@@ -254,5 +259,27 @@ mod tests {
         let a = [point(&[1.0, 2.0])];
         let b = [point(&[1.0, 2.0, 3.0])];
         assert!(match_points(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn two_different_aten_ops_never_pair_however_close() {
+        // A compiled run's bias-less `mm` (its bias moved into the next
+        // kernel) against an eager `addmm`; the same op `.out` pairs.
+        let a = [Point {
+            op: Some("addmm"),
+            ..point(&[1.0, 2.0])
+        }];
+        let mm = [Point {
+            op: Some("mm"),
+            ..point(&[1.1, 2.1])
+        }];
+        assert!(match_points(&a, &mm).is_empty());
+        let addmm = [Point {
+            op: Some("addmm"),
+            ..point(&[1.0, 2.000_001])
+        }];
+        assert_eq!(match_points(&a, &addmm), vec![(0, 0)]);
+        // A generated kernel may hold what any op computed.
+        assert_eq!(match_points(&a, &[point(&[1.0, 2.0])]), vec![(0, 0)]);
     }
 }

@@ -21,9 +21,23 @@ pub struct Point<'t> {
     pub hash: Option<u64>,
     /// Its samples after the launch.
     pub samples: &'t [f64],
+    /// The aten op that wrote it (`addmm` for `aten::addmm.out`), when its
+    /// launch is one (an eager op, or an extern kernel of compiled code).
+    pub op: Option<&'t str>,
 }
 
 impl Point<'_> {
+    /// Whether `other` may hold the same tensor as far as what wrote them
+    /// says: two aten ops compute the same value only when they are the
+    /// same op (in place, out-of-place or `.out`), so a compiled run's
+    /// `mm` (its bias moved into the next kernel) is not an eager `addmm`.
+    pub fn same_op(&self, other: &Point<'_>) -> bool {
+        match (self.op, other.op) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
+    }
+
     /// Whether `other` holds the same bits: the same dtype and shape, and
     /// the same exact hash.
     pub fn bitwise_equal(&self, other: &Point<'_>) -> bool {
@@ -44,6 +58,8 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
     let mut out = Vec::new();
     for (launch, l) in trace.program_launches() {
         let first = out.len();
+        let kernel = trace.kernel_of(l);
+        let op = (kernel.backend == "aten").then(|| op_of(&kernel.name));
         for (arg, value) in trace.args_of(l).enumerate() {
             let ArgRef::Tensor(t) = value else { continue };
             let Some(samples) = t.samples else { continue };
@@ -58,6 +74,7 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
                 shape: &t.layout.shape,
                 hash: t.post,
                 samples,
+                op,
             });
         }
         out[first..].sort_by(|x, y| {
@@ -69,8 +86,30 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
     out
 }
 
+/// An aten op's name without its namespace, overload and in-place mark:
+/// `aten::_foreach_addcdiv_.ScalarList` → `_foreach_addcdiv`.
+fn op_of(kernel: &str) -> &str {
+    let name = kernel.rsplit("::").next().unwrap_or(kernel);
+    let name = name.split('.').next().unwrap_or(name);
+    name.strip_suffix('_').unwrap_or(name)
+}
+
 /// The mean of the finite samples (0 for none).
 fn mean(samples: &[f64]) -> f64 {
     let finite: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
     finite.iter().sum::<f64>() / finite.len().max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_op_is_named_without_namespace_overload_or_in_place_mark() {
+        assert_eq!(super::op_of("aten::addmm.out"), "addmm");
+        assert_eq!(super::op_of("aten::addmm"), "addmm");
+        assert_eq!(
+            super::op_of("aten::_foreach_addcdiv_.ScalarList"),
+            "_foreach_addcdiv"
+        );
+        assert_eq!(super::op_of("aten::mm.out"), "mm");
+    }
 }

@@ -1,6 +1,7 @@
 """A small GPT (token and position embeddings, causal attention through
 scaled_dot_product_attention, layer norms, a GELU MLP) trained for three
-steps with AdamW, compiled: what the GPT programs of the corpus share."""
+steps with AdamW, compiled (or eagerly, or in float64, for the pairs of
+two programs): what the GPT programs of the corpus share."""
 
 import contextlib
 from collections.abc import Callable
@@ -46,16 +47,22 @@ class GPT(torch.nn.Module):
 
 
 def training(
-    vocab: int, batch: int, device: str = "cpu", autocast: torch.dtype | None = None
+    vocab: int,
+    batch: int,
+    device: str = "cpu",
+    autocast: torch.dtype | None = None,
+    compiled: bool = True,
+    dtype: torch.dtype = torch.float32,
 ) -> Callable[[], dict[str, torch.Tensor]]:
-    """Three AdamW steps of a compiled GPT over ``batch`` sequences of
-    tokens drawn from ``vocab``, on ``device``, its forward under
-    ``torch.autocast`` to ``autocast`` when given (fp32 parameters and
-    optimizer state either way); returns the results by name."""
+    """Three AdamW steps of a GPT (compiled unless ``compiled`` is false)
+    over ``batch`` sequences of tokens drawn from ``vocab``, on ``device``,
+    in ``dtype``, its forward under ``torch.autocast`` to ``autocast`` when
+    given (parameters and optimizer state in ``dtype`` either way);
+    returns the results by name."""
     torch.manual_seed(0)
-    model = GPT(vocab).to(device)
+    model = GPT(vocab).to(device, dtype)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    step = torch.compile(model)
+    step = torch.compile(model) if compiled else model
     data = torch.randint(0, vocab, (batch, T + 1), generator=torch.Generator().manual_seed(1))
     data = data.to(device)
 
@@ -67,9 +74,9 @@ def training(
     def loss() -> torch.Tensor:
         with precision():
             logits = step(data[:, :-1])
-        return torch.nn.functional.cross_entropy(
-            logits.float().reshape(-1, vocab), data[:, 1:].reshape(-1)
-        )
+        # An autocast forward's logits in float32, a float64 run's as they are.
+        logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), data[:, 1:].reshape(-1))
 
     def main() -> dict[str, torch.Tensor]:
         return {"loss": train(optimizer, loss, 3), **state(model, optimizer)}

@@ -65,9 +65,10 @@ def _patched(original: Any) -> Any:
                 runtime = [n for n in self.arg_names if n in bound and not _is_constexpr(self, n)]
                 tensors = [bound[n] for n in runtime if isinstance(bound[n], torch.Tensor)]
                 stream = _stream(tensors)
-                described = session.describe(
-                    [bound[n] for n in runtime], b"i" * len(runtime), stream=stream, launch=True
-                )
+                values, codes = [bound[n] for n in runtime], b"i" * len(runtime)
+                described = session.describe(values, codes, stream=stream, launch=True)
+                # Its values copied (`capture`), its own hash taken, where asked.
+                observed = session.observe_before(name, values, codes)
                 if session.breaks is not None:
                     session.before_launch(name)
         except Exception as e:
@@ -87,7 +88,9 @@ def _patched(original: Any) -> Any:
                 launch_grid = grid({**bound, **kwargs}) if callable(grid) else grid
                 launch_grid = [int(g) for g in launch_grid]
                 launch_grid += [1] * (3 - len(launch_grid))
-                session.launch(kernel, launch_grid, stream or 0, described)
+                seq = session.launch(kernel, launch_grid, stream or 0, described)
+                if observed is not None:
+                    session.observe_after(observed, seq)
         except Exception as e:
             session.fail(e)
         return result

@@ -23,6 +23,16 @@ fn pairs() -> Vec<PathBuf> {
     dirs
 }
 
+/// A pair's name, its `expected.json` and its `fingerprints.json`.
+fn pair_files(dir: &Path) -> (String, Value, Value) {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    (
+        name.into_owned(),
+        read_json(&dir.join("expected.json")),
+        read_json(&dir.join("fingerprints.json")),
+    )
+}
+
 fn read_json(path: &Path) -> Value {
     let parsed = std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
@@ -76,13 +86,7 @@ fn every_pair_gets_its_expected_verdict() {
     assert!(pairs.len() >= 8, "the corpus has {} pairs", pairs.len());
     let mut failures = Vec::new();
     for dir in &pairs {
-        let name = dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let expected = read_json(&dir.join("expected.json"));
-        let fingerprints = read_json(&dir.join("fingerprints.json"));
+        let (name, expected, fingerprints) = pair_files(dir);
         let results_differ = fingerprints["differ"]
             .as_array()
             .is_some_and(|d| !d.is_empty());
@@ -237,13 +241,8 @@ fn every_pair_with_a_reference_is_judged_as_its_float64_run_says() {
         let Ok(reference) = Trace::open(&dir.join("reference.msgpack")) else {
             continue;
         };
-        let name = dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let expected = read_json(&dir.join("expected.json"));
-        let within = within_same_rule(&read_json(&dir.join("fingerprints.json")), &expected);
+        let (name, expected, fingerprints) = pair_files(&dir);
+        let within = within_same_rule(&fingerprints, &expected);
         let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
         let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");
         let analysis = Analysis::run_against(&a, &b, Some(&reference), Options::default());

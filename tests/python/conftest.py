@@ -161,6 +161,18 @@ def diff(a: Path, b: Path) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+def repro(
+    trace: Path, seq: int, folder: Path, runs: int, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`tritontui repro` of launch ``seq`` of ``trace`` into ``folder`` (which
+    must succeed), then its script run ``runs`` times."""
+    command = [binary(), "repro", str(trace), "--launch", str(seq), "-o", str(folder)]
+    made = subprocess.run(command, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    script = [sys.executable, str(folder / "repro.py"), "--runs", str(runs)]
+    return subprocess.run(script, capture_output=True, text=True, env=env, timeout=300)
+
+
 def dump(trace: Path) -> list[dict]:
     """`tritontui dump`: every record of a trace."""
     proc = subprocess.run([binary(), "dump", str(trace)], capture_output=True, text=True)

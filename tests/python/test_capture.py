@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, Tmux, binary, dump, run_ok
+from conftest import PROGRAMS, Tmux, binary, dump, repro, run_ok
 
 
 def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
@@ -283,17 +283,4 @@ def test_check_escalates_to_the_values_of_an_atomic_triton_kernel(
 def _repro(tmp_path: Path, trace: Path, seq: int, env: dict) -> subprocess.CompletedProcess:
     """`tritontui repro` of launch ``seq`` of ``trace``, then its script run
     ten times."""
-    folder = tmp_path / f"repro{seq}"
-    made = subprocess.run(
-        [binary(), "repro", str(trace), "--launch", str(seq), "-o", str(folder)],
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode == 0, made.stderr
-    return subprocess.run(
-        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return repro(trace, seq, tmp_path / f"repro{seq}", 10, env)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import PROGRAMS, Tmux, binary, check
+from conftest import PROGRAMS, Tmux, binary, check, repro
 
 # Atomic float adds from two threads: a few runs can agree by chance.
 RUNS = "6"
@@ -62,20 +62,9 @@ def test_an_atomic_index_add_is_caught_and_named(tmp_path: Path, inductor_cache:
     assert rerun["words"].startswith("confirmed: 10 reruns of the kernel alone"), rerun
     assert rerun["distinct"] > 1, rerun
     # The kernel alone, rerun from its captured inputs, is nondeterministic.
-    folder = tmp_path / "repro"
-    trace = escalated["traces"][0]
-    made = subprocess.run(
-        [binary(), "repro", trace, "--launch", str(first["a_index"]), "-o", str(folder)],
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode == 0, made.stderr
-    alone = subprocess.run(
-        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "2"},
-    )
+    trace = Path(escalated["traces"][0])
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    alone = repro(trace, first["a_index"], tmp_path / "repro", 10, env)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "the kernel alone is nondeterministic" in alone.stdout, alone.stdout
     # The plain summary names it too, and what the values say.

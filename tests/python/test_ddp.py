@@ -183,7 +183,10 @@ def test_what_a_collective_s_wait_runs_is_not_recorded(tmp_path: Path) -> None:
 
 
 def _check_fsdp(tmp_path: Path, env: dict[str, str], device: str) -> None:
-    _compare_runs(tmp_path, {**env, "FSDP": "1"}, device)
+    ranks, _ = _compare_runs(tmp_path, {**env, "FSDP": "1"}, device)
+    # Each collective names its process group, with its backend and members.
+    groups = ranks["groups"]
+    assert groups and all(g["name"] != "?" and g["members"] for g in groups), groups
     launches = [r for r in dump(tmp_path / "run0" / "rank0.msgpack") if r["type"] == "launch"]
     kernels = {r["kernel"] for r in launches}
     assert {"c10d::_allgather_base_", "c10d::_reduce_scatter_base_"} <= kernels, kernels

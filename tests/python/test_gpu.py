@@ -9,14 +9,13 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 import torch
 import tritontui
-from conftest import Paused, attach, binary, diff, dump, launches
+from conftest import Paused, attach, binary, diff, dump, launches, repro
 from test_recorded_meaning import assert_inherited_hashes_are_exact
 
 pytestmark = pytest.mark.gpu
@@ -585,19 +584,6 @@ def test_a_user_triton_kernel_called_from_a_compiled_function_is_rerun_alone(
     kernels = {r["seq"]: r["kernel"] for r in launches(tmp_path / "t.msgpack")}
     seqs = [r["seq"] for r in captured if "scatter_add" in kernels.get(r["seq"], "")]
     assert seqs, (captured, kernels)
-    folder = tmp_path / "repro"
-    made = subprocess.run(
-        [binary(), "repro", "t.msgpack", "--launch", str(seqs[0]), "-o", str(folder)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode == 0, made.stderr
-    alone = subprocess.run(
-        [sys.executable, str(folder / "repro.py"), "--runs", "10"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    alone = repro(tmp_path / "t.msgpack", seqs[0], tmp_path / "repro", 10)
     assert alone.returncode == 1, alone.stdout + alone.stderr
     assert "the kernel alone is nondeterministic" in alone.stdout, alone.stdout

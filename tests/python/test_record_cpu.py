@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import binary, diff, dump, launches, run_ok
+from conftest import diff, dump, launches, repro
 
 
 def test_a_model_recorded_twice_is_identical(run_program, tmp_path: Path) -> None:
@@ -151,15 +150,13 @@ def test_a_user_triton_kernel_is_reproduced_alone(run_program, tmp_path: Path) -
     run_program("user_triton.py", "t.msgpack", env={"TRITONTUI_CAPTURE": "scale_add"})
     seq = next(r["seq"] for r in launches(tmp_path / "t.msgpack") if r["kernel"] == "scale_add")
     folder = tmp_path / "repro"
-    command = [binary(), "repro", "t.msgpack", "--launch", str(seq), "-o", str(folder)]
-    run_ok(command, tmp_path, dict(os.environ))
-    script = [sys.executable, str(folder / "repro.py"), "--runs", "3"]
-    alone = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    alone = repro(tmp_path / "t.msgpack", seq, folder, 3)
     assert alone.returncode == 0, alone.stdout + alone.stderr
     assert "out_ptr: 1 distinct result; against run A: the same bits" in alone.stdout, alone.stdout
     # A kernel that cannot be built here is a refusal (exit 2), never taken
     # for nondeterminism (exit 1).
     (folder / "kernel.py").write_text("def scale_add(x):\n    return undefined_name\n")
+    script = [sys.executable, str(folder / "repro.py"), "--runs", "3"]
     broken = subprocess.run(script, capture_output=True, text=True, timeout=300)
     assert broken.returncode == 2, broken.stdout + broken.stderr
     assert "scale_add" in broken.stderr, broken.stderr

@@ -3,11 +3,12 @@ scaled_dot_product_attention, layer norms, a GELU MLP) trained for three
 steps with AdamW, compiled (or eagerly, or in float64, for the pairs of
 two programs): what the GPT programs of the corpus share."""
 
+import argparse
 import contextlib
 from collections.abc import Callable
 
 import torch
-from _harness import state, train
+from _harness import run, state, train
 
 D, HEADS, T = 32, 2, 16
 
@@ -82,3 +83,22 @@ def training(
         return {"loss": train(optimizer, loss, 3), **state(model, optimizer)}
 
     return main
+
+
+def eager_against_compiled(args: argparse.Namespace, device: str = "cpu") -> None:
+    """The GPT's eager-against-compiled pairs' run on ``device``: eagerly in
+    run A, compiled in run B (``--variant``), recorded with samples; the
+    model in float64 is the truth (and, with ``--float64``, the reference
+    run)."""
+    run(
+        args,
+        training(
+            vocab=96,
+            batch=4,
+            device=device,
+            compiled=args.variant and not args.float64,
+            dtype=torch.float64 if args.float64 else torch.float32,
+        ),
+        samples=True,
+        reference=training(vocab=96, batch=4, device=device, compiled=False, dtype=torch.float64),
+    )

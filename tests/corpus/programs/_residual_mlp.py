@@ -4,10 +4,11 @@ any dtype so that a float64 run of it gives their numerics' truth."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
 import torch
-from _harness import state
+from _harness import run, state
 
 
 class Block(torch.nn.Module):
@@ -58,3 +59,25 @@ def training(
         return {"loss": torch.stack(losses), **state(model, optimizer)}
 
     return train
+
+
+def planted_rounding(args: argparse.Namespace, device: str = "cpu") -> None:
+    """The planted_rounding pairs' run on ``device``: three blocks compiled,
+    one AdamW step, the middle block rounding to 1/64 in run B
+    (``--variant``), recorded with samples; the model without the bug in
+    float64 is the truth (and, with ``--float64``, the reference run)."""
+    run(
+        args,
+        training(
+            blocks=3,
+            width=64,
+            steps=1,
+            device=device,
+            compiled=not args.float64,
+            rounds=1 if args.variant else None,
+            dtype=torch.float64 if args.float64 else torch.float32,
+        ),
+        threads=1 if device == "cpu" else 2,
+        samples=True,
+        reference=training(blocks=3, width=64, steps=1, dtype=torch.float64, device=device),
+    )

@@ -4,19 +4,8 @@ threads, eagerly in run A and compiled in run B (--variant). Recorded
 with samples; a float64 run of the same model says by how much each run
 is off."""
 
-import torch
-from _gpt import training
-from _harness import parse, run
+from _gpt import eager_against_compiled
+from _harness import parse
 
 args = parse(__doc__, variant="compile the model")
-run(
-    args,
-    training(
-        vocab=96,
-        batch=4,
-        compiled=args.variant and not args.float64,
-        dtype=torch.float64 if args.float64 else torch.float32,
-    ),
-    samples=True,
-    reference=training(vocab=96, batch=4, compiled=False, dtype=torch.float64),
-)
+eager_against_compiled(args)

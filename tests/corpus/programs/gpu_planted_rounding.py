@@ -8,22 +8,8 @@ run is off. On a GPU Inductor also moves the Linear's bias out of its
 matmul into the rounding block's kernel, which then reads a tensor only
 run B materializes (the matmul's output without the bias)."""
 
-import torch
-from _harness import parse, run
-from _residual_mlp import training
+from _harness import parse
+from _residual_mlp import planted_rounding
 
 args = parse(__doc__, variant="the middle block rounds its activation to 1/64")
-run(
-    args,
-    training(
-        blocks=3,
-        width=64,
-        steps=1,
-        device="cuda",
-        compiled=not args.float64,
-        rounds=1 if args.variant else None,
-        dtype=torch.float64 if args.float64 else torch.float32,
-    ),
-    samples=True,
-    reference=training(blocks=3, width=64, steps=1, dtype=torch.float64, device="cuda"),
-)
+planted_rounding(args, device="cuda")

@@ -6,22 +6,8 @@ place the two programs differ is the kernel that rounds. Recorded with
 samples; a float64 run of the model without the bug says how far each
 run is off."""
 
-import torch
-from _harness import parse, run
-from _residual_mlp import training
+from _harness import parse
+from _residual_mlp import planted_rounding
 
 args = parse(__doc__, variant="the middle block rounds its activation to 1/64")
-run(
-    args,
-    training(
-        blocks=3,
-        width=64,
-        steps=1,
-        compiled=not args.float64,
-        rounds=1 if args.variant else None,
-        dtype=torch.float64 if args.float64 else torch.float32,
-    ),
-    threads=1,
-    samples=True,
-    reference=training(blocks=3, width=64, steps=1, dtype=torch.float64),
-)
+planted_rounding(args)

@@ -5,28 +5,18 @@ the device ``MODULE_SITES_DEVICE`` names (the CPU by default)."""
 
 import os
 import sys
+from pathlib import Path
 
 import torch
 import tritontui
 
-
-class Block(torch.nn.Module):
-    def __init__(self, rounds: bool) -> None:
-        super().__init__()
-        self.norm = torch.nn.LayerNorm(32)
-        self.fc = torch.nn.Linear(32, 32)
-        self.rounds = rounds
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = torch.nn.functional.gelu(self.fc(self.norm(x)))
-        if self.rounds:
-            h = torch.round(h * 64) / 64
-        return x + h
-
+# The corpus's residual block (LayerNorm, Linear, GELU; rounding on demand).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus" / "programs"))
+from _residual_mlp import Block
 
 torch.manual_seed(0)
 device = os.environ.get("MODULE_SITES_DEVICE", "cpu")
-model = torch.nn.Sequential(Block(False), Block(len(sys.argv) > 2)).to(device)
+model = torch.nn.Sequential(Block(32), Block(32, rounds=len(sys.argv) > 2)).to(device)
 model = torch.compile(model)
 x = torch.randn(8, 32, device=device)
 with tritontui.record(sys.argv[1]):

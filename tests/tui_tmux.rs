@@ -290,3 +290,40 @@ fn two_runs_of_ranks_open_at_the_earliest_cause_and_r_picks_a_rank() {
     assert_eq!(tmux.wait_for_exit(), "0");
     tmux.assert_restored();
 }
+
+#[test]
+fn two_programs_open_on_their_numerics_and_e_lists_the_points_by_module() {
+    // The corpus's planted rounding: block 1 rounds in run B only.
+    let pair =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/planted_rounding");
+    let tmux = Tmux::start();
+    tmux.type_line(&format!(
+        "{} {} {}; echo EXIT=$?",
+        binary(),
+        pair.join("a.msgpack").display(),
+        pair.join("b.msgpack").display()
+    ));
+    let screen = tmux.wait_for("ACCURACY");
+    assert!(
+        screen.contains(
+            "ACCURACY  only B's kernel computes `aten.mul`, `aten.round`, `aten.div` in `1`"
+        ),
+        "{screen}"
+    );
+    tmux.send(&["e"]);
+    let overlay = tmux.wait_for("numerics: aligned points");
+    assert!(
+        overlay.contains("module") && overlay.contains("0.norm"),
+        "{overlay}"
+    );
+    // The first point past its bound is selected, named by its module.
+    let selected = tmux.selected_line();
+    assert!(
+        selected.contains('✗') && selected.contains("2.norm"),
+        "{selected}"
+    );
+    tmux.send(&["Escape"]);
+    tmux.send(&["q"]);
+    assert_eq!(tmux.wait_for_exit(), "0");
+    tmux.assert_restored();
+}

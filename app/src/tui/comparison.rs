@@ -138,7 +138,7 @@ impl Comparison {
             let accuracy = x.accuracy.as_ref()?;
             let runs = tritontui_engine::TracePair { a: &a, b };
             Some(match accuracy.first_past() {
-                Some(point) => (true, crate::words::accuracy::past_bound_words(runs, point)),
+                Some(point) => (true, crate::words::accuracy::headline_words(runs, point)),
                 None => (
                     false,
                     crate::words::accuracy::summary_lines(runs, accuracy).join(" · "),

@@ -120,16 +120,10 @@ pub fn bound_words(p: &AlignedPoint) -> String {
 /// kind `accuracy`, with the ops one run's kernel computes and the
 /// other's does not, where both kernels' compiles say.
 pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
-    let (only_a, only_b) = ops_only(runs, p.a.0 as usize, p.b.0 as usize);
-    let mut ops = String::new();
-    for (run, only) in [("A", &only_a), ("B", &only_b)] {
-        if !only.is_empty() {
-            ops.push_str(&format!(
-                "; only {run}'s kernel computes {}",
-                fused_ops_words(only)
-            ));
-        }
-    }
+    let mut ops: String = ops_differ_words(runs, p)
+        .iter()
+        .map(|words| format!("; {words}"))
+        .collect();
     if !p.judged {
         ops.push_str(
             "; what B's launch read includes a buffer only B materializes, made from inputs equal in both runs: the error arose in this launch or in the one that made it",
@@ -141,6 +135,33 @@ pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
         error_words(p),
         bound_words(p)
     )
+}
+
+/// The first point past its bound in a line, what differs first (the UI's
+/// header): `only B's kernel computes `aten.round` in `1` · B#15 `k`
+/// (out_ptr4) in `2.norm`: relative error 5.7e-4, past its bound 3.1e-5`.
+pub fn headline_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
+    let mut parts = ops_differ_words(runs, p);
+    let l = &runs.b.launches[p.b.0 as usize];
+    let kernel = runs.b.kernel_of(l);
+    let arg = kernel.arg_name(usize::from(p.b.1));
+    let module = module_words(&runs.b.modules_of(p.b.0 as usize, &arg));
+    parts.push(format!(
+        "B#{} `{}` ({arg}){module}: relative error {:.1e}, past its bound {:.1e}",
+        l.seq, kernel.name, p.error.relative, p.bound
+    ));
+    parts.join(" · ")
+}
+
+/// `only B's kernel computes `aten.round` in `1``, for each run whose
+/// kernel computes ops the other's does not (where both compiles say).
+fn ops_differ_words(runs: TracePair<'_>, p: &AlignedPoint) -> Vec<String> {
+    let (only_a, only_b) = ops_only(runs, p.a.0 as usize, p.b.0 as usize);
+    [("A", only_a), ("B", only_b)]
+        .into_iter()
+        .filter(|(_, only)| !only.is_empty())
+        .map(|(run, only)| format!("only {run}'s kernel computes {}", fused_ops_words(&only)))
+        .collect()
 }
 
 /// `` `aten.mul`, `aten.round` in `1`; `aten.add` in the outermost module ``:

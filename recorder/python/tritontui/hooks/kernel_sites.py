@@ -122,11 +122,12 @@ def _site(scheduling: Any, name: str, nodes: Any, args: tuple, kwargs: dict) -> 
             inner = getattr(inplaced, "inner_name", None)
             if isinstance(inner, str) and not inner.startswith("REMOVED"):
                 outputs[buf] = inner
+        # Read from the graph's tables (get_buffer would make a constant's
+        # IR node anew).
+        buffers = getattr(V.graph, "name_to_buffer", {})
+        inputs = getattr(V.graph, "graph_inputs", {})
         for buf, arg in outputs.items():
-            try:
-                ir_node = V.graph.get_buffer(buf)
-            except Exception:
-                ir_node = None
+            ir_node = buffers.get(buf) or inputs.get(buf)
             origins = getattr(ir_node, "origins", None) or ()
             written.setdefault(arg, []).extend(origins)
             origin_node = getattr(ir_node, "origin_node", None)

@@ -611,14 +611,15 @@ fn two_equivalent_programs_say_so_with_their_numerics() {
     assert!(screen.contains("EQUIVALENT  first A#0 B#0"), "{screen}");
 }
 
-/// A planted rounding: the header names the kernel past its bound.
+/// A planted rounding: the header names the ops only run B's kernel
+/// computes, in the module that rounds, then the kernel past its bound.
 #[test]
 fn a_planted_precision_bug_is_named_in_the_header() {
     let mut h = Harness::new(corpus_pair("planted_rounding"), 400, 40, false);
     let screen = h.screen();
     assert!(
         screen.contains(
-            "ACCURACY  A#17 `cpp_fused_add_gelu_native_layer_norm_native_layer_norm_backward_2`"
+            "ACCURACY  only B's kernel computes `aten.mul`, `aten.round`, `aten.div` in `1` · B#17 `cpp_fused_add_div_gelu_mul_native_layer_norm_native_layer_norm_backward_round_2` (out_ptr4) in `2.norm` (fused with ops of `0`, `1`): relative error 5.7e-4, past its bound 3.1e-5"
         ),
         "{screen}"
     );
@@ -637,7 +638,9 @@ fn the_numerics_overlay_lists_the_points_and_opens_the_one_past_its_bound() {
         .find(|l| l.contains("✗ A#17"))
         .unwrap_or_default();
     assert!(
-        marked.contains("B#17") && marked.contains("cpp_fused_add_div_gelu_mul"),
+        marked.contains("B#17")
+            && marked.contains(" 2.norm ")
+            && marked.contains("cpp_fused_add_div_gelu_mul"),
         "{screen}"
     );
     // Five points on (the rounding kernel's other outputs), B's next matmul.

@@ -15,8 +15,10 @@ it, as the recorder calls them), then where a recorded step's host time
 goes (``_bench.step_phases``); and its forward and backward compiled
 with ``cpp_wrapper=True``: the stock C++ wrapper, the one with the
 recorder's hooks unrecorded and recorded (``_bench.cpp_wrapper_turns``);
-and what an empty ``record()`` block's start and stop cost with 512 MB of
-parameters alive (``_bench.start_stop_cost``).
+what an empty ``record()`` block's start and stop cost with 512 MB of
+parameters alive (``_bench.start_stop_cost``); and what naming each
+generated kernel's call site by its modules adds to a compile
+(``compile_sites``).
 
     .venv/bin/python scripts/bench_recorder.py
 """
@@ -265,6 +267,55 @@ def gpt_step() -> None:
     step_phases(step, lambda: None, 30)
 
 
+def compile_sites(rounds: int = 4) -> None:
+    """What naming each generated kernel's call site by its modules
+    (``hooks/kernel_sites``) adds to a compile: the small GPT's forward and
+    backward compiled while recording, into a fresh Inductor cache each
+    time, with the hook and with it left out, taking turns (the first
+    compile, which builds the C++ kernels kept in memory after, is not
+    counted)."""
+    from tritontui.hooks import kernel_sites
+
+    torch.manual_seed(0)
+    vocab = 2048
+    model = GPT(vocab)
+    data = torch.randint(0, vocab, (8, T + 1))
+    install = kernel_sites.install
+
+    def compile_once(with_sites: bool) -> float:
+        torch._dynamo.reset()
+        kernel_sites.install = install if with_sites else lambda: None
+        try:
+            with tempfile.TemporaryDirectory() as cache:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+                start = time.perf_counter()
+                with tritontui.record(os.path.join(cache, "t.msgpack")):
+                    torch.compile(model)(data[:, :-1]).sum().backward()
+                return time.perf_counter() - start
+        finally:
+            kernel_sites.install = install
+
+    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    try:
+        compile_once(True)
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(rounds):
+            for with_sites in (True, False):
+                times[with_sites].append(compile_once(with_sites))
+    finally:
+        if saved is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
+    ratios = [a / b for a, b in zip(times[True], times[False], strict=True)]
+    print(
+        f"\nsmall GPT forward and backward compiled while recording, fresh cache, {rounds} turns:"
+        f" with kernel sites {statistics.median(times[True]):.2f} s,"
+        f" without {statistics.median(times[False]):.2f} s,"
+        f" ratio {statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f})"
+    )
+
+
 def gpt_cpp_wrapper() -> None:
     """The small GPT's forward and backward compiled with ``cpp_wrapper``."""
     vocab = 2048
@@ -304,3 +355,4 @@ if __name__ == "__main__":
     torch.set_num_threads(2)
     gpt_step()
     gpt_cpp_wrapper()
+    compile_sites()

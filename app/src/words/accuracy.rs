@@ -35,7 +35,7 @@ fn side_words(run: &str, trace: &Trace, (launch, arg): (u32, ArgIndex)) -> Strin
 /// Where a value was computed, from [`Trace::modules_of`]: ` in `x``, or
 /// ` in `x` (fused with ops of `a`, `b`)` for a kernel that computed it
 /// from ops of several modules; empty where the trace does not say.
-pub fn module_words(paths: &[&str]) -> String {
+fn module_words(paths: &[&str]) -> String {
     let name = |path: &str| {
         if path.is_empty() {
             "the outermost module".to_owned()

@@ -124,7 +124,7 @@ pub fn past_bound_words(runs: TracePair<'_>, p: &AlignedPoint) -> String {
         .iter()
         .map(|words| format!("; {words}"))
         .collect();
-    if !p.judged {
+    if !p.judged && p.inputs_equal {
         ops.push_str(
             "; what B's launch read includes a buffer only B materializes, made from inputs equal in both runs: the error arose in this launch or in the one that made it",
         );

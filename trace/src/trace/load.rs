@@ -145,6 +145,7 @@ impl Trace {
             end: None,
             early_end: None,
             unknown_records: 0,
+            sites: std::sync::OnceLock::new(),
         };
         let mut ids = Ids::default();
         let mut last_report = 0usize;

@@ -5,16 +5,15 @@
 mod load;
 mod sites;
 
-pub use sites::KERNEL_SITE;
-
 use crate::format::{
     Access, ArgDef, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, Header,
     LayoutDef, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, Scalar,
     SettingsRecord, Stats, ValuesRecord,
 };
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A source text; kernels refer to it by index.
 #[derive(Debug, Clone)]
@@ -350,6 +349,9 @@ pub struct Trace {
     pub early_end: Option<EarlyEnd>,
     /// Records of kinds this reader does not know, skipped.
     pub unknown_records: u64,
+    /// Each launch's `kernel_site` record, indexed at the first question
+    /// (`sites.rs`).
+    sites: OnceLock<FxHashMap<u32, u32>>,
 }
 
 /// One replay of a CUDA graph, its launches expanded into the trace's.

@@ -7,9 +7,10 @@
 
 use super::{Launch, Trace};
 use crate::format::{CompileRecord, Scalar};
+use rustc_hash::FxHashMap;
 
 /// The compile event naming one call site of a generated kernel.
-pub const KERNEL_SITE: &str = "kernel_site";
+const KERNEL_SITE: &str = "kernel_site";
 /// Joins the module paths in a `kernel_site` record (a path has none).
 const SEPARATOR: char = ';';
 
@@ -58,28 +59,58 @@ impl Trace {
             .collect()
     }
 
-    /// The `kernel_site` record of launch `index`: its graph is that of the
-    /// last graph call before it, and it is that graph's n-th call site of
-    /// its kernel when n launches of that kernel came since the call.
+    /// The `kernel_site` record of launch `index`, from the index built
+    /// at the first question ([`site_index`]).
     fn site_of(&self, index: usize) -> Option<&CompileRecord> {
-        let launch = &self.launches[index];
-        let called = self.calls.partition_point(|c| c.before <= launch.seq);
-        let call = &self.calls[called.checked_sub(1)?];
-        let first = self.launches.partition_point(|l| l.seq < call.before);
-        let earlier = self.launches[first..index]
-            .iter()
-            .filter(|l| l.kernel == launch.kernel && !l.autotune)
-            .count();
-        let name = &self.kernels[launch.kernel as usize].name;
-        self.compiles
-            .iter()
-            .filter(|c| {
-                c.event == KERNEL_SITE
-                    && c.name == *name
-                    && matches!(c.info.get("graph"), Some(Scalar::Str(g)) if **g == *call.graph)
-            })
-            .nth(earlier)
+        let index = u32::try_from(index).ok()?;
+        let at = *self.sites.get_or_init(|| site_index(self)).get(&index)?;
+        self.compiles.get(at as usize)
     }
+}
+
+/// Each program launch's `kernel_site` record (launch index to index into
+/// `compiles`): a launch's graph is that of the last graph call before
+/// it, and it is that graph's n-th call site of its kernel when n
+/// launches of that kernel came since the call.
+fn site_index(trace: &Trace) -> FxHashMap<u32, u32> {
+    // Each graph's sites of each kernel, in order.
+    let mut sites: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
+    for (at, c) in trace.compiles.iter().enumerate() {
+        if let (KERNEL_SITE, Some(Scalar::Str(graph))) = (c.event.as_str(), c.info.get("graph")) {
+            let at = u32::try_from(at).unwrap_or(u32::MAX);
+            sites
+                .entry((graph.as_str(), c.name.as_str()))
+                .or_default()
+                .push(at);
+        }
+    }
+    let mut index = FxHashMap::default();
+    if sites.is_empty() {
+        return index;
+    }
+    for (k, call) in trace.calls.iter().enumerate() {
+        let end = trace.calls.get(k + 1).map_or(u64::MAX, |next| next.before);
+        let first = trace.launches.partition_point(|l| l.seq < call.before);
+        let mut seen: FxHashMap<&str, usize> = FxHashMap::default();
+        for (i, l) in trace.launches.iter().enumerate().skip(first) {
+            if l.seq >= end {
+                break;
+            }
+            if l.autotune {
+                continue;
+            }
+            let name = trace.kernels[l.kernel as usize].name.as_str();
+            let Some(of_kernel) = sites.get(&(&*call.graph, name)) else {
+                continue;
+            };
+            let n = seen.entry(name).or_default();
+            if let (Some(&at), Ok(i)) = (of_kernel.get(*n), u32::try_from(i)) {
+                index.insert(i, at);
+            }
+            *n += 1;
+        }
+    }
+    index
 }
 
 #[cfg(test)]
@@ -116,7 +147,7 @@ mod tests {
     }
 
     /// Graph `g` called before launch 0: its kernel `k` launched twice
-    /// (two call sites, in blocks 0 and 1), then an eager op.
+    /// (two call sites, in blocks 0 and 1), then called again for one.
     fn trace() -> Trace {
         let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
         let kernel = |id: u64, name: &str| {
@@ -145,6 +176,15 @@ mod tests {
                 module: None,
             })
         };
+        let call = |before: u64| {
+            Record::Call(CallRecord {
+                graph: 7,
+                before,
+                device: -1,
+                first: 0,
+                args: vec![ArgValue::Scalar(Scalar::Int(1))],
+            })
+        };
         for record in [
             kernel(1, "cpp_fused_0"),
             site("cpp_fused_0", "g", "0;0.norm", &[("out_ptr0", "0.norm")]),
@@ -155,15 +195,12 @@ mod tests {
                 key: "g".into(),
                 inputs: vec![],
             }),
-            Record::Call(CallRecord {
-                graph: 7,
-                before: 0,
-                device: -1,
-                first: 0,
-                args: vec![ArgValue::Scalar(Scalar::Int(1))],
-            }),
+            call(0),
             launch(0, 1),
             launch(1, 1),
+            // The graph called again: its sites count from the first.
+            call(2),
+            launch(2, 1),
         ] {
             w.write(&record).expect("write");
         }
@@ -176,6 +213,7 @@ mod tests {
         let t = trace();
         assert_eq!(t.modules_of(0, "out_ptr0"), vec!["0.norm"]);
         assert_eq!(t.modules_of(1, "out_ptr0"), vec!["", "1.norm"]);
+        assert_eq!(t.modules_of(2, "out_ptr0"), vec!["0.norm"]);
         // An argument without its own falls back to the kernel's.
         assert_eq!(t.modules_of(1, "out_ptr1"), vec!["0", "1.norm"]);
         assert_eq!(

@@ -70,3 +70,23 @@ def test_diff_names_the_ops_only_one_program_s_kernel_computes(
     past = report["accuracy"]["first_past_bound"]
     assert {"module": "1", "op": "aten.round"} in past["b_only_ops"], past
     assert "1" in past["b_modules"], past
+
+
+def test_a_module_called_twice_and_its_extern_kernels_are_named_by_call(
+    run_program, tmp_path: Path
+) -> None:
+    run_program("shared_module.py", "eager.msgpack")
+    run_program("shared_module.py", "compiled.msgpack", "compiled")
+    eager = {r.get("module") for r in launches(tmp_path / "eager.msgpack")}
+    assert {"fc", "fc@1", "out"} <= eager, eager
+    # The compiled Linears are extern kernels: each call site names its call
+    # last (the second call's also reads the weight the first transposed).
+    externs = [s for s in sites(tmp_path / "compiled.msgpack") if s["kernel"] == "aten::addmm"]
+    assert [s["modules"].split(";")[-1] for s in externs] == ["fc", "fc@1", "out"], externs
+    code, report = diff(tmp_path / "eager.msgpack", tmp_path / "compiled.msgpack")
+    named = {
+        (p["a_module"], p["b_module"])
+        for p in report["accuracy"]["aligned"]
+        if p["b_kernel"].startswith("aten::addmm")
+    }
+    assert {("fc", "fc"), ("fc@1", "fc@1"), ("out", "out")} <= named, report["accuracy"]

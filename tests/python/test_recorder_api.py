@@ -124,10 +124,14 @@ def test_samples_name_the_module_each_eager_op_ran_in(tmp_path: Path) -> None:
     path = tmp_path / "t.msgpack"
     with tritontui.record(path, samples=True):
         model(torch.randn(2, 8)).sum()
+        model(torch.randn(2, 8)).sum()
     seen = [(r["kernel"], r["module"]) for r in launches(path)]
     assert ("aten::addmm", "1.fc") in seen and ("aten::relu", "1") in seen, seen
     # Outside every module: none.
     assert ("aten::sum", None) in seen, seen
+    # Calls are counted within one call of the outermost module: the
+    # second forward's are first calls again.
+    assert not any("@" in (module or "") for _, module in seen), seen
 
 
 def test_samples_are_off_by_default(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 19;
+pub const SCHEMA_MINOR: u32 = 20;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -3,7 +3,9 @@
 //! the ops a compiled kernel fused into an output argument, from the
 //! `kernel_site` compile records the recorder takes from Inductor's code
 //! generation (1.19): one record per call site of a graph's wrapper, in the
-//! order the wrapper launches them, with the aten ops each computes.
+//! order the wrapper launches them, with the aten ops each computes. An
+//! extern kernel's site (1.20) is named by its op's packet (`aten::mm`),
+//! which its launches (`aten::mm.out`) are matched by.
 
 use super::{Launch, Trace};
 use crate::format::{CompileRecord, Scalar};
@@ -71,7 +73,8 @@ impl Trace {
 /// Each program launch's `kernel_site` record (launch index to index into
 /// `compiles`): a launch's graph is that of the last graph call before
 /// it, and it is that graph's n-th call site of its kernel when n
-/// launches of that kernel came since the call.
+/// launches of that kernel came since the call (an aten op's launch: of
+/// its packet, where the graph has no site of its overload).
 fn site_index(trace: &Trace) -> FxHashMap<u32, u32> {
     // Each graph's sites of each kernel, in order.
     let mut sites: FxHashMap<(&str, &str), Vec<u32>> = FxHashMap::default();
@@ -99,8 +102,12 @@ fn site_index(trace: &Trace) -> FxHashMap<u32, u32> {
             if l.autotune {
                 continue;
             }
-            let name = trace.kernels[l.kernel as usize].name.as_str();
-            let Some(of_kernel) = sites.get(&(&*call.graph, name)) else {
+            let kernel = trace.kernels[l.kernel as usize].name.as_str();
+            let Some((name, of_kernel)) = [Some(kernel), packet(kernel)]
+                .into_iter()
+                .flatten()
+                .find_map(|name| Some((name, sites.get(&(&*call.graph, name))?)))
+            else {
                 continue;
             };
             let n = seen.entry(name).or_default();
@@ -111,6 +118,14 @@ fn site_index(trace: &Trace) -> FxHashMap<u32, u32> {
         }
     }
     index
+}
+
+/// `aten::mm` for the op overload `aten::mm.out`; None for a name with
+/// no overload (`aten::mm`, a generated kernel's).
+fn packet(name: &str) -> Option<&str> {
+    let (namespace, op) = name.split_once("::")?;
+    let (packet, _) = op.rsplit_once('.')?;
+    Some(&name[..namespace.len() + 2 + packet.len()])
 }
 
 #[cfg(test)]
@@ -146,8 +161,10 @@ mod tests {
         })
     }
 
-    /// Graph `g` called before launch 0: its kernel `k` launched twice
-    /// (two call sites, in blocks 0 and 1), then called again for one.
+    /// Graph `g` called before launch 0: its kernel `cpp_fused_0` launched
+    /// twice (two call sites, in blocks 0 and 1), then its extern kernel
+    /// (`aten::mm.out`, whose site names the packet `aten::mm`), then the
+    /// graph called again for one.
     fn trace() -> Trace {
         let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
         let kernel = |id: u64, name: &str| {
@@ -187,6 +204,8 @@ mod tests {
         };
         for record in [
             kernel(1, "cpp_fused_0"),
+            kernel(2, "aten::mm.out"),
+            site("aten::mm", "g", "0.fc", &[]),
             site("cpp_fused_0", "g", "0;0.norm", &[("out_ptr0", "0.norm")]),
             site("cpp_fused_0", "g", "0;1.norm", &[("out_ptr0", ";1.norm")]),
             site("cpp_fused_0", "other", "2", &[]),
@@ -198,9 +217,10 @@ mod tests {
             call(0),
             launch(0, 1),
             launch(1, 1),
+            launch(2, 2),
             // The graph called again: its sites count from the first.
-            call(2),
-            launch(2, 1),
+            call(3),
+            launch(3, 1),
         ] {
             w.write(&record).expect("write");
         }
@@ -213,12 +233,21 @@ mod tests {
         let t = trace();
         assert_eq!(t.modules_of(0, "out_ptr0"), vec!["0.norm"]);
         assert_eq!(t.modules_of(1, "out_ptr0"), vec!["", "1.norm"]);
-        assert_eq!(t.modules_of(2, "out_ptr0"), vec!["0.norm"]);
+        assert_eq!(t.modules_of(2, "out"), vec!["0.fc"]);
+        assert_eq!(t.modules_of(3, "out_ptr0"), vec!["0.norm"]);
         // An argument without its own falls back to the kernel's.
         assert_eq!(t.modules_of(1, "out_ptr1"), vec!["0", "1.norm"]);
         assert_eq!(
             t.fused_ops(1),
             vec![("0", "aten.add"), ("1.norm", "aten.add")]
         );
+    }
+
+    #[test]
+    fn an_op_s_packet_is_its_name_without_the_overload() {
+        assert_eq!(super::packet("aten::mm.out"), Some("aten::mm"));
+        assert_eq!(super::packet("aten::add.Tensor"), Some("aten::add"));
+        assert_eq!(super::packet("aten::mm"), None);
+        assert_eq!(super::packet("cpp_fused_add_0"), None);
     }
 }

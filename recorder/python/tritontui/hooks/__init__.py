@@ -18,7 +18,7 @@ import sys
 import warnings
 from typing import Any
 
-from .. import _environment
+from .. import _environment, _modules
 from . import (
     aot_inductor,
     aten,
@@ -89,6 +89,7 @@ def uninstall() -> None:
     process_groups.uninstall()
     host_reads.uninstall()
     cuda_graphs.uninstall()
+    _modules.forget()
 
 
 def _hide_from_dynamo() -> None:

@@ -4,7 +4,10 @@ nodes it fused into one kernel; their buffers' FX origins carry Dynamo's
 ``nn_module_stack`` (a backward node, the forward's ``fwd_nn_module_stack``).
 Each call of ``define_kernel`` is one call site of the graph's wrapper, in
 the order the wrapper launches them; its return value is left as it is,
-so nothing compiled changes.
+so nothing compiled changes. An extern kernel the wrapper calls (cuBLAS's
+``mm``, a fallback op) is a call site too, seen where the scheduler
+generates its call (``codegen_extern_call``) and named by its op's packet
+(``aten::mm``: which overload runs is known only when it does).
 
 The sites of a graph are known when Inductor names the graph (its FX-graph
 cache event, after code generation): they are kept under that key, here
@@ -37,8 +40,8 @@ _PENDING_GRAPH: Any = None
 _PENDING_KEPT = 100_000
 # The sites of each graph by its key.
 _KNOWN: dict[str, list[dict[str, Any]]] = {}
-# The schedulings whose define_kernel is wrapped, with the original.
-_WRAPPED: list[tuple[type, Any]] = []
+# What is wrapped: (class, method name, original).
+_WRAPPED: list[tuple[type, str, Any]] = []
 # What a graph's key looks like (a file name under the cache directory).
 _KEY = re.compile(r"^[\w.-]{1,200}$")
 # Modules and values are joined by this in a record (a module path has none).
@@ -46,19 +49,27 @@ SEPARATOR = ";"
 
 
 def install() -> None:
-    """Wraps the C++ and Triton schedulings' ``define_kernel``."""
+    """Wraps the C++ and Triton schedulings' ``define_kernel`` and the
+    scheduler's ``codegen_extern_call``."""
     if _WRAPPED:
         return
     for scheduling in _schedulings():
         original = scheduling.define_kernel
         scheduling.define_kernel = _wrap(original)
-        _WRAPPED.append((scheduling, original))
+        _WRAPPED.append((scheduling, "define_kernel", original))
+    try:
+        from torch._inductor.scheduler import Scheduler
+    except ImportError:
+        return
+    original = Scheduler.codegen_extern_call
+    Scheduler.codegen_extern_call = _wrap_extern(original)
+    _WRAPPED.append((Scheduler, "codegen_extern_call", original))
 
 
 def uninstall() -> None:
     while _WRAPPED:
-        scheduling, original = _WRAPPED.pop()
-        scheduling.define_kernel = original
+        owner, method, original = _WRAPPED.pop()
+        setattr(owner, method, original)
 
 
 def _schedulings() -> list[type]:
@@ -90,6 +101,49 @@ def _wrap(original: Any) -> Any:
         return name
 
     return define_kernel
+
+
+def _wrap_extern(original: Any) -> Any:
+    def codegen_extern_call(self: Any, scheduler_node: Any) -> None:
+        original(self, scheduler_node)
+        session = _active.active()
+        if session is not None:
+            try:
+                site = _extern_site(getattr(scheduler_node, "node", None))
+                if site is not None:
+                    _pend(site)
+            except Exception as e:
+                session.fail(e)
+
+    return codegen_extern_call
+
+
+def _extern_site(node: Any) -> dict[str, Any] | None:
+    """The call site of an extern kernel's IR node, named by its op's
+    packet (``aten::mm``); None for one that calls no aten op (a
+    ``MultiOutput`` picking a result)."""
+    name = _packet(getattr(node, "op_overload", None))
+    if name is None:
+        name = _packet(getattr(getattr(node, "origin_node", None), "target", None))
+    if name is None:
+        return None
+    origins = list(getattr(node, "origins", None) or ())
+    return {
+        "kernel": name,
+        "modules": _modules(origins, last=getattr(node, "origin_node", None)),
+        "ops": _ops(origins),
+        "args": {},
+    }
+
+
+def _packet(op: Any) -> str | None:
+    """``aten::mm`` for ``aten.mm.out`` (an op overload or packet); None
+    for anything else (``operator.getitem``)."""
+    schema = getattr(op, "_schema", None)
+    if schema is not None:
+        return str(schema.name)
+    qualified = getattr(op, "_qualified_op_name", None)
+    return str(qualified) if qualified is not None else None
 
 
 def _pend(site: dict[str, Any]) -> None:
@@ -217,14 +271,22 @@ _INDEX = re.compile(r"\[(['\"]?)([^\]'\"]*)\1\]")
 def module_of(node: Any) -> str | None:
     """The path of the innermost module an FX node was traced in, from the
     compiled frame's root (``layers.1.mlp``; empty for the root itself),
-    as the eager ops' paths are named; None outside any module."""
+    with its call within the frame where not the first (Dynamo's key's
+    ``@1``), as the eager ops' paths are named; None outside any module."""
     meta = getattr(node, "meta", None) or {}
     stack = meta.get("nn_module_stack") or meta.get("fwd_nn_module_stack")
     if not stack:
         return None
-    source = list(stack.values())[-1]
+    key, source = list(stack.items())[-1]
     source = source[0] if isinstance(source, tuple | list) else source
-    return normalize(str(source))
+    path = normalize(str(source))
+    call = _CALL.search(str(key))
+    return f"{path}@{call.group(1)}" if call and path else path
+
+
+# Dynamo's key of a module's call after its first within a frame ends in
+# ``@`` and the call's index.
+_CALL = re.compile(r"@(\d+)$")
 
 
 def normalize(source: str) -> str:

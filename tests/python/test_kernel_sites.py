@@ -83,7 +83,7 @@ def test_a_module_called_twice_and_its_extern_kernels_are_named_by_call(
     # last (the second call's also reads the weight the first transposed).
     externs = [s for s in sites(tmp_path / "compiled.msgpack") if s["kernel"] == "aten::addmm"]
     assert [s["modules"].split(";")[-1] for s in externs] == ["fc", "fc@1", "out"], externs
-    code, report = diff(tmp_path / "eager.msgpack", tmp_path / "compiled.msgpack")
+    _, report = diff(tmp_path / "eager.msgpack", tmp_path / "compiled.msgpack")
     named = {
         (p["a_module"], p["b_module"])
         for p in report["accuracy"]["aligned"]

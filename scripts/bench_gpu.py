@@ -202,6 +202,7 @@ MODES = {
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "defaults (exact hashes in+out)": {},
     "defaults + samples": {"samples": True},
+    "defaults + rows": {"rows": True},
     "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},
     "metadata only, extern kernels by the mode": {
         "hash": "none",

@@ -33,7 +33,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
         "host": h.host, "pid": h.pid, "argv": h.argv, "torch": h.torch, "triton": h.triton, "cuda": h.cuda,
         "devices": h.devices, "options": {
             "hash": h.options.hash, "hash_inputs": h.options.hash_inputs, "hash_outputs": h.options.hash_outputs,
-            "stats": h.options.stats, "samples": h.options.samples, "aten": h.options.aten, "kernels": h.options.kernels,
+            "stats": h.options.stats, "samples": h.options.samples, "rows": h.options.rows, "aten": h.options.aten, "kernels": h.options.kernels,
             "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
             "inherited_hashes": h.options.inherited_hashes,
         },
@@ -80,6 +80,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
                             "norm": l1_norm(&s, t.layout.shape.iter().product()),
                         })),
                         "samples": t.samples,
+                        "rows": t.rows.map(|rows| rows.iter().map(|&h| hex(h)).collect::<Vec<_>>()),
                     })),
                 }
             })

@@ -584,3 +584,44 @@ extern "C" __global__ void ttsample(const uint8_t *data, uint64_t numel, int kin
     uint32_t bits = f32_bits(data + element_offset(position, dims, ndim, itemsize, narrow), kind);
     results.host[slot + k] = (unsigned long long)bits;
 }
+
+// Row hashes (`rows`): the rows of a view along its first dimension, each
+// hashed as the tensor it would be alone (its words keyed by their index
+// within the row). Each row is shared by `per_row` blocks, which add into
+// the row's slot as a table's hash does (`add_sum`); the host applies the
+// final step with the row's length. Row-major views (`dense`) are read from
+// each row's address, a word at a time where it is 8-byte aligned; others
+// element by element through `dims`.
+extern "C" __global__ void __launch_bounds__(256)
+    ttrows(const uint8_t *data, uint64_t row_bytes, uint64_t itemsize, int ndim, Dims dims,
+           int dense, Results results, uint32_t slot, uint32_t per_row) {
+    uint64_t row = blockIdx.x / per_row;
+    uint64_t part = blockIdx.x % per_row;
+    uint64_t words = (row_bytes + 7) / 8;
+    uint64_t row_elements = row_bytes / itemsize;
+    const uint8_t *start = data + row * row_bytes;
+    bool aligned = dense && ((uintptr_t)start & 7) == 0;
+    uint64_t sum = 0;
+    for (uint64_t w = part * blockDim.x + threadIdx.x; w < words;
+         w += (uint64_t)per_row * blockDim.x) {
+        uint64_t word = 0;
+        if (aligned && w * 8 + 8 <= row_bytes) {
+            word = *(const uint64_t *)(start + w * 8);
+        } else {
+            for (int b = 0; b < 8; b++) {
+                uint64_t at = w * 8 + b;
+                if (at >= row_bytes) break;
+                const uint8_t *p;
+                if (dense) {
+                    p = start + at;
+                } else {
+                    uint64_t e = row * row_elements + at / itemsize;
+                    p = data + element_offset(e, dims, ndim, itemsize, false) + at % itemsize;
+                }
+                word |= (uint64_t)*p << (8 * b);
+            }
+        }
+        sum += mix_word(word, SEED + (w + 1) * STEP);
+    }
+    add_sum(sum, results, slot + (uint32_t)row, per_row);
+}

@@ -53,6 +53,8 @@ pub enum Field {
     Stats,
     /// The samples after it.
     Samples,
+    /// The hash of one of its rows after it (`rows`).
+    Row(u32),
 }
 
 /// Where one pending result goes.
@@ -104,6 +106,14 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
             (Field::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
             (Field::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
             (Field::Samples, Delivered::Samples(v)) => tensor.samples = Some(v.clone()),
+            (Field::Row(row), Delivered::Hash(h)) => {
+                let place = tensor
+                    .rows
+                    .as_mut()
+                    .and_then(|rows| rows.get_mut(row as usize))
+                    .ok_or_else(|| io::Error::other("a row hash has no row"))?;
+                *place = *h;
+            }
             _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
     }

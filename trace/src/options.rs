@@ -68,6 +68,15 @@ pub const SAMPLES: RecordingOption = RecordingOption {
     default: Some("0"),
     values: Values::Flag,
 };
+/// Whether each tensor argument's rows (the indices of its leading
+/// dimension) are hashed each on its own after every launch, so that two
+/// runs batching one request differently compare that request's rows.
+pub const ROWS: RecordingOption = RecordingOption {
+    name: "rows",
+    env: "TRITONTUI_ROWS",
+    default: Some("0"),
+    values: Values::Flag,
+};
 /// Pause points: launch numbers and kernel-name globs.
 pub const BREAK_AT: RecordingOption = RecordingOption {
     name: "break_at",
@@ -108,12 +117,13 @@ pub const CUDA_GRAPHS: RecordingOption = RecordingOption {
 };
 
 /// Every recording option, in `start()`'s order.
-pub const ALL: [RecordingOption; 10] = [
+pub const ALL: [RecordingOption; 11] = [
     HASH,
     ATEN,
     KERNELS,
     STATS,
     SAMPLES,
+    ROWS,
     BREAK_AT,
     CAPTURE,
     CAPTURE_BUDGET,

@@ -3,7 +3,7 @@
 
 use crate::format::{
     EndRecord, FORMAT_NAME, GraphDef, Header, KernelDef, LaunchRecord, LayoutDef, Record,
-    SamplesRecord, SourceDef,
+    RowsRecord, SamplesRecord, SourceDef,
 };
 use rustc_hash::FxBuildHasher;
 use std::collections::HashMap;
@@ -189,14 +189,17 @@ impl<W: Write> TraceWriter<W> {
         Ok(id)
     }
 
-    /// Appends a launch record, and its samples' record when it has
-    /// samples.
+    /// Appends a launch record, then its samples' record when it has
+    /// samples and its rows' record when it has row hashes.
     pub fn launch(&mut self, launch: &LaunchRecord) -> io::Result<()> {
         self.launches += 1;
         rmp_serde::encode::write_named(&mut self.out, &LaunchRef(launch))
             .map_err(io::Error::other)?;
-        match SamplesRecord::of(launch) {
-            Some(samples) => self.write(&Record::Samples(samples)),
+        if let Some(samples) = SamplesRecord::of(launch) {
+            self.write(&Record::Samples(samples))?;
+        }
+        match RowsRecord::of(launch) {
+            Some(rows) => self.write(&Record::Rows(rows)),
             None => Ok(()),
         }
     }

@@ -61,6 +61,7 @@ fn tensor_arg() -> impl Strategy<Value = ArgValue> {
                 stats,
                 // Samples travel in a record of their own.
                 samples: None,
+                rows: None,
             })
         })
 }
@@ -400,6 +401,7 @@ fn sample_trace() -> Vec<u8> {
                     post: Some(11),
                     stats: None,
                     samples: None,
+                    rows: None,
                 }),
                 ArgValue::Tensor(TensorArg {
                     layout: a,
@@ -416,6 +418,9 @@ fn sample_trace() -> Vec<u8> {
                         inf: 0,
                     }),
                     samples: (seq == 2).then(|| vec![0.25, -1.0, 2.0]),
+                    // So do its rows, and launch 1's: one hash per index of
+                    // the leading dimension.
+                    rows: (seq >= 1).then(|| (0..16).map(|r| 100 * seq + r).collect()),
                 }),
                 ArgValue::Scalar(Scalar::Int(1024)),
             ],
@@ -701,6 +706,7 @@ fn launch_records_stay_small() {
                     post: Some(0xc2b2_ae3d_27d4_eb4f ^ i),
                     stats: None,
                     samples: None,
+                    rows: None,
                 })
             })
             .collect(),
@@ -938,6 +944,34 @@ fn only_the_launch_that_took_samples_has_them() {
     // So is the module path the recorder takes with them.
     assert_eq!(trace.module_of(&trace.launches[2]), Some("layers.1"));
     assert_eq!(trace.module_of(&trace.launches[1]), None);
+}
+
+#[test]
+fn each_launch_keeps_its_own_row_hashes() {
+    let trace = Trace::from_bytes(Path::new("t"), &sample_trace()).expect("load");
+    let rows = |i: usize, arg: usize| match trace.args_of(&trace.launches[i]).nth(arg) {
+        Some(tritontui_trace::ArgRef::Tensor(t)) => t.rows.map(<[u64]>::to_vec),
+        other => panic!("expected a tensor, got {other:?}"),
+    };
+    assert_eq!(rows(0, 1), None);
+    assert_eq!(rows(1, 1), Some((100..116).collect()));
+    assert_eq!(rows(2, 1), Some((200..216).collect()));
+    assert_eq!(rows(2, 0), None);
+}
+
+#[test]
+fn row_hashes_of_a_launch_not_just_written_are_an_error_naming_it() {
+    let mut bytes = sample_trace();
+    let stray = tritontui_trace::format::RowsRecord {
+        seq: 7,
+        args: vec![(1, vec![1])],
+    };
+    rmp_serde::encode::write_named(&mut bytes, &Record::Rows(stray)).expect("encode");
+    let error = Trace::from_bytes(Path::new("t"), &bytes).expect_err("a stray rows record");
+    assert!(
+        error.to_string().contains("row hashes of launch 7"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -36,6 +36,7 @@ fn the_documented_launch_record_is_byte_exact() {
                 post: Some(11),
                 stats: None,
                 samples: None,
+                rows: None,
             }),
             ArgValue::Tensor(TensorArg {
                 layout: 0,
@@ -45,6 +46,7 @@ fn the_documented_launch_record_is_byte_exact() {
                 post: Some(13),
                 stats: None,
                 samples: None,
+                rows: None,
             }),
             ArgValue::Scalar(Scalar::Int(1024)),
         ],

@@ -226,6 +226,11 @@ pub struct RecordArgs {
     /// numerics (eager against compiled, two configs, fp32 against bf16).
     #[arg(long)]
     pub samples: bool,
+    /// Also hash each row of every tensor (each index of its leading
+    /// dimension) on its own: what `diff` needs to compare one request
+    /// alone against the same request inside a batch.
+    #[arg(long)]
+    pub rows: bool,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

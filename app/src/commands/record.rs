@@ -29,6 +29,9 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if args.samples {
         command.env(options::SAMPLES.env, "1");
     }
+    if args.rows {
+        command.env(options::ROWS.env, "1");
+    }
     let status = command
         .status()
         .with_context(|| format!("{program}: cannot run"))?;

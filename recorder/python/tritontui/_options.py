@@ -29,6 +29,9 @@ class Options:
     # Whether written floating tensors' samples (and statistics) are
     # recorded, for comparing two programs' numerics.
     samples: bool
+    # Whether each tensor's rows (indices of its leading dimension) are
+    # hashed each on its own after every launch.
+    rows: bool
     # Pause points (launch numbers and kernel-name globs), or None.
     break_at: str | None
     # Launches captured by value, or None.

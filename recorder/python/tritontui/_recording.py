@@ -18,6 +18,7 @@ def start(
     kernels: str | None = None,
     stats: bool | None = None,
     samples: bool | None = None,
+    rows: bool | None = None,
     break_at: str | None = None,
     capture: str | None = None,
     capture_budget: int | None = None,
@@ -39,7 +40,11 @@ def start(
     (and its statistics), so that ``tritontui diff`` can say how far two
     different programs' numerics part (eager against compiled, two
     configs, fp32 against bf16) and whether within what the arithmetic
-    allows. ``break_at``
+    allows. ``rows`` (``TRITONTUI_ROWS``, off): also hash each row of
+    every tensor argument after each launch (each index of its leading
+    dimension, as if it were a tensor by itself, up to 1,024 rows a
+    tensor), so that one request alone can be compared with the same
+    request inside a batch. ``break_at``
     (``TRITONTUI_BREAK``): pause points, comma-separated launch numbers and
     kernel-name globs; the process stops before each and waits to be
     resumed. ``capture`` (``TRITONTUI_CAPTURE``): launches whose tensors
@@ -66,6 +71,7 @@ def start(
             "kernels": kernels,
             "stats": stats,
             "samples": samples,
+            "rows": rows,
             "break_at": break_at,
             "capture": capture,
             "capture_budget": capture_budget,

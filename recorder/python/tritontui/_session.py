@@ -143,6 +143,7 @@ class Session:
             options.hash_outputs,
             options.stats,
             options.samples,
+            options.rows,
             self.breaks is not None,
             self.capture is not None or self.custom_hash is not None,
         )
@@ -196,6 +197,7 @@ class Session:
                 "hash_outputs": self.options.hash_outputs,
                 "stats": self.options.stats,
                 "samples": self.options.samples,
+                "rows": self.options.rows,
                 "aten": self.options.aten,
                 "kernels": self.options.kernels,
                 "cuda_graphs_disabled": not self.options.cuda_graphs,

@@ -89,6 +89,7 @@ def _handed(session: Any) -> dict[str, Any]:
             "kernels": session.options.kernels,
             "stats": session.options.stats,
             "samples": session.options.samples,
+            "rows": session.options.rows,
             "capture": session.options.capture,
             "capture_budget": session.options.capture_budget,
             # A callable stays in this process; a named function goes along.

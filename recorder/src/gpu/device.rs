@@ -68,6 +68,7 @@ pub(super) struct Kernels {
     pub(super) table: sys::CUfunction,
     pub(super) stats: sys::CUfunction,
     pub(super) sample: sys::CUfunction,
+    pub(super) rows: sys::CUfunction,
     pub(super) max_blocks: u32,
     /// Blocks of `tthash_table` the device runs at once: what a table
     /// launch shares among its hashes.
@@ -178,6 +179,7 @@ impl Device {
                 table,
                 stats: function("ttstats")?,
                 sample: function("ttsample")?,
+                rows: function("ttrows")?,
                 max_blocks: (sms.max(1) as u32) * 16,
                 resident: (sms.max(1) * per_sm.max(1)) as u32,
             },

@@ -27,6 +27,7 @@ use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched, view_key};
 
 #[cfg(feature = "cuda")]
+mod rows;
 mod scheduled;
 
 /// How a launch uses an argument, as the hooks pass it (one byte per
@@ -382,6 +383,7 @@ impl Described {
                 post: None,
                 stats: None,
                 samples: None,
+                rows: None,
             };
             self.settle(&mut arg.pre, pre, tensor_index, Field::Pre);
             self.args.push(ArgValue::Tensor(arg));
@@ -458,9 +460,9 @@ impl Described {
         self.touched(|tensor, _| slot_of(tensor))
     }
 
-    /// After the launch: hashes, summarises and samples what `after` asks
-    /// (samples of the written floating tensors only: what the launch
-    /// made, for comparing two programs' numerics).
+    /// After the launch: hashes, summarises, samples and hashes by row
+    /// what `after` asks (samples of the written floating tensors only:
+    /// what the launch made, for comparing two programs' numerics).
     pub fn complete(&mut self, py: Python<'_>, after: After) -> PyResult<()> {
         let tensors = std::mem::take(&mut self.tensors);
         // The host bytes the launch writes, when its reads keep theirs.
@@ -495,10 +497,16 @@ impl Described {
                 let result = self.samples(py, view)?;
                 self.settle(&mut samples, result, index, Field::Samples);
             }
+            let rows = if after.rows {
+                self.rows(py, view, index)?
+            } else {
+                None
+            };
             if let ArgValue::Tensor(arg) = &mut self.args[view.arg] {
                 arg.post = post;
                 arg.stats = summary;
                 arg.samples = samples;
+                arg.rows = rows;
             }
         }
         self.tensors = tensors;

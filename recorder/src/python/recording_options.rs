@@ -56,6 +56,8 @@ pub struct After {
     pub stats: bool,
     /// Written floating tensors' samples (`samples`).
     pub samples: bool,
+    /// Tensors' row hashes (`rows`).
+    pub rows: bool,
 }
 
 impl After {
@@ -64,11 +66,12 @@ impl After {
         hash: false,
         stats: false,
         samples: false,
+        rows: false,
     };
 
     /// Whether anything is taken that waits for the launch's results.
     pub fn reads_results(self) -> bool {
-        self.hash || self.stats || self.samples
+        self.hash || self.stats || self.samples || self.rows
     }
 }
 
@@ -95,6 +98,7 @@ impl HookOptions {
         hash_outputs: bool,
         stats: bool,
         samples: bool,
+        rows: bool,
         pauses: bool,
         observes: bool,
     ) -> Self {
@@ -104,6 +108,7 @@ impl HookOptions {
                 hash: hash_outputs,
                 stats,
                 samples,
+                rows,
             },
             pauses,
             observes,

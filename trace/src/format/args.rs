@@ -26,6 +26,7 @@ impl ArgValue {
             post,
             stats: None,
             samples: None,
+            rows: None,
         })
     }
 }
@@ -55,6 +56,12 @@ pub struct TensorArg {
     /// in a `samples` record after it (`SamplesRecord`), which readers
     /// before 1.18 skip.
     pub samples: Option<Vec<f64>>,
+    /// Hashes of its rows after the launch (1.21, `rows`): one tthash64
+    /// per index of its leading dimension, each of that row's logical
+    /// bytes as if it were a tensor by itself (so the same row at another
+    /// offset hashes the same). Written, like samples, in a record after
+    /// the launch (`RowsRecord`), which readers before 1.21 skip.
+    pub rows: Option<Vec<u64>>,
 }
 
 impl TensorArg {
@@ -164,6 +171,7 @@ impl<'de> Visitor<'de> for ArgVisitor {
             post,
             stats,
             samples: None,
+            rows: None,
         }))
     }
 

@@ -117,6 +117,9 @@ pub struct RecordOptions {
     /// Whether written tensors' samples were taken (1.18, `samples`).
     #[serde(default)]
     pub samples: bool,
+    /// Whether tensors' rows were hashed (1.21, `rows`).
+    #[serde(default)]
+    pub rows: bool,
     /// Whether aten ops were recorded besides Inductor kernels.
     #[serde(default)]
     pub aten: bool,
@@ -148,6 +151,7 @@ impl Default for RecordOptions {
             hash_outputs: false,
             stats: false,
             samples: false,
+            rows: false,
             aten: false,
             kernels: default_glob(),
             cuda_graphs_disabled: false,

@@ -15,7 +15,7 @@ pub use launch::{Access, ArgDef, Captured, KernelDef, LaunchRecord, LayoutDef, S
 pub use records::{
     CallRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, GraphDef,
     InputRecord, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, ReplayRecord,
-    ResultsRecord, SamplesRecord, SettingsRecord, ValuesRecord,
+    ResultsRecord, RowsRecord, SamplesRecord, SettingsRecord, ValuesRecord,
 };
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -28,7 +28,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 20;
+pub const SCHEMA_MINOR: u32 = 21;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -64,6 +64,8 @@ pub enum Record {
     CustomHash(CustomHashRecord),
     /// The samples of the launch just written (1.18).
     Samples(SamplesRecord),
+    /// The row hashes of the launch just written (1.21).
+    Rows(RowsRecord),
     /// A compilation or autotuning event.
     Compile(CompileRecord),
     /// A tensor that entered the recorded region from outside, such as a
@@ -116,6 +118,7 @@ impl Record {
             Record::Values(_) => "capture",
             Record::CustomHash(_) => "custom_hash",
             Record::Samples(_) => "samples",
+            Record::Rows(_) => "rows",
             Record::Compile(_) => "compile",
             Record::Input(_) => "input",
             Record::Graph(_) => "graph",
@@ -172,6 +175,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "capture" => Record::Values(ValuesRecord::deserialize(rest)?),
             "custom_hash" => Record::CustomHash(CustomHashRecord::deserialize(rest)?),
             "samples" => Record::Samples(SamplesRecord::deserialize(rest)?),
+            "rows" => Record::Rows(RowsRecord::deserialize(rest)?),
             "compile" => Record::Compile(CompileRecord::deserialize(rest)?),
             "input" => Record::Input(InputRecord::deserialize(rest)?),
             "graph" => Record::Graph(GraphDef::deserialize(rest)?),

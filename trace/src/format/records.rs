@@ -148,6 +148,38 @@ impl SamplesRecord {
     }
 }
 
+/// The row hashes of a launch's tensors (1.21, `rows`), written right
+/// after its launch record (and its samples' record): each tensor's
+/// hashes of the rows of its leading dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowsRecord {
+    /// The launch's `seq`.
+    pub seq: u64,
+    /// `[argument index, [row hashes]]` per tensor argument with row
+    /// hashes, numbered as in the launch record.
+    #[serde(rename = "a")]
+    pub args: Vec<(u32, Vec<u64>)>,
+}
+
+impl RowsRecord {
+    /// The rows record of `launch`, if any of its tensors has row hashes.
+    pub fn of(launch: &crate::format::LaunchRecord) -> Option<RowsRecord> {
+        let args: Vec<(u32, Vec<u64>)> = launch
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                crate::format::ArgValue::Tensor(t) => Some((i as u32, t.rows.clone()?)),
+                crate::format::ArgValue::Scalar(_) => None,
+            })
+            .collect();
+        (!args.is_empty()).then_some(RowsRecord {
+            seq: launch.seq,
+            args,
+        })
+    }
+}
+
 /// A user marker placed between launches.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MarkerRecord {

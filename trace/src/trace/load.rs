@@ -9,7 +9,7 @@ use super::{
 };
 use crate::format::{
     ArgValue, CallRecord, GraphDef, InputRecord, KernelDef, LaunchRecord, Record, ReplayRecord,
-    ResultsRecord, SamplesRecord, SourceDef, TensorArg,
+    ResultsRecord, RowsRecord, SamplesRecord, SourceDef, TensorArg,
 };
 use crate::known_views::{KnownViews, Touched, view_key};
 use crate::reader::{Next, RecordReader, TraceError};
@@ -126,6 +126,8 @@ impl Trace {
             stats: Vec::new(),
             samples: Vec::new(),
             sample_values: Vec::new(),
+            rows: Vec::new(),
+            row_hashes: Vec::new(),
             modules: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
@@ -204,6 +206,35 @@ impl Trace {
         Ok(())
     }
 
+    /// The row hashes of the launch just loaded (its record follows it,
+    /// after its samples').
+    fn add_rows(&mut self, record: RowsRecord) -> Result<(), String> {
+        let Some(launch) = self.launches.last().filter(|l| l.seq == record.seq) else {
+            return Err(format!(
+                "row hashes of launch {} do not follow its launch record",
+                record.seq
+            ));
+        };
+        let (start, len) = (launch.args_start, launch.args_len);
+        let mut args = record.args;
+        args.sort_by_key(|(arg, _)| *arg);
+        for (arg, hashes) in args {
+            if arg >= len {
+                return Err(format!(
+                    "row hashes of argument {arg} of launch {}, which has {len}",
+                    record.seq
+                ));
+            }
+            let at = start + arg;
+            if self.rows.last().is_some_and(|(last, _)| *last >= at) {
+                continue; // said twice: the first stands
+            }
+            self.rows.push((at, index(self.row_hashes.len())?));
+            self.row_hashes.extend_from_slice(&hashes);
+        }
+        Ok(())
+    }
+
     fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
         match record {
             Record::Captured(launch) => ids.capture(launch)?,
@@ -237,6 +268,7 @@ impl Trace {
                 self.custom_hashes.insert(custom.seq, custom);
             }
             Record::Samples(samples) => self.add_samples(samples)?,
+            Record::Rows(rows) => self.add_rows(rows)?,
             Record::Pause(pause) => self.pauses.push(pause),
             Record::Gap(gap) => self.gaps.push(gap),
             Record::Settings(settings) => self.settings_changes.push(settings),

@@ -190,6 +190,9 @@ pub struct TensorRef<'t> {
     /// Samples of its value after the launch (1.18, `crate::samples`), if
     /// taken.
     pub samples: Option<&'t [f64]>,
+    /// Hashes of its rows after the launch (1.21, `rows`), one per index
+    /// of its leading dimension, if taken.
+    pub rows: Option<&'t [u64]>,
 }
 
 impl TensorRef<'_> {
@@ -306,6 +309,10 @@ pub struct Trace {
     /// next one's start).
     samples: Vec<(u32, u32)>,
     sample_values: Vec<f64>,
+    /// For each argument with row hashes (1.21), in argument order: its
+    /// index and where its hashes start in `row_hashes`.
+    rows: Vec<(u32, u32)>,
+    row_hashes: Vec<u64>,
     /// The module paths launches ran in, each once.
     modules: Vec<String>,
     /// Process table; a later record for the same pid replaces an earlier one.
@@ -460,17 +467,24 @@ impl Trace {
             inherited: a.flags & INHERITED != 0,
             stats,
             samples,
+            rows: self.rows_of(i as u32),
         })
     }
 
     fn samples_of(&self, arg: u32) -> Option<&[f64]> {
-        let at = self.samples.binary_search_by_key(&arg, |(k, _)| *k).ok()?;
-        let start = self.samples[at].1 as usize;
-        let end = self
-            .samples
-            .get(at + 1)
-            .map_or(self.sample_values.len(), |(_, next)| *next as usize);
-        self.sample_values.get(start..end)
+        spans_of(&self.samples, &self.sample_values, arg)
+    }
+
+    fn rows_of(&self, arg: u32) -> Option<&[u64]> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        spans_of(&self.rows, &self.row_hashes, arg)
+    }
+
+    /// Whether the trace was recorded with row hashes (1.21, `rows`).
+    pub fn has_rows(&self) -> bool {
+        self.header.options.rows
     }
 
     /// Whether the trace was recorded with samples (1.18, `samples`).
@@ -485,4 +499,16 @@ impl Trace {
             .enumerate()
             .filter(|(_, l)| !l.autotune)
     }
+}
+
+/// The values of argument `arg` in `values`, where `starts` holds each
+/// argument's index and first value, in argument order (its values end
+/// where the next one's start).
+fn spans_of<'t, T>(starts: &[(u32, u32)], values: &'t [T], arg: u32) -> Option<&'t [T]> {
+    let at = starts.binary_search_by_key(&arg, |(k, _)| *k).ok()?;
+    let start = starts[at].1 as usize;
+    let end = starts
+        .get(at + 1)
+        .map_or(values.len(), |(_, next)| *next as usize);
+    values.get(start..end)
 }

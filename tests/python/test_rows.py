@@ -1,0 +1,85 @@
+"""Row hashes (``rows``): each index of a tensor's leading dimension
+hashed on its own after each launch, as the tensor it would be alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import binary, dump, launches
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def hexed(tensor: torch.Tensor) -> str:
+    return f"0x{tritontui.hash_tensor(tensor):016x}"
+
+
+def rows_of(path: Path, kernel: str) -> list[list[list[str] | None]]:
+    """Each launch of ``kernel``: its tensor arguments' row hashes."""
+    return [
+        [arg.get("rows") for arg in r["args"] if "dtype" in arg]
+        for r in launches(path)
+        if r["kernel"] == kernel
+    ]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_row_hashes_as_the_tensor_it_would_be_alone(tmp_path: Path, device: str) -> None:
+    batch = torch.randn(8, 3, 5, device=device)
+    alone = batch[2:3].clone()  # the request in row 2, alone
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path, rows=True):
+        doubled = batch * 2
+        doubled_alone = alone * 2
+        # A strided view's rows are read through its strides.
+        across = batch.transpose(0, 1) + 1
+        # Rows of 6 bytes: words cross rows, most rows start unaligned.
+        narrow = torch.randn(8, 3, device=device).to(torch.bfloat16)
+    (batch_rows, alone_rows, across_rows) = rows_of(path, "aten::mul.Tensor") + rows_of(
+        path, "aten::add.Tensor"
+    )
+    assert batch_rows[0] == [hexed(batch[r]) for r in range(8)], batch_rows
+    assert batch_rows[-1] == [hexed(doubled[r]) for r in range(8)], batch_rows
+    # The same row at another offset hashes the same.
+    assert alone_rows[-1] == [batch_rows[-1][2]] == [hexed(doubled_alone[0])], alone_rows
+    transposed = batch.transpose(0, 1)
+    assert across_rows[0] == [hexed(transposed[r]) for r in range(3)], across_rows
+    assert across_rows[-1] == [hexed(across[r]) for r in range(3)], across_rows
+    converted = rows_of(path, "aten::_to_copy")[0]
+    assert converted[-1] == [hexed(narrow[r]) for r in range(8)], converted
+
+
+def test_rows_are_off_by_default_and_skip_what_has_none_or_too_many(tmp_path: Path) -> None:
+    x, many, scalar = torch.randn(4, 2), torch.randn(1025, 2), torch.tensor(3.0)
+    with tritontui.record(tmp_path / "off.msgpack"):
+        x * 2
+    assert all(
+        rows is None
+        for launch in rows_of(tmp_path / "off.msgpack", "aten::mul.Tensor")
+        for rows in launch
+    )
+    with tritontui.record(tmp_path / "on.msgpack", rows=True):
+        many * 2
+        scalar * 2
+    (too_many, none) = rows_of(tmp_path / "on.msgpack", "aten::mul.Tensor")
+    assert too_many == [None, None] and none == [None, None], (too_many, none)
+
+
+def test_the_command_line_s_rows_flag_turns_them_on(tmp_path: Path) -> None:
+    program = "import torch; torch.randn(4, 3) * 2"
+    proc = subprocess.run(
+        [binary(), "record", "-o", "r.msgpack", "--rows", "--", sys.executable, "-c", program],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    header = dump(tmp_path / "r.msgpack")[0]
+    assert header["options"]["rows"] is True, header
+    (mul,) = rows_of(tmp_path / "r.msgpack", "aten::mul.Tensor")
+    assert len(mul[-1]) == 4, mul

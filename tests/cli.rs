@@ -140,6 +140,68 @@ fn the_json_report_has_the_documented_fields() {
     assert_eq!(next["root"]["a_index"], 19);
 }
 
+/// One request alone against it in a batch of 64 (`rows`): the batch
+/// section names the first batch-variant launch; `--request` picks
+/// another row of B, whose inputs already differ, and bad values of the
+/// flags are one-line errors.
+#[test]
+fn a_request_is_compared_by_its_rows_between_two_batchings() {
+    let pair = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/batch_row0")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let (a, b) = (pair("a.msgpack"), pair("b.msgpack"));
+    let o = tritontui(&["diff", "--json", &a, &b]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        report["batch"]["batch"],
+        serde_json::json!({"a": 1, "b": 64})
+    );
+    assert_eq!(
+        report["batch"]["first_variant"]["kernel"],
+        "aten::addmm.out"
+    );
+    assert_eq!(report["first_divergence"]["kind"], "batch-variant");
+    let text = stdout(&tritontui(&["diff", &a, &b]));
+    assert!(text.contains("batch (request rows):"), "{text}");
+    assert!(
+        text.contains("first batch-variant launch: A#5 B#5"),
+        "{text}"
+    );
+    // Row 1 of B is another request: what the first launch reads differs,
+    // so no launch is batch-variant.
+    let o = tritontui(&["diff", "--json", "--request", "A:0", "B:1", &a, &b]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        report["batch"]["request"],
+        serde_json::json!({"a": 0, "b": 1})
+    );
+    assert!(
+        report["batch"]["first_variant"].is_null(),
+        "{}",
+        report["batch"]
+    );
+    for bad in [
+        vec!["--request", "A:x", "B:1"],
+        vec!["--request", "A:0", "A:1"],
+        vec!["--batch", "A:0", "B:64"],
+        vec!["--batch", "A:1", "B:64", "--request", "A:1", "B:0"],
+    ] {
+        let o = tritontui(&[&["diff"], bad.as_slice(), &[a.as_str(), b.as_str()]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stdout(&o));
+        let error = stderr(&o);
+        assert!(
+            error.lines().count() == 1
+                && (error.contains("--request") || error.contains("--batch")),
+            "{bad:?}: {error}"
+        );
+    }
+}
+
 /// Eager against compiled, with samples: `equivalent`, exit 0; the
 /// planted rounding: `accuracy` at the kernel that rounds, exit 1.
 #[test]

@@ -8,6 +8,7 @@
 pub mod accuracy;
 pub mod align;
 pub mod analysis;
+pub mod batch;
 pub mod compare;
 pub mod compile_events;
 pub mod gaps;

@@ -39,6 +39,7 @@ VARIANTS = {
     "gpu_planted_rounding",
     "gpt_eager_against_compiled",
     "gpu_gpt_eager_against_compiled",
+    "batch_row0",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",

@@ -112,6 +112,16 @@ pub struct DiffArgs {
     /// error at most 2 or 3 times run A's, plus 1e-5).
     #[arg(long, value_name = "TRACE")]
     pub reference: Option<PathBuf>,
+    /// Which request of each run to compare by its rows, in traces
+    /// recorded with --rows (`--request A:0 B:17`; request 0 of each by
+    /// default).
+    #[arg(long, num_args = 2, value_names = ["A:N", "B:N"])]
+    pub request: Vec<String>,
+    /// How many requests each run batches, in traces recorded with --rows
+    /// (`--batch A:1 B:64`; by default found from the first tensor whose
+    /// shapes differ in their first extent alone, A holding one request).
+    #[arg(long, num_args = 2, value_names = ["A:N", "B:N"])]
+    pub batch: Vec<String>,
 }
 
 /// Flags of `tritontui ranks`.

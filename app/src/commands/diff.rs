@@ -1,11 +1,11 @@
 //! `tritontui diff A B`: two traces, or two folders of rank traces.
 
 use super::args::DiffArgs;
-use super::inputs::{both_folders, load_pair, load_reference, options};
+use super::inputs::{both_folders, load_pair, load_reference, options, requests};
 use super::output::print_diff;
 use super::status::{ExitCode, verdict_status};
 use crate::Report;
-use tritontui_engine::Analysis;
+use tritontui_engine::{Analysis, Options};
 
 /// `tritontui diff A B`.
 pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
@@ -14,7 +14,10 @@ pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     }
     let (a, b) = load_pair(&args.a, &args.b)?;
     let reference = load_reference(args.reference.as_deref())?;
-    let options = options(args.align_deadline)?;
+    let options = Options {
+        requests: requests(&args.request, &args.batch)?,
+        ..options(args.align_deadline)?
+    };
     let analysis = Analysis::run_against(&a, &b, reference.as_ref(), options);
     let report = Report::new(&a, &b, &analysis, args.limit);
     print_diff(

@@ -3,6 +3,7 @@
 //! words (`summary`, what `diff` prints) and one self-contained HTML page
 //! (`html`).
 
+pub mod batch;
 pub mod html;
 pub mod report;
 pub mod summary;

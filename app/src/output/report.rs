@@ -32,6 +32,10 @@ pub struct Report {
     /// Two different programs' numerics compared, when both traces hold
     /// samples (`record --samples`); null otherwise.
     pub accuracy: Option<AccuracyReport>,
+    /// One request compared by its rows, when both traces hold row hashes
+    /// (`record --rows`) and their batch extents are known or found; null
+    /// otherwise.
+    pub batch: Option<super::batch::BatchReport>,
     /// What each trace did not see; any gap forbids `identical` and `benign`.
     #[serde(serialize_with = "said_gaps")]
     pub gaps: Sides<Vec<Gap>>,
@@ -454,10 +458,19 @@ impl Report {
             root_causes.insert(0, root.clone());
             first_divergence = Some(root);
         }
+        // So does the first launch that makes a request depend on its batch.
+        let batch = analysis.batch.as_ref().map(|batch| {
+            if let Some(root) = super::batch::root_cause(runs, batch) {
+                root_causes.insert(0, root.clone());
+                first_divergence = Some(root);
+            }
+            super::batch::BatchReport::new(runs, batch)
+        });
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
             accuracy,
+            batch,
             gaps: analysis.gaps.clone(),
             results_recorded: Sides {
                 a: a.results.is_some(),

@@ -79,6 +79,12 @@ pub fn summary(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    if let Some(batch) = &report.batch {
+        let _ = writeln!(out, "batch (request rows):");
+        for line in &batch.detail {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(words) = graph_use_words(&report.cuda_graph_replays) {
         let _ = writeln!(out, "{words}");
     }

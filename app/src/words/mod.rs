@@ -4,6 +4,7 @@
 
 pub mod accuracy;
 pub mod autotuning;
+pub mod batch;
 mod gaps;
 
 pub use gaps::{gap, unseen_work};
@@ -300,6 +301,7 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
         // `accuracy::past_bound_words` say them.
         Kind::Result => "a result differs".to_owned(),
         Kind::Accuracy => "the programs' numerics part past their bound".to_owned(),
+        Kind::BatchVariant => "the request's rows depend on its batch".to_owned(),
     }
 }
 

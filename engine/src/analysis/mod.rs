@@ -11,6 +11,7 @@ mod origins;
 
 use crate::accuracy::Accuracy;
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row, Side, align_anchored};
+use crate::batch::{BatchComparison, Requests};
 use crate::compare::PairDiff;
 use crate::gaps::Gap;
 use crate::producer::Origin;
@@ -49,6 +50,10 @@ pub enum Kind {
     /// Two different programs' values part past what their arithmetic
     /// allows at this point (reports only: `Analysis::accuracy`).
     Accuracy,
+    /// One request's rows differ between a run that batches it alone and
+    /// one that batches it with others, while everything the launch read
+    /// agrees (reports only: `Analysis::batch`).
+    BatchVariant,
 }
 
 impl Kind {
@@ -64,6 +69,7 @@ impl Kind {
             Kind::Structural => "structural",
             Kind::Result => "result",
             Kind::Accuracy => "accuracy",
+            Kind::BatchVariant => "batch-variant",
         }
     }
 
@@ -254,6 +260,9 @@ pub struct Options {
     /// judged by their numerics (`accuracy`, `equivalent`); off where one
     /// program runs twice and owes equal bits (`check`).
     pub compare_numerics: bool,
+    /// Which request of each run to compare by its rows, where both traces
+    /// hold row hashes (`rows`).
+    pub requests: Requests,
 }
 
 impl Default for Options {
@@ -261,6 +270,7 @@ impl Default for Options {
         Options {
             align_deadline: DEFAULT_DEADLINE,
             compare_numerics: true,
+            requests: Requests::default(),
         }
     }
 }
@@ -285,6 +295,9 @@ pub struct Analysis {
     /// The two programs' numerics compared, when both traces hold samples
     /// and the runs ran different programs.
     pub accuracy: Option<Accuracy>,
+    /// One request's rows compared, when both traces hold row hashes
+    /// (`rows`) and their batch extents are known or found.
+    pub batch: Option<BatchComparison>,
     /// What the differences amount to.
     pub verdict: Verdict,
 }
@@ -384,6 +397,7 @@ impl Analysis {
         let accuracy = (options.compare_numerics && programs.any())
             .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
+        let batch = BatchComparison::of(a, b, options.requests);
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
         let verdict =
             if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
@@ -411,6 +425,7 @@ impl Analysis {
             gaps,
             programs,
             accuracy,
+            batch,
             verdict,
         }
     }
@@ -445,8 +460,9 @@ impl Analysis {
 
     /// Divergences of the results not explained by an upstream one, in
     /// execution order. When two programs' numerics are compared
-    /// (`accuracy`), where the programs differ is no root cause: their
-    /// numerics say whether it matters.
+    /// (`accuracy`), or one request's rows between two batchings of it
+    /// (`batch`), where the programs differ is no root cause: their
+    /// numerics, or the request's rows, say whether it matters.
     pub fn root_causes(&self) -> impl Iterator<Item = (usize, &Divergence)> {
         self.divergences
             .iter()
@@ -457,14 +473,21 @@ impl Analysis {
     /// Whether `d` is a root cause of this comparison (see
     /// [`Analysis::root_causes`]).
     pub fn is_root_cause(&self, d: &Divergence) -> bool {
-        d.is_root_cause() && !(self.accuracy.is_some() && d.kind.marks_program_difference())
+        d.is_root_cause() && !(self.judges_programs() && d.kind.marks_program_difference())
     }
 
-    /// Where the programs differ, when their numerics are compared: the
+    /// Whether where the programs differ is judged by something else than
+    /// their bits: their numerics (`accuracy`) or a request's rows (`batch`).
+    fn judges_programs(&self) -> bool {
+        self.accuracy.is_some() || self.batch.is_some()
+    }
+
+    /// Where the programs differ, when their numerics or a request's rows
+    /// are compared: the
     /// divergences that would otherwise be root causes of their own.
     pub fn program_differences(&self) -> impl Iterator<Item = (usize, &Divergence)> {
         self.divergences.iter().enumerate().filter(|(_, d)| {
-            self.accuracy.is_some() && d.is_root_cause() && d.kind.marks_program_difference()
+            self.judges_programs() && d.is_root_cause() && d.kind.marks_program_difference()
         })
     }
 

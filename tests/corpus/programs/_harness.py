@@ -62,15 +62,17 @@ def run(
     threads: int = 2,
     samples: bool = False,
     reference: Callable[[], dict[str, torch.Tensor]] | None = None,
+    rows: bool = False,
 ) -> None:
-    """Records ``main()`` (with ``samples`` when asked) and writes the
+    """Records ``main()`` (with ``samples``, ``rows`` when asked) and writes the
     fingerprint of what it returns. With a ``reference`` (the same
     program in float64, run after recording stopped), each result's
     relative error against it goes beside the fingerprint
     (``FINGERPRINT.fp64``): the truth of a numerics verdict, taken
     without the engine."""
     torch.set_num_threads(threads)
-    with recording(args.out, **({"samples": True} if samples else {})):
+    options = {name: True for name, on in (("samples", samples), ("rows", rows)) if on}
+    with recording(args.out, **options):
         results = main()
     write_fingerprint(args, fingerprint(results))
     if reference is not None:

@@ -1,0 +1,112 @@
+//! One request compared by its rows between two batchings of it, in
+//! words: the summary's lines and the batch-variant launch's verdict.
+
+use tritontui_engine::TracePair;
+use tritontui_engine::batch::{BatchComparison, BatchVariant};
+use tritontui_trace::{ArgRef, Trace};
+
+/// The summary's lines under `batch (request rows):`.
+pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String> {
+    let mut lines = vec![format!(
+        "request {} of A's {} against request {} of B's {}: {} aligned launches compared by the request's rows",
+        batch.request.0,
+        requests(batch.batch.0),
+        batch.request.1,
+        requests(batch.batch.1),
+        batch.compared,
+    )];
+    if batch.unaligned != (0, 0) {
+        lines.push(format!(
+            "{} launches only in A and {} only in B left out (kernels of another name or shape)",
+            batch.unaligned.0, batch.unaligned.1
+        ));
+    }
+    match &batch.root_cause {
+        Some(root) => {
+            lines.push(format!(
+                "first batch-variant launch: A#{} B#{} `{}`: {}",
+                runs.seq_a(root.a),
+                runs.seq_b(root.b),
+                runs.a.kernel_of(&runs.a.launches[root.a as usize]).name,
+                variant_words(runs, root),
+            ));
+            if batch.carried > 0 {
+                lines.push(format!(
+                    "{} launches after it carry the difference (what they read already differed)",
+                    batch.carried
+                ));
+            }
+        }
+        None => lines.push(
+            "no launch makes the request's rows depend on its batch: every compared launch wrote the same request rows, or read differing ones"
+                .to_owned(),
+        ),
+    }
+    lines
+}
+
+/// The verdict on a batch-variant launch: which rows of what it wrote
+/// differ, and how the two runs launched it.
+pub fn variant_words(runs: TracePair<'_>, root: &BatchVariant) -> String {
+    let (la, lb) = (
+        &runs.a.launches[root.a as usize],
+        &runs.b.launches[root.b as usize],
+    );
+    let kernel = runs.a.kernel_of(la);
+    let args: Vec<String> = root
+        .args
+        .iter()
+        .map(|d| {
+            let name = kernel.arg_name(usize::from(d.arg));
+            match d.rows {
+                0 => format!("`{name}` (compared whole)"),
+                rows => format!(
+                    "`{name}` ({} of the request's {rows} rows)",
+                    d.differing.len()
+                ),
+            }
+        })
+        .collect();
+    let mut words = format!(
+        "the request's rows of {} differ while everything it read agrees: its result for this request depends on what it was batched with",
+        args.join(", ")
+    );
+    let (grid_a, grid_b) = (la.grid(), lb.grid());
+    if !grid_a.is_empty() || !grid_b.is_empty() {
+        words.push_str(&format!("; grid {grid_a:?} in A, {grid_b:?} in B"));
+    }
+    if !kernel.config.is_empty() {
+        let config: Vec<String> = kernel
+            .config
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        words.push_str(&format!(" ({})", config.join(", ")));
+    }
+    words.push_str(&format!(
+        "; called with {} in A, {} in B",
+        shapes(runs.a, root.a),
+        shapes(runs.b, root.b)
+    ));
+    words
+}
+
+/// `[1, 512], [2048, 512]`: the shapes of a launch's tensors.
+fn shapes(trace: &Trace, index: u32) -> String {
+    trace
+        .args_of(&trace.launches[index as usize])
+        .filter_map(|arg| match arg {
+            ArgRef::Tensor(t) => Some(format!("{:?}", t.layout.shape)),
+            ArgRef::Scalar(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn requests(n: u64) -> String {
+    if n == 1 {
+        "1 request".to_owned()
+    } else {
+        format!("{n} requests")
+    }
+}

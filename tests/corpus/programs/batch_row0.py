@@ -1,0 +1,28 @@
+"""A compiled float32 MLP (LayerNorm, Linear 512→2048, GELU, Linear) on
+the CPU, evaluated without gradients on one request (one row) alone;
+with --variant on the same request as row 0 of a batch of 64. Recorded
+with row hashes (``rows``). The result is the request's output."""
+
+import torch
+from _harness import parse, run
+
+args = parse(__doc__, variant="the request as row 0 of a batch of 64")
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.LayerNorm(512),
+    torch.nn.Linear(512, 2048),
+    torch.nn.GELU(),
+    torch.nn.Linear(2048, 512),
+).eval()
+compiled = torch.compile(model)
+batch = torch.randn(64, 512, generator=torch.Generator().manual_seed(1))
+x = batch if args.variant else batch[:1].clone()
+
+
+def main() -> dict[str, torch.Tensor]:
+    with torch.no_grad():
+        out = compiled(x)
+    return {"request": out[0].clone()}
+
+
+run(args, main, rows=True)

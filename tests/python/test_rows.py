@@ -83,3 +83,30 @@ def test_the_command_line_s_rows_flag_turns_them_on(tmp_path: Path) -> None:
     assert header["options"]["rows"] is True, header
     (mul,) = rows_of(tmp_path / "r.msgpack", "aten::mul.Tensor")
     assert len(mul[-1]) == 4, mul
+
+
+def test_assert_batch_invariant_names_the_kernel_that_makes_a_request_depend_on_its_batch(
+    tmp_path: Path,
+) -> None:
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(
+        torch.nn.LayerNorm(512), torch.nn.Linear(512, 2048), torch.nn.GELU()
+    ).eval()
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return mlp(x)
+
+    request = torch.randn(1, 512, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(AssertionError) as raised:
+        tritontui.assert_batch_invariant(fn, request, sizes=(64,), dir=tmp_path / "mlp")
+    said = str(raised.value)
+    assert "first batch-variant kernel: aten::addmm" in said, said
+    assert "[1, 512]" in said and "[64, 512]" in said, said
+    # An elementwise function is batch invariant at every size and place.
+    report = tritontui.check_batch_invariance(
+        lambda x: x * 2 + 1, request, sizes=(8, 64), dir=tmp_path / "plain"
+    )
+    assert report.invariant, str(report)
+    assert [(c.size, c.position) for c in report.cases] == [(8, 0), (8, 7), (64, 0), (64, 63)]
+    assert all(c.first_variant is None for c in report.cases)

@@ -23,12 +23,20 @@ from ._version import __version__ as __version__
 _hook_symbol.make_global()
 
 if TYPE_CHECKING:
+    from ._batch_check import (
+        BatchInvarianceReport,
+        assert_batch_invariant,
+        check_batch_invariance,
+    )
     from ._check import DeterminismReport, assert_deterministic, check_determinism
 
 __all__ = [
     "HASH_ALGORITHM",
+    "BatchInvarianceReport",
     "DeterminismReport",
+    "assert_batch_invariant",
     "assert_deterministic",
+    "check_batch_invariance",
     "check_determinism",
     "compile_package",
     "hash_bytes",
@@ -83,6 +91,7 @@ def hash_tensor(tensor: Any) -> int | None:
 # The determinism check is imported on first use: the tritontui command
 # imports this package and starts faster without it.
 _CHECK_NAMES = ("DeterminismReport", "assert_deterministic", "check_determinism")
+_BATCH_CHECK_NAMES = ("BatchInvarianceReport", "assert_batch_invariant", "check_batch_invariance")
 
 
 def __getattr__(name: str) -> Any:
@@ -90,4 +99,8 @@ def __getattr__(name: str) -> Any:
         from . import _check
 
         return getattr(_check, name)
+    if name in _BATCH_CHECK_NAMES:
+        from . import _batch_check
+
+        return getattr(_batch_check, name)
     raise AttributeError(f"module 'tritontui' has no attribute {name!r}")

@@ -138,7 +138,7 @@ def check_determinism(
         traces.append(trace)
     report = DeterminismReport(deterministic=True, traces=traces)
     for i, trace in enumerate(traces[1:], start=1):
-        compared = _diff(traces[0], trace)
+        compared = diff_json(traces[0], trace)
         report.reports.append(compared)
         if compared["verdict"] == "benign":
             report.benign_runs.append(i)
@@ -158,9 +158,10 @@ def check_determinism(
     return report
 
 
-def _diff(a: Path, b: Path) -> dict[str, Any]:
+def diff_json(a: Path, b: Path, flags: list[str] | None = None) -> dict[str, Any]:
+    """``tritontui diff --json [flags] A B``, parsed."""
     proc = subprocess.run(
-        [*command(), "diff", "--json", str(a), str(b)],
+        [*command(), "diff", "--json", *(flags or []), str(a), str(b)],
         capture_output=True,
         text=True,
         check=False,

@@ -165,6 +165,19 @@ fn every_pair_gets_its_expected_verdict() {
                 ));
             }
         }
+        // What the batch comparison must say, where the pair asks.
+        if let Some(words) = expected["batch_detail_contains"].as_str() {
+            let detail = report
+                .batch
+                .as_ref()
+                .map(|b| b.detail.join("\n"))
+                .unwrap_or_default();
+            if !detail.contains(words) {
+                failures.push(format!(
+                    "{name}: the batch comparison says `{detail}`, not `{words}`"
+                ));
+            }
+        }
         failures.extend(got(
             "the root causes",
             report

@@ -48,6 +48,12 @@ pub struct BatchComparison {
     /// Launches after the root cause whose written request rows differ
     /// because what they read already did.
     pub carried: usize,
+    /// Launches before any root cause that read no differing input and
+    /// wrote a batched tensor whose rows a trace does not hold (over 1,024
+    /// rows, or more rows than the launch's result slots held): they
+    /// could not be judged. The first, as (A's launch, B's launch).
+    pub unjudged: usize,
+    pub first_unjudged: Option<(u32, u32)>,
 }
 
 /// A launch whose request rows differ while what it read agrees.
@@ -113,6 +119,8 @@ impl BatchComparison {
             unaligned: (0, 0),
             root_cause: None,
             carried: 0,
+            unjudged: 0,
+            first_unjudged: None,
         };
         for row in &alignment.rows {
             let (Some(ia), Some(ib)) = (row.a(), row.b()) else {
@@ -126,6 +134,12 @@ impl BatchComparison {
                 continue;
             }
             comparison.compared += usize::from(inputs != Compared::Unknown);
+            let unknown = outputs.iter().any(|(_, _, c)| *c == Compared::Unknown);
+            if unknown && comparison.root_cause.is_none() && !matches!(inputs, Compared::Differs(_))
+            {
+                comparison.unjudged += 1;
+                comparison.first_unjudged.get_or_insert((ia, ib));
+            }
             let differing: Vec<RowDifference> = outputs
                 .into_iter()
                 .filter_map(|(arg, rows, compared)| match compared {

@@ -23,6 +23,9 @@ pub struct BatchReport {
     /// Launches after it whose request rows differ because what they read
     /// already did.
     pub carried: usize,
+    /// Launches before any batch-variant one that read no differing input
+    /// and wrote a batched tensor whose rows the traces do not hold.
+    pub unjudged: usize,
     /// What the comparison says, a line each (as `diff` prints them).
     pub detail: Vec<String>,
 }
@@ -85,6 +88,7 @@ impl BatchReport {
             },
             first_variant,
             carried: batch.carried,
+            unjudged: batch.unjudged,
             detail: crate::words::batch::summary_lines(runs, batch),
         }
     }

@@ -37,10 +37,20 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
                 ));
             }
         }
-        None => lines.push(
-            "no launch makes the request's rows depend on its batch: every compared launch wrote the same request rows, or read differing ones"
-                .to_owned(),
-        ),
+        None => match batch.first_unjudged {
+            Some((a, b)) => lines.push(format!(
+                "no batch-variant launch found, but {} could not be judged: the rows of what {} wrote are not in the traces (a tensor over 1,024 rows has none); the first: A#{} B#{} `{}`",
+                batch.unjudged,
+                if batch.unjudged == 1 { "it" } else { "they" },
+                runs.seq_a(a),
+                runs.seq_b(b),
+                runs.a.kernel_of(&runs.a.launches[a as usize]).name,
+            )),
+            None => lines.push(
+                "no launch makes the request's rows depend on its batch: every compared launch wrote the same request rows, or read differing ones"
+                    .to_owned(),
+            ),
+        },
     }
     lines
 }

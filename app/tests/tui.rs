@@ -562,6 +562,31 @@ fn corpus_pair(name: &str) -> Comparison {
     Comparison::pair(a, b, Options::default())
 }
 
+/// A pair recorded with row hashes: the detail pane of the first
+/// divergence shows which rows of its input differ, as a strip.
+#[test]
+fn the_detail_pane_shows_which_rows_differ() {
+    let mut h = Harness::new(corpus_pair("row_bump"), 200, 40, false);
+    let screen = h.screen();
+    let strip = screen
+        .lines()
+        .find(|l| l.contains("rows differing: 1 of 16"))
+        .unwrap_or_default();
+    assert!(strip.contains("·····█··········"), "{screen}");
+}
+
+/// One request alone against it in a batch: the header names the first
+/// batch-variant launch.
+#[test]
+fn the_header_names_the_batch_variant_launch() {
+    let mut h = Harness::new(corpus_pair("batch_row0"), 300, 40, false);
+    let screen = h.screen();
+    assert!(
+        screen.contains("BATCH-VARIANT  first batch-variant launch: A#5 B#5 `aten::addmm.out`"),
+        "{screen}"
+    );
+}
+
 /// A real benign pair of the corpus: an atomic index_add whose differing
 /// sums a saturated tanh absorbs.
 #[test]

@@ -16,6 +16,7 @@ pub mod parallel;
 pub mod producer;
 pub mod programs;
 pub mod results;
+pub mod rows;
 pub mod settings;
 pub mod sides;
 pub mod signature;

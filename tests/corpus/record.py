@@ -40,6 +40,7 @@ VARIANTS = {
     "gpt_eager_against_compiled",
     "gpu_gpt_eager_against_compiled",
     "batch_row0",
+    "row_bump",
     "gpu_batch_row0",
     "allreduce_ranks",
     "fsdp_ranks",

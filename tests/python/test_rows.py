@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
-from conftest import binary, dump, launches
+from conftest import binary, diff, dump, launches
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -110,3 +110,17 @@ def test_assert_batch_invariant_names_the_kernel_that_makes_a_request_depend_on_
     assert report.invariant, str(report)
     assert [(c.size, c.position) for c in report.cases] == [(8, 0), (8, 7), (64, 0), (64, 63)]
     assert all(c.first_variant is None for c in report.cases)
+
+
+def test_a_divergence_names_the_rows_that_differ(tmp_path: Path) -> None:
+    base = torch.randn(8, 4, generator=torch.Generator().manual_seed(0))
+    for run, bump in (("a", 0.0), ("b", 1.0)):
+        x = base.clone()
+        x[3] += bump  # run B's row 3 differs
+        with tritontui.record(tmp_path / f"{run}.msgpack", rows=True):
+            y = x * 2  # a result: alive when recording stops
+        del y
+    code, report = diff(tmp_path / "a.msgpack", tmp_path / "b.msgpack")
+    assert code == 1, report
+    rows = {r["arg"]: (r["rows"], r["differing"]) for r in report["first_divergence"]["rows"]}
+    assert rows and all(found == (8, [3]) for found in rows.values()), report["first_divergence"]

@@ -1,7 +1,7 @@
 //! One request compared by its rows in the `diff` report (`batch`), and
 //! its batch-variant launch as a root cause.
 
-use super::report::{DivergenceReport, LaunchRef, Reach};
+use super::report::{DivergenceReport, LaunchRef, Reach, RowsReport};
 use serde::Serialize;
 use tritontui_engine::batch::BatchComparison;
 use tritontui_engine::{Kind, Sides, TracePair};
@@ -120,6 +120,17 @@ pub fn root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Diverg
             .args
             .iter()
             .map(|d| kernel.arg_name(usize::from(d.arg)))
+            .collect(),
+        // The request's rows (request-relative indices).
+        rows: root
+            .args
+            .iter()
+            .filter(|d| d.rows > 0)
+            .map(|d| RowsReport {
+                arg: kernel.arg_name(usize::from(d.arg)),
+                rows: d.rows,
+                differing: d.differing.clone(),
+            })
             .collect(),
         producer: None,
         origin: None,

@@ -341,6 +341,11 @@ pub struct DivergenceReport {
     pub kernel: String,
     /// Names of the arguments that differ.
     pub args: Vec<String>,
+    /// Which rows of each differing argument differ after the launch,
+    /// where both traces hold its row hashes (`record --rows`); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowsReport>,
     /// For `divergent-input`: the launch that last wrote the first differing
     /// input, or null if no recorded launch did.
     pub producer: Option<Producer>,
@@ -377,6 +382,17 @@ pub struct DivergenceReport {
     /// were, or when none were captured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values_error: Option<String>,
+}
+
+/// The rows of one argument that differ after a launch.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowsReport {
+    /// The argument.
+    pub arg: String,
+    /// Its rows (the extent of its first dimension).
+    pub rows: u64,
+    /// The indices of those that differ.
+    pub differing: Vec<u64>,
 }
 
 /// Each run's gaps as `{kind, detail}`, the detail in words.
@@ -566,6 +582,7 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         b_index: writer.b_index,
         kernel: writer.kernel.clone(),
         args: vec![report.tensor.clone()],
+        rows: Vec::new(),
         producer: None,
         origin: None,
         overwritten: None,
@@ -666,6 +683,7 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
         b_index: writer.b_index,
         kernel: writer.kernel.clone(),
         args: vec![point.b_arg.clone()],
+        rows: Vec::new(),
         producer: None,
         origin: None,
         overwritten: None,
@@ -768,6 +786,27 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         b_index: d.b.map(|y| runs.seq_b(y)),
         kernel: runs.kernel(d).name.clone(),
         args: d.args.iter().map(|&a| runs.arg_name(d, a)).collect(),
+        rows: match (d.a, d.b) {
+            (Some(x), Some(y)) => d
+                .args
+                .iter()
+                .filter_map(|&arg| {
+                    let (rows, differing) = tritontui_engine::rows::differing_after(
+                        runs.a,
+                        x,
+                        runs.b,
+                        y,
+                        usize::from(arg),
+                    )?;
+                    Some(RowsReport {
+                        arg: runs.arg_name(d, arg),
+                        rows,
+                        differing,
+                    })
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
         producer,
         origin: first_origin.map(|o| origin_words(runs, d, o, analysis)),
         overwritten: first_origin

@@ -113,10 +113,37 @@ fn shapes(trace: &Trace, index: u32) -> String {
         .join(", ")
 }
 
+/// A strip of at most `cells` characters over `total` rows, each cell a
+/// run of rows: `█` where one of them differs, `·` where none does.
+pub fn row_strip(total: u64, differing: &[u64], cells: usize) -> String {
+    let cells = (cells as u64).min(total).max(1);
+    let per_cell = total.div_ceil(cells).max(1);
+    let mut strip = vec!['·'; total.div_ceil(per_cell) as usize];
+    for &row in differing {
+        if let Some(cell) = strip.get_mut((row / per_cell) as usize) {
+            *cell = '█';
+        }
+    }
+    strip.into_iter().collect()
+}
+
 fn requests(n: u64) -> String {
     if n == 1 {
         "1 request".to_owned()
     } else {
         format!("{n} requests")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_strip;
+
+    #[test]
+    fn a_strip_marks_the_cells_whose_rows_differ() {
+        assert_eq!(row_strip(8, &[0, 5], 8), "█····█··");
+        // 64 rows in 8 cells of 8: rows 9 and 63 fall in cells 1 and 7.
+        assert_eq!(row_strip(64, &[9, 63], 8), "·█·····█");
+        assert_eq!(row_strip(3, &[], 8), "···");
     }
 }

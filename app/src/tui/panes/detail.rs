@@ -355,6 +355,8 @@ struct ArgView {
     post: Option<u64>,
     scalar: Option<String>,
     stats: Option<tritontui_trace::Stats>,
+    /// Its row hashes after the launch (`rows`).
+    rows: Option<Vec<u64>>,
     reads: bool,
 }
 
@@ -383,6 +385,7 @@ fn arg_views(s: Side<'_>) -> Vec<ArgView> {
                     view.pre = t.pre;
                     view.post = t.post;
                     view.stats = t.stats;
+                    view.rows = t.rows.map(<[u64]>::to_vec);
                 }
                 ArgRef::Scalar(v) => view.scalar = Some(v.to_string()),
             }
@@ -522,6 +525,24 @@ fn argument_lines(
             spans.push(Span::raw(fit(&hash_text(x.post, digits), hash_w + 1)));
         }
         lines.push(Line::from(spans));
+        let (rows_a, rows_b) = (
+            va.get(i).and_then(|v| v.rows.as_deref()),
+            y.and_then(|v| v.rows.as_deref()),
+        );
+        if let Some(differing) =
+            tritontui_engine::rows::differing(rows_a, rows_b).filter(|d| pair && !d.is_empty())
+        {
+            let total = rows_b.map_or(0, <[u64]>::len) as u64;
+            let cells = width.saturating_sub(30).clamp(8, 64);
+            lines.push(Line::styled(
+                format!(
+                    "  rows differing: {} of {total}  {}",
+                    differing.len(),
+                    crate::words::batch::row_strip(total, &differing, cells)
+                ),
+                theme.differs(),
+            ));
+        }
         for (run, view) in [("A", va.get(i)), ("B", y)] {
             if let Some(stats) = view.and_then(|v| v.stats) {
                 lines.push(Line::styled(

@@ -103,6 +103,19 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             Span::raw(words.clone()),
         ]));
     }
+    // One request's rows in two batchings: the batch-variant launch first.
+    if let Some(batch) = comparison.analysis.as_ref().and_then(|a| a.batch.as_ref()) {
+        let (label, style) = if batch.root_cause.is_some() {
+            ("BATCH-VARIANT  ", theme.root())
+        } else {
+            ("BATCH  ", theme.only())
+        };
+        let lines_said = crate::words::batch::summary_lines(runs, batch);
+        lines.push(Line::from(vec![
+            Span::styled(label, style),
+            Span::raw(lines_said[1..].join(" · ")),
+        ]));
+    }
     if let Some(analysis) = &comparison.analysis {
         let unseen = crate::words::unseen_work(&analysis.gaps.a, &analysis.gaps.b);
         if !unseen.is_empty() {

@@ -3,7 +3,7 @@
 
 use super::report::{DivergenceReport, LaunchRef, Reach, RowsReport};
 use serde::Serialize;
-use tritontui_engine::batch::BatchComparison;
+use tritontui_engine::batch::{BatchComparison, BatchVariant};
 use tritontui_engine::{Kind, Sides, TracePair};
 
 /// One request compared by its rows (both traces recorded with `rows`).
@@ -41,36 +41,21 @@ pub struct VariantReport {
     /// Each written argument whose request rows differ: its name, the
     /// request's rows in it (0: compared whole) and the request-relative
     /// indices of the rows that differ.
-    pub args: Vec<VariantArg>,
-}
-
-/// One argument of a batch-variant launch.
-#[derive(Debug, Clone, Serialize)]
-pub struct VariantArg {
-    pub name: String,
-    pub rows: u64,
-    pub differing: Vec<u64>,
+    pub args: Vec<RowsReport>,
 }
 
 impl BatchReport {
     /// The report of `batch`.
     pub fn new(runs: TracePair<'_>, batch: &BatchComparison) -> BatchReport {
-        let first_variant = batch.root_cause.as_ref().map(|root| {
-            let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
-            VariantReport {
-                a_index: runs.seq_a(root.a),
-                b_index: runs.seq_b(root.b),
-                kernel: kernel.name.clone(),
-                args: root
-                    .args
-                    .iter()
-                    .map(|d| VariantArg {
-                        name: kernel.arg_name(usize::from(d.arg)),
-                        rows: d.rows,
-                        differing: d.differing.clone(),
-                    })
-                    .collect(),
-            }
+        let first_variant = batch.root_cause.as_ref().map(|root| VariantReport {
+            a_index: runs.seq_a(root.a),
+            b_index: runs.seq_b(root.b),
+            kernel: runs
+                .a
+                .kernel_of(&runs.a.launches[root.a as usize])
+                .name
+                .clone(),
+            args: differing_rows(runs, root),
         });
         BatchReport {
             batch: Sides {
@@ -97,16 +82,12 @@ impl BatchReport {
 /// The batch-variant launch of `batch` as a root cause, if there is one.
 pub fn root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<DivergenceReport> {
     let root = batch.root_cause.as_ref()?;
+    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
     let writer = LaunchRef {
         a_index: Some(runs.seq_a(root.a)),
         b_index: Some(runs.seq_b(root.b)),
-        kernel: runs
-            .a
-            .kernel_of(&runs.a.launches[root.a as usize])
-            .name
-            .clone(),
+        kernel: kernel.name.clone(),
     };
-    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
     Some(DivergenceReport {
         kind: Kind::BatchVariant,
         root_cause: true,
@@ -122,16 +103,7 @@ pub fn root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Diverg
             .map(|d| kernel.arg_name(usize::from(d.arg)))
             .collect(),
         // The request's rows (request-relative indices).
-        rows: root
-            .args
-            .iter()
-            .filter(|d| d.rows > 0)
-            .map(|d| RowsReport {
-                arg: kernel.arg_name(usize::from(d.arg)),
-                rows: d.rows,
-                differing: d.differing.clone(),
-            })
-            .collect(),
+        rows: differing_rows(runs, root),
         producer: None,
         origin: None,
         overwritten: None,
@@ -146,4 +118,18 @@ pub fn root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Diverg
         values: None,
         values_error: None,
     })
+}
+
+/// The request's rows that differ in each argument a batch-variant launch
+/// wrote (request-relative indices; 0 rows: compared whole).
+fn differing_rows(runs: TracePair<'_>, root: &BatchVariant) -> Vec<RowsReport> {
+    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
+    root.args
+        .iter()
+        .map(|d| RowsReport {
+            arg: kernel.arg_name(usize::from(d.arg)),
+            rows: d.rows,
+            differing: d.differing.clone(),
+        })
+        .collect()
 }

@@ -1,10 +1,9 @@
-//! One request compared by its rows in the `diff` report (`batch`), and
-//! its batch-variant launch as a root cause.
+//! One request compared by its rows in the `diff` report (`batch`).
 
-use super::report::{DivergenceReport, LaunchRef, Reach, RowsReport};
+use super::rows::RowsReport;
 use serde::Serialize;
 use tritontui_engine::batch::{BatchComparison, BatchVariant};
-use tritontui_engine::{Kind, Sides, TracePair};
+use tritontui_engine::{Sides, TracePair};
 
 /// One request compared by its rows (both traces recorded with `rows`).
 #[derive(Debug, Clone, Serialize)]
@@ -79,50 +78,9 @@ impl BatchReport {
     }
 }
 
-/// The batch-variant launch of `batch` as a root cause, if there is one.
-pub fn root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<DivergenceReport> {
-    let root = batch.root_cause.as_ref()?;
-    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
-    let writer = LaunchRef {
-        a_index: Some(runs.seq_a(root.a)),
-        b_index: Some(runs.seq_b(root.b)),
-        kernel: kernel.name.clone(),
-    };
-    Some(DivergenceReport {
-        kind: Kind::BatchVariant,
-        root_cause: true,
-        absorbed: false,
-        impact: Reach::ReachesResults,
-        absorbed_by: Vec::new(),
-        a_index: writer.a_index,
-        b_index: writer.b_index,
-        kernel: writer.kernel.clone(),
-        args: root
-            .args
-            .iter()
-            .map(|d| kernel.arg_name(usize::from(d.arg)))
-            .collect(),
-        // The request's rows (request-relative indices).
-        rows: differing_rows(runs, root),
-        producer: None,
-        origin: None,
-        overwritten: None,
-        in_replay: Sides { a: None, b: None },
-        compile_settings: None,
-        only_in_a: 0,
-        only_in_b: 0,
-        reached_from: None,
-        root: writer,
-        detail: crate::words::batch::variant_words(runs, root),
-        impact_detail: "the request's later rows carry it".to_owned(),
-        values: None,
-        values_error: None,
-    })
-}
-
 /// The request's rows that differ in each argument a batch-variant launch
 /// wrote (request-relative indices; 0 rows: compared whole).
-fn differing_rows(runs: TracePair<'_>, root: &BatchVariant) -> Vec<RowsReport> {
+pub(super) fn differing_rows(runs: TracePair<'_>, root: &BatchVariant) -> Vec<RowsReport> {
     let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
     root.args
         .iter()

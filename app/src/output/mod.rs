@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod html;
 pub mod report;
+pub mod rows;
 pub mod summary;
 
 pub use report::Report;

@@ -2,6 +2,7 @@
 //! (`docs/diff-json.md` documents it), which the summary (`summary`) and
 //! the HTML page (`html`) are made from.
 
+use super::rows::RowsReport;
 use crate::values::TensorValues;
 use crate::words::{divergence_words, impact_words, origin_words, result_name, result_words};
 use serde::Serialize;
@@ -10,6 +11,7 @@ use tritontui_engine::TracePair;
 use tritontui_engine::accuracy::fused::{FusedOp, ops_only};
 use tritontui_engine::accuracy::{Accuracy, AlignedPoint};
 use tritontui_engine::analysis::{Analysis, Divergence, Impact, Kind, Verdict};
+use tritontui_engine::batch::BatchComparison;
 use tritontui_engine::gaps::{Gap, GapKind};
 use tritontui_engine::producer::Origin;
 use tritontui_engine::results::result_writer;
@@ -384,17 +386,6 @@ pub struct DivergenceReport {
     pub values_error: Option<String>,
 }
 
-/// The rows of one argument that differ after a launch.
-#[derive(Debug, Clone, Serialize)]
-pub struct RowsReport {
-    /// The argument.
-    pub arg: String,
-    /// Its rows (the extent of its first dimension).
-    pub rows: u64,
-    /// The indices of those that differ.
-    pub differing: Vec<u64>,
-}
-
 /// Each run's gaps as `{kind, detail}`, the detail in words.
 fn said_gaps<S: serde::Serializer>(gaps: &Sides<Vec<Gap>>, to: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]
@@ -476,7 +467,7 @@ impl Report {
         }
         // So does the first launch that makes a request depend on its batch.
         let batch = analysis.batch.as_ref().map(|batch| {
-            if let Some(root) = super::batch::root_cause(runs, batch) {
+            if let Some(root) = batch_root_cause(runs, batch) {
                 root_causes.insert(0, root.clone());
                 first_divergence = Some(root);
             }
@@ -698,6 +689,47 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
         values: None,
         values_error: None,
     }
+}
+
+/// The batch-variant launch of `batch` as a root cause, if there is one.
+fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<DivergenceReport> {
+    let root = batch.root_cause.as_ref()?;
+    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
+    let writer = LaunchRef {
+        a_index: Some(runs.seq_a(root.a)),
+        b_index: Some(runs.seq_b(root.b)),
+        kernel: kernel.name.clone(),
+    };
+    Some(DivergenceReport {
+        kind: Kind::BatchVariant,
+        root_cause: true,
+        absorbed: false,
+        impact: Reach::ReachesResults,
+        absorbed_by: Vec::new(),
+        a_index: writer.a_index,
+        b_index: writer.b_index,
+        kernel: writer.kernel.clone(),
+        args: root
+            .args
+            .iter()
+            .map(|d| kernel.arg_name(usize::from(d.arg)))
+            .collect(),
+        // The request's rows (request-relative indices).
+        rows: super::batch::differing_rows(runs, root),
+        producer: None,
+        origin: None,
+        overwritten: None,
+        in_replay: Sides { a: None, b: None },
+        compile_settings: None,
+        only_in_a: 0,
+        only_in_b: 0,
+        reached_from: None,
+        root: writer,
+        detail: crate::words::batch::variant_words(runs, root),
+        impact_detail: "the request's later rows carry it".to_owned(),
+        values: None,
+        values_error: None,
+    })
 }
 
 /// The kernel a result root cause names when no recorded launch wrote

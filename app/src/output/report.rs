@@ -563,8 +563,18 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         b_index: None,
         kernel: UNRECORDED.to_owned(),
     });
+    let mut root = reported_root(Kind::Result, writer, vec![report.tensor.clone()]);
+    root.detail = report.detail.clone();
+    root.impact_detail = "is part of the results".to_owned();
+    root
+}
+
+/// A root cause the analysis's divergences do not hold (a result, a point
+/// past its bound, a batch-variant launch), written by `writer`, on
+/// `args`; its words to be filled in.
+fn reported_root(kind: Kind, writer: LaunchRef, args: Vec<String>) -> DivergenceReport {
     DivergenceReport {
-        kind: Kind::Result,
+        kind,
         root_cause: true,
         absorbed: false,
         impact: Reach::ReachesResults,
@@ -572,7 +582,7 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         a_index: writer.a_index,
         b_index: writer.b_index,
         kernel: writer.kernel.clone(),
-        args: vec![report.tensor.clone()],
+        args,
         rows: Vec::new(),
         producer: None,
         origin: None,
@@ -583,8 +593,8 @@ fn result_root_cause(report: &ResultDifferenceReport) -> DivergenceReport {
         only_in_b: 0,
         reached_from: None,
         root: writer,
-        detail: report.detail.clone(),
-        impact_detail: "is part of the results".to_owned(),
+        detail: String::new(),
+        impact_detail: String::new(),
         values: None,
         values_error: None,
     }
@@ -664,72 +674,32 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
         b_index: Some(point.b_index),
         kernel: point.b_kernel.clone(),
     };
-    DivergenceReport {
-        kind: Kind::Accuracy,
-        root_cause: true,
-        absorbed: false,
-        impact: Reach::ReachesResults,
-        absorbed_by: Vec::new(),
-        a_index: writer.a_index,
-        b_index: writer.b_index,
-        kernel: writer.kernel.clone(),
-        args: vec![point.b_arg.clone()],
-        rows: Vec::new(),
-        producer: None,
-        origin: None,
-        overwritten: None,
-        in_replay: Sides { a: None, b: None },
-        compile_settings: None,
-        only_in_a: 0,
-        only_in_b: 0,
-        reached_from: None,
-        root: writer,
-        detail: crate::words::accuracy::past_bound_words(runs, p),
-        impact_detail: "its error is carried on to the results".to_owned(),
-        values: None,
-        values_error: None,
-    }
+    let mut root = reported_root(Kind::Accuracy, writer, vec![point.b_arg.clone()]);
+    root.detail = crate::words::accuracy::past_bound_words(runs, p);
+    root.impact_detail = "its error is carried on to the results".to_owned();
+    root
 }
 
 /// The batch-variant launch of `batch` as a root cause, if there is one.
 fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<DivergenceReport> {
-    let root = batch.root_cause.as_ref()?;
-    let kernel = runs.a.kernel_of(&runs.a.launches[root.a as usize]);
+    let variant = batch.root_cause.as_ref()?;
+    let kernel = runs.a.kernel_of(&runs.a.launches[variant.a as usize]);
     let writer = LaunchRef {
-        a_index: Some(runs.seq_a(root.a)),
-        b_index: Some(runs.seq_b(root.b)),
+        a_index: Some(runs.seq_a(variant.a)),
+        b_index: Some(runs.seq_b(variant.b)),
         kernel: kernel.name.clone(),
     };
-    Some(DivergenceReport {
-        kind: Kind::BatchVariant,
-        root_cause: true,
-        absorbed: false,
-        impact: Reach::ReachesResults,
-        absorbed_by: Vec::new(),
-        a_index: writer.a_index,
-        b_index: writer.b_index,
-        kernel: writer.kernel.clone(),
-        args: root
-            .args
-            .iter()
-            .map(|d| kernel.arg_name(usize::from(d.arg)))
-            .collect(),
-        // The request's rows (request-relative indices).
-        rows: super::batch::differing_rows(runs, root),
-        producer: None,
-        origin: None,
-        overwritten: None,
-        in_replay: Sides { a: None, b: None },
-        compile_settings: None,
-        only_in_a: 0,
-        only_in_b: 0,
-        reached_from: None,
-        root: writer,
-        detail: crate::words::batch::variant_words(runs, root),
-        impact_detail: "the request's later rows carry it".to_owned(),
-        values: None,
-        values_error: None,
-    })
+    let args = variant
+        .args
+        .iter()
+        .map(|d| kernel.arg_name(usize::from(d.arg)))
+        .collect();
+    let mut root = reported_root(Kind::BatchVariant, writer, args);
+    // The request's rows (request-relative indices).
+    root.rows = super::batch::differing_rows(runs, variant);
+    root.detail = crate::words::batch::variant_words(runs, variant);
+    root.impact_detail = "the request's later rows carry it".to_owned();
+    Some(root)
 }
 
 /// The kernel a result root cause names when no recorded launch wrote

@@ -3,6 +3,7 @@
 
 use similar::{Algorithm, DiffOp};
 use std::time::{Duration, Instant};
+use tritontui_trace::Trace;
 
 /// One row of the side-by-side view: indices into each trace's `launches`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +176,38 @@ pub fn align_anchored(a: Side<'_>, b: Side<'_>, deadline: Duration) -> Alignment
         matched,
         minimal,
     }
+}
+
+/// The program launches of runs `a` and `b` aligned by the keys `keys`
+/// gives them (equal keys: candidates for one row), allocations anchoring
+/// nothing (a CUDA graph makes them once, at capture).
+pub fn align_by(
+    a: &Trace,
+    b: &Trace,
+    keys: impl FnOnce(&Trace, &[u32], &Trace, &[u32]) -> (Vec<u32>, Vec<u32>),
+    deadline: Duration,
+) -> Alignment {
+    let launches =
+        |t: &Trace| -> Vec<u32> { t.program_launches().map(|(i, _)| i as u32).collect() };
+    let (a_launches, b_launches) = (launches(a), launches(b));
+    let (a_keys, b_keys) = keys(a, &a_launches, b, &b_launches);
+    let weak = |trace: &Trace, launches: &[u32]| -> Vec<bool> {
+        launches
+            .iter()
+            .map(|&i| trace.kernel_of(&trace.launches[i as usize]).is_allocation())
+            .collect()
+    };
+    let (a_weak, b_weak) = (weak(a, &a_launches), weak(b, &b_launches));
+    let side = |keys, launches, weak| Side {
+        keys,
+        launches,
+        weak,
+    };
+    align_anchored(
+        side(&a_keys, &a_launches, &a_weak),
+        side(&b_keys, &b_launches, &b_weak),
+        deadline,
+    )
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! request's rows of a batched one, the whole of another): the first is
 //! the root cause. One whose inputs already differed carries it.
 
-use crate::align::{Alignment, Side, align_anchored};
+use crate::align::{Alignment, align_by};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
@@ -89,14 +89,19 @@ enum Compared {
 }
 
 impl BatchComparison {
-    /// Compares request `requests.index` of run `a` with that of run `b`;
-    /// None unless both traces hold row hashes and their batch extents are
+    /// Compares request `requests.index` of run `a` with that of run `b`
+    /// (their alignment searching at most `deadline`); None unless both traces hold row hashes and their batch extents are
     /// known or found.
-    pub fn of(a: &Trace, b: &Trace, requests: Requests) -> Option<BatchComparison> {
+    pub fn of(
+        a: &Trace,
+        b: &Trace,
+        requests: Requests,
+        deadline: Duration,
+    ) -> Option<BatchComparison> {
         if !a.has_rows() || !b.has_rows() {
             return None;
         }
-        let alignment = align_by_rows(a, b);
+        let alignment = align_by(a, b, keys_by_rows, deadline);
         let batch = match requests.batch {
             Some(batch) => batch,
             None => found_batch(a, b, &alignment)?,
@@ -364,12 +369,10 @@ fn gcd(mut x: u64, mut y: u64) -> u64 {
 /// first extent (None for a scalar).
 type RowKey = (String, Vec<Option<(String, Vec<u64>)>>);
 
-/// The program launches of the two runs aligned by kernel name and by
-/// their tensors' dtypes and shapes less the first extent.
-fn align_by_rows(a: &Trace, b: &Trace) -> Alignment {
-    let launches =
-        |t: &Trace| -> Vec<u32> { t.program_launches().map(|(i, _)| i as u32).collect() };
-    let (la, lb) = (launches(a), launches(b));
+/// Alignment keys of the given launches of two traces: equal keys mean
+/// the same kernel name and the same dtypes and shapes less the first
+/// extent.
+fn keys_by_rows(a: &Trace, la: &[u32], b: &Trace, lb: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut keys: FxHashMap<RowKey, u32> = FxHashMap::default();
     let mut key_of = |t: &Trace, i: u32| -> u32 {
         let launch = &t.launches[i as usize];
@@ -388,27 +391,9 @@ fn align_by_rows(a: &Trace, b: &Trace) -> Alignment {
         let next = keys.len() as u32;
         *keys.entry(key).or_insert(next)
     };
-    let ka: Vec<u32> = la.iter().map(|&i| key_of(a, i)).collect();
-    let kb: Vec<u32> = lb.iter().map(|&i| key_of(b, i)).collect();
-    let weak = |t: &Trace, l: &[u32]| -> Vec<bool> {
-        l.iter()
-            .map(|&i| t.kernel_of(&t.launches[i as usize]).is_allocation())
-            .collect()
-    };
-    let (wa, wb) = (weak(a, &la), weak(b, &lb));
-    align_anchored(
-        Side {
-            keys: &ka,
-            launches: &la,
-            weak: &wa,
-        },
-        Side {
-            keys: &kb,
-            launches: &lb,
-            weak: &wb,
-        },
-        Duration::from_secs(5),
-    )
+    let ka = la.iter().map(|&i| key_of(a, i)).collect();
+    let kb = lb.iter().map(|&i| key_of(b, i)).collect();
+    (ka, kb)
 }
 
 #[cfg(test)]

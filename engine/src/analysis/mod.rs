@@ -10,7 +10,7 @@ mod impact;
 mod origins;
 
 use crate::accuracy::Accuracy;
-use crate::align::{Alignment, DEFAULT_DEADLINE, Row, Side, align_anchored};
+use crate::align::{Alignment, DEFAULT_DEADLINE, Row};
 use crate::batch::{BatchComparison, Requests};
 use crate::compare::PairDiff;
 use crate::gaps::Gap;
@@ -305,27 +305,7 @@ pub struct Analysis {
 /// The program launches of runs `a` and `b` aligned, without comparing
 /// them (what finding one launch's counterpart needs).
 pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
-    let a_launches = program_launches(a);
-    let b_launches = program_launches(b);
-    let (a_keys, b_keys) = alignment_keys(a, &a_launches, b, &b_launches);
-    // Allocations anchor nothing: a CUDA graph makes them once, at capture.
-    let weak = |trace: &Trace, launches: &[u32]| -> Vec<bool> {
-        launches
-            .iter()
-            .map(|&i| trace.kernel_of(&trace.launches[i as usize]).is_allocation())
-            .collect()
-    };
-    let (a_weak, b_weak) = (weak(a, &a_launches), weak(b, &b_launches));
-    let side = |keys, launches, weak| Side {
-        keys,
-        launches,
-        weak,
-    };
-    align_anchored(
-        side(&a_keys, &a_launches, &a_weak),
-        side(&b_keys, &b_launches, &b_weak),
-        options.align_deadline,
-    )
+    crate::align::align_by(a, b, alignment_keys, options.align_deadline)
 }
 
 impl Analysis {
@@ -397,7 +377,7 @@ impl Analysis {
         let accuracy = (options.compare_numerics && programs.any())
             .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
-        let batch = BatchComparison::of(a, b, options.requests);
+        let batch = BatchComparison::of(a, b, options.requests, options.align_deadline);
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
         let verdict =
             if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
@@ -503,10 +483,6 @@ impl Analysis {
     pub fn absorbed_count(&self) -> usize {
         self.divergences.iter().filter(|d| d.absorbed).count()
     }
-}
-
-fn program_launches(trace: &Trace) -> Vec<u32> {
-    trace.program_launches().map(|(i, _)| i as u32).collect()
 }
 
 /// For each launch of one run, the aligned row it is in.

@@ -179,29 +179,17 @@ impl Trace {
 
     /// The samples of the launch just loaded (its record follows it).
     fn add_samples(&mut self, record: SamplesRecord) -> Result<(), String> {
-        let Some(launch) = self.launches.last().filter(|l| l.seq == record.seq) else {
-            return Err(format!(
-                "samples of launch {} do not follow its launch record",
-                record.seq
-            ));
-        };
-        let (start, len) = (launch.args_start, launch.args_len);
-        let mut args = record.args;
-        args.sort_by_key(|(arg, _)| *arg);
-        for (arg, values) in args {
-            if arg >= len {
-                return Err(format!(
-                    "samples of argument {arg} of launch {}, which has {len}",
-                    record.seq
-                ));
-            }
-            let at = start + arg;
-            if self.samples.last().is_some_and(|(last, _)| *last >= at) {
-                continue; // said twice: the first stands
-            }
+        let (start, len) = self.last_launch_args(record.seq, "samples")?;
+        for at in per_arg(
+            record.args,
+            start,
+            len,
+            record.seq,
+            "samples",
+            &mut self.samples,
+            &mut self.sample_values,
+        )? {
             self.args[at as usize].flags |= HAS_SAMPLES;
-            self.samples.push((at, index(self.sample_values.len())?));
-            self.sample_values.extend_from_slice(&values);
         }
         Ok(())
     }
@@ -209,30 +197,27 @@ impl Trace {
     /// The row hashes of the launch just loaded (its record follows it,
     /// after its samples').
     fn add_rows(&mut self, record: RowsRecord) -> Result<(), String> {
-        let Some(launch) = self.launches.last().filter(|l| l.seq == record.seq) else {
-            return Err(format!(
-                "row hashes of launch {} do not follow its launch record",
-                record.seq
-            ));
-        };
-        let (start, len) = (launch.args_start, launch.args_len);
-        let mut args = record.args;
-        args.sort_by_key(|(arg, _)| *arg);
-        for (arg, hashes) in args {
-            if arg >= len {
-                return Err(format!(
-                    "row hashes of argument {arg} of launch {}, which has {len}",
-                    record.seq
-                ));
-            }
-            let at = start + arg;
-            if self.rows.last().is_some_and(|(last, _)| *last >= at) {
-                continue; // said twice: the first stands
-            }
-            self.rows.push((at, index(self.row_hashes.len())?));
-            self.row_hashes.extend_from_slice(&hashes);
-        }
+        let (start, len) = self.last_launch_args(record.seq, "row hashes")?;
+        per_arg(
+            record.args,
+            start,
+            len,
+            record.seq,
+            "row hashes",
+            &mut self.rows,
+            &mut self.row_hashes,
+        )?;
         Ok(())
+    }
+
+    /// Where the arguments of launch `seq` start and how many it has, when
+    /// it is the launch just loaded (`what` follows it).
+    fn last_launch_args(&self, seq: u64, what: &str) -> Result<(u32, u32), String> {
+        self.launches
+            .last()
+            .filter(|l| l.seq == seq)
+            .map(|l| (l.args_start, l.args_len))
+            .ok_or_else(|| format!("{what} of launch {seq} do not follow its launch record"))
     }
 
     fn add(&mut self, record: Record, ids: &mut Ids) -> Result<(), String> {
@@ -733,4 +718,36 @@ fn release_pages(map: &memmap2::Mmap, done: usize) {
 
 fn index(n: usize) -> Result<u32, String> {
     u32::try_from(n).map_err(|_| "more than 4 billion entries in one table".to_owned())
+}
+
+/// Appends each argument's values of a record following launch `seq`
+/// (whose arguments start at `start`, `len` of them) to `values`, with
+/// where they start in `starts`, in argument order; an argument given
+/// twice keeps its first. Returns the arguments taken.
+fn per_arg<T: Copy>(
+    mut args: Vec<(u32, Vec<T>)>,
+    start: u32,
+    len: u32,
+    seq: u64,
+    what: &str,
+    starts: &mut Vec<(u32, u32)>,
+    values: &mut Vec<T>,
+) -> Result<Vec<u32>, String> {
+    args.sort_by_key(|(arg, _)| *arg);
+    let mut taken = Vec::with_capacity(args.len());
+    for (arg, these) in args {
+        if arg >= len {
+            return Err(format!(
+                "{what} of argument {arg} of launch {seq}, which has {len}"
+            ));
+        }
+        let at = start + arg;
+        if starts.last().is_some_and(|(last, _)| *last >= at) {
+            continue; // said twice: the first stands
+        }
+        starts.push((at, index(values.len())?));
+        values.extend_from_slice(&these);
+        taken.push(at);
+    }
+    Ok(taken)
 }

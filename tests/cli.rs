@@ -185,6 +185,12 @@ fn a_request_is_compared_by_its_rows_between_two_batchings() {
         "{}",
         report["batch"]
     );
+    assert_eq!(
+        report["batch"]["first_read_differing"],
+        serde_json::json!({"a": 3, "b": 3}),
+        "{}",
+        report["batch"]
+    );
     for bad in [
         vec!["--request", "A:x", "B:1"],
         vec!["--request", "A:0", "A:1"],

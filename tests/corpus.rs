@@ -80,6 +80,18 @@ fn within_same_rule(fingerprints: &Value, expected: &Value) -> Option<bool> {
     }))
 }
 
+/// The options `diff` is given for a pair: `--request A:N B:M` where
+/// expected.json names the request compared in each run (`"request":
+/// {"a": N, "b": M}`), the defaults otherwise.
+fn options_of(expected: &Value) -> Options {
+    let mut options = Options::default();
+    let request = &expected["request"];
+    if let (Some(a), Some(b)) = (request["a"].as_u64(), request["b"].as_u64()) {
+        options.requests.index = (a, b);
+    }
+    options
+}
+
 #[test]
 fn every_pair_gets_its_expected_verdict() {
     let pairs = pairs();
@@ -119,7 +131,7 @@ fn every_pair_gets_its_expected_verdict() {
         }
         let a = Trace::open(&dir.join("a.msgpack")).expect("run A loads");
         let b = Trace::open(&dir.join("b.msgpack")).expect("run B loads");
-        let analysis = Analysis::run(&a, &b, Options::default());
+        let analysis = Analysis::run(&a, &b, options_of(&expected));
         let report = Report::new(&a, &b, &analysis, usize::MAX);
         let got = |what: &str, value: String, want: String| {
             (value != want).then(|| format!("{name}: {what} is `{value}`, expected `{want}`"))

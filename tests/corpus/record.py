@@ -42,6 +42,10 @@ VARIANTS = {
     "batch_row0",
     "row_bump",
     "gpu_batch_row0",
+    "gpu_batch_rmsnorm_split",
+    "batch_reduction_split",
+    "batch_request_17",
+    "batch_invariant",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",
@@ -88,31 +92,33 @@ def record_blocks(name: str, out: Path) -> tuple[dict[str, str], dict[str, str]]
 
 def record_run(
     name: str, trace: Path, variant: bool, float64: bool = False
-) -> tuple[dict[str, str], dict[str, float] | None]:
+) -> tuple[dict[str, str], dict[str, float] | None, dict[str, float] | None]:
     """Records one run (in float64, the reference run, when asked); its
-    fingerprint, and each result's error against a float64 run when the
-    program takes one."""
+    fingerprint, each result's error against a float64 run when the
+    program takes one, and what it confirmed by running its suspected
+    kernels alone when it does."""
     with tempfile.TemporaryDirectory() as tmp:
         fingerprint = Path(tmp) / "fingerprint.json"
         command = [sys.executable, str(PROGRAMS / f"{name}.py"), "--out", str(trace)]
         command += ["--fingerprint", str(fingerprint)] + (["--variant"] if variant else [])
         command += ["--float64"] if float64 else []
         subprocess.run(command, check=True, cwd=PROGRAMS)
-        fp64 = Path(f"{fingerprint}.fp64")
+        fp64, confirmed = Path(f"{fingerprint}.fp64"), Path(f"{fingerprint}.confirmed")
         errors = json.loads(fp64.read_text()) if fp64.exists() else None
-        return json.loads(fingerprint.read_text()), errors
+        found = json.loads(confirmed.read_text()) if confirmed.exists() else None
+        return json.loads(fingerprint.read_text()), errors, found
 
 
 def record_pair(name: str) -> bool:
     """Records NAME's pair; returns whether the results differ."""
     out = HERE / name
     out.mkdir(exist_ok=True)
-    fp64 = None
+    fp64 = confirmed = None
     if name in IN_ONE_PROCESS:
         a, b = record_blocks(name, out)
     else:
-        a, fp64_a = record_run(name, out / "a.msgpack", variant=False)
-        b, fp64_b = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
+        a, fp64_a, _ = record_run(name, out / "a.msgpack", variant=False)
+        b, fp64_b, confirmed = record_run(name, out / "b.msgpack", variant=name in VARIANTS)
         if fp64_a is not None and fp64_b is not None:
             fp64 = {"a": fp64_a, "b": fp64_b}
         if name in REFERENCED:
@@ -122,6 +128,9 @@ def record_pair(name: str) -> bool:
     if fp64 is not None:
         # Each result's relative error against the program in float64.
         fingerprints["fp64_error"] = fp64
+    if confirmed is not None:
+        # Each suspected kernel run alone by run B's program, unrecorded.
+        fingerprints["confirmed"] = confirmed
     (out / "fingerprints.json").write_text(
         json.dumps(fingerprints, indent=1, sort_keys=True) + "\n"
     )

@@ -22,9 +22,17 @@ pub struct BatchReport {
     /// Launches after it whose request rows differ because what they read
     /// already did.
     pub carried: usize,
+    /// Launches whose written request rows differ.
+    pub differing: usize,
     /// Launches before any batch-variant one that read no differing input
-    /// and wrote a batched tensor whose rows the traces do not hold.
+    /// but could not be judged (rows the traces do not hold, or an input
+    /// that could not be compared).
     pub unjudged: usize,
+    /// The first of them, by sequence number in A and in B.
+    pub first_unjudged: Option<Sides<u64>>,
+    /// The first launch, before any batch-variant one, that read request
+    /// rows which already differed.
+    pub first_read_differing: Option<Sides<u64>>,
     /// What the comparison says, a line each (as `diff` prints them).
     pub detail: Vec<String>,
 }
@@ -41,6 +49,10 @@ pub struct VariantReport {
     /// request's rows in it (0: compared whole) and the request-relative
     /// indices of the rows that differ.
     pub args: Vec<RowsReport>,
+    /// Where the batch sizes compiled the launch into other kernels: each
+    /// run's launches of that stretch, by sequence number (null for one
+    /// aligned launch).
+    pub stretch: Option<Sides<Vec<u64>>>,
 }
 
 impl BatchReport {
@@ -55,7 +67,15 @@ impl BatchReport {
                 .name
                 .clone(),
             args: differing_rows(runs, root),
+            stretch: (!root.stretch.0.is_empty()).then(|| Sides {
+                a: root.stretch.0.iter().map(|&i| runs.seq_a(i)).collect(),
+                b: root.stretch.1.iter().map(|&i| runs.seq_b(i)).collect(),
+            }),
         });
+        let seqs = |(a, b): (u32, u32)| Sides {
+            a: runs.seq_a(a),
+            b: runs.seq_b(b),
+        };
         BatchReport {
             batch: Sides {
                 a: batch.batch.0,
@@ -72,7 +92,10 @@ impl BatchReport {
             },
             first_variant,
             carried: batch.carried,
+            differing: batch.differing,
             unjudged: batch.unjudged,
+            first_unjudged: batch.first_unjudged.map(seqs),
+            first_read_differing: batch.first_read_differing.map(seqs),
             detail: crate::words::batch::summary_lines(runs, batch),
         }
     }

@@ -159,6 +159,17 @@ pub fn summary(report: &Report) -> String {
             report.divergence_count,
             plural(report.divergence_count),
         ),
+        Verdict::Identical => format!(
+            "identical: the request's rows agree in every one of the {} launches compared alone and batched; the runs' {} divergence{} {} of shape, not of the request's values",
+            report.batch.as_ref().map_or(0, |b| b.compared),
+            report.divergence_count,
+            plural(report.divergence_count),
+            if report.divergence_count == 1 {
+                "is"
+            } else {
+                "are"
+            },
+        ),
         Verdict::Equivalent => format!(
             "equivalent: two programs whose results differ in bits ({} of {}), every aligned point and differing result within what the arithmetic allows (numerics above)",
             report.results.differ, report.results.compared
@@ -205,7 +216,7 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{}  {}  {}  {}",
-        if report.verdict == Verdict::Equivalent {
+        if matches!(report.verdict, Verdict::Equivalent | Verdict::Identical) {
             "the programs first differ"
         } else if first.impact == Reach::Absorbed {
             "first divergence (absorbed)"

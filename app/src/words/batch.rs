@@ -37,20 +37,37 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
                 ));
             }
         }
-        None => match batch.first_unjudged {
+        None if batch.rows_identical() => lines.push(
+            "no launch makes the request's rows depend on its batch: every compared launch wrote the same request rows".to_owned(),
+        ),
+        None if batch.unjudged == 0 => match batch.first_read_differing {
             Some((a, b)) => lines.push(format!(
-                "no batch-variant launch found, but {} could not be judged: the rows of what {} wrote are not in the traces (a tensor over 1,024 rows has none); the first: A#{} B#{} `{}`",
-                batch.unjudged,
-                if batch.unjudged == 1 { "it" } else { "they" },
+                "no batch-variant launch found: the request's rows already differ in what A#{} B#{} `{}` read, and no launch before it was seen to change them (is it the same request in both runs? `--request A:N B:M` picks it)",
                 runs.seq_a(a),
                 runs.seq_b(b),
                 runs.a.kernel_of(&runs.a.launches[a as usize]).name,
             )),
             None => lines.push(
-                "no launch makes the request's rows depend on its batch: every compared launch wrote the same request rows, or read differing ones"
-                    .to_owned(),
+                "no launch makes the request's rows depend on its batch: the launches that wrote differing request rows read differing or uncomparable ones".to_owned(),
             ),
         },
+        None => {}
+    }
+    if let Some((a, b)) = batch.first_unjudged {
+        lines.push(format!(
+            "{}{} could not be judged: the rows of what {} wrote are not in the traces (a tensor over 1,024 rows has none), or {} read something that could not be compared; the first: A#{} B#{} `{}`",
+            if batch.root_cause.is_some() {
+                "before it, "
+            } else {
+                "no batch-variant launch found, but "
+            },
+            batch.unjudged,
+            if batch.unjudged == 1 { "it" } else { "they" },
+            if batch.unjudged == 1 { "it" } else { "they" },
+            runs.seq_a(a),
+            runs.seq_b(b),
+            runs.a.kernel_of(&runs.a.launches[a as usize]).name,
+        ));
     }
     lines
 }
@@ -77,10 +94,19 @@ pub fn variant_words(runs: TracePair<'_>, root: &BatchVariant) -> String {
             }
         })
         .collect();
-    let mut words = format!(
-        "the request's rows of {} differ while everything it read agrees: its result for this request depends on what it was batched with",
-        args.join(", ")
-    );
+    let mut words = if root.stretch.0.is_empty() {
+        format!(
+            "the request's rows of {} differ while everything it read agrees: its result for this request depends on what it was batched with",
+            args.join(", ")
+        )
+    } else {
+        format!(
+            "the two batch sizes compiled these launches into other kernels: A ran {}, B ran {}; the request's rows of {} differ while everything they read from before agrees: the request's result depends on which kernels its batch size chose",
+            stretch_words(runs.a, &root.stretch.0, |i| runs.seq_a(i)),
+            stretch_words(runs.b, &root.stretch.1, |i| runs.seq_b(i)),
+            args.join(", ")
+        )
+    };
     let (grid_a, grid_b) = (la.grid(), lb.grid());
     if !grid_a.is_empty() || !grid_b.is_empty() {
         words.push_str(&format!("; grid {grid_a:?} in A, {grid_b:?} in B"));
@@ -99,6 +125,28 @@ pub fn variant_words(runs: TracePair<'_>, root: &BatchVariant) -> String {
         shapes(runs.b, root.b)
     ));
     words
+}
+
+/// `` `triton_red_fused_0` (#3), `triton_per_fused_1` (#4) in `norm` ``:
+/// a stretch's launches, with the modules they were compiled from.
+fn stretch_words(trace: &Trace, launches: &[u32], seq: impl Fn(u32) -> u64) -> String {
+    let named: Vec<String> = launches
+        .iter()
+        .map(|&i| {
+            let launch = &trace.launches[i as usize];
+            format!("`{}` (#{})", trace.kernel_of(launch).name, seq(i))
+        })
+        .collect();
+    let mut modules: Vec<&str> = launches
+        .iter()
+        .filter_map(|&i| trace.module_of(&trace.launches[i as usize]))
+        .filter(|m| !m.is_empty())
+        .collect();
+    modules.dedup();
+    match modules.as_slice() {
+        [] => named.join(", "),
+        _ => format!("{} in `{}`", named.join(", "), modules.join("`, `")),
+    }
 }
 
 /// `[1, 512], [2048, 512]`: the shapes of a launch's tensors.

@@ -182,7 +182,9 @@ impl Impact {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
-    /// Every launch wrote the same bits.
+    /// Every launch wrote the same bits; for one request compared between
+    /// two batchings of it (`Analysis::batch`), every compared launch wrote
+    /// the same request rows.
     Identical,
     /// Some launches differ, but every difference is absorbed before the
     /// results, which are bitwise equal.
@@ -379,19 +381,23 @@ impl Analysis {
             .flatten();
         let batch = BatchComparison::of(a, b, options.requests, options.align_deadline);
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
-        let verdict =
-            if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty() {
-                match &accuracy {
-                    Some(accuracy) if accuracy.within_bounds() && gapless => Verdict::Equivalent,
-                    _ => Verdict::Divergent,
-                }
-            } else if !gaps.a.is_empty() || !gaps.b.is_empty() {
-                Verdict::Inconclusive
-            } else if divergences.is_empty() {
-                Verdict::Identical
-            } else {
-                Verdict::Benign
-            };
+        let rows_identical = batch.as_ref().is_some_and(BatchComparison::rows_identical);
+        let verdict = if rows_identical && gapless {
+            // The request's rows are what the two batchings are compared by.
+            Verdict::Identical
+        } else if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty()
+        {
+            match &accuracy {
+                Some(accuracy) if accuracy.within_bounds() && gapless => Verdict::Equivalent,
+                _ => Verdict::Divergent,
+            }
+        } else if !gaps.a.is_empty() || !gaps.b.is_empty() {
+            Verdict::Inconclusive
+        } else if divergences.is_empty() {
+            Verdict::Identical
+        } else {
+            Verdict::Benign
+        };
         let launches = (
             alignment.rows.iter().filter(|r| r.a().is_some()).count(),
             alignment.rows.iter().filter(|r| r.b().is_some()).count(),

@@ -14,9 +14,9 @@ const PTX: &str = include_str!("../../../assets/cuda/tthash.ptx");
 /// Slots (one u64 each) a launch may use: one per hash, more per summary,
 /// samples and row (a foreach op over 16 parameters with `samples` takes
 /// some 600, with `stats` too some 1,700; with `rows`, a matmul of a
-/// 1,024-row input into a 1,024-row output some 2,050, past this: the
-/// output's rows are then not recorded).
-pub(super) const BATCH: usize = 2048;
+/// 1,024-row input into a 1,024-row output some 2,050, an addmm whose
+/// bias, input and output all have 1,024 rows some 3,080).
+pub(super) const BATCH: usize = 4096;
 /// Batches the ring holds per device.
 pub(super) const RANGES: usize = 1024;
 /// What a host-mapped result slot holds until a kernel writes it (no raw

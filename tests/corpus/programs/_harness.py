@@ -63,18 +63,24 @@ def run(
     samples: bool = False,
     reference: Callable[[], dict[str, torch.Tensor]] | None = None,
     rows: bool = False,
+    confirm: Callable[[], dict[str, float]] | None = None,
 ) -> None:
     """Records ``main()`` (with ``samples``, ``rows`` when asked) and writes the
     fingerprint of what it returns. With a ``reference`` (the same
     program in float64, run after recording stopped), each result's
     relative error against it goes beside the fingerprint
     (``FINGERPRINT.fp64``): the truth of a numerics verdict, taken
-    without the engine."""
+    without the engine. With ``confirm``, what it measures after
+    recording stopped (each suspected kernel run alone, by name) goes
+    beside it too (``FINGERPRINT.confirmed``)."""
     torch.set_num_threads(threads)
     options = {name: True for name, on in (("samples", samples), ("rows", rows)) if on}
     with recording(args.out, **options):
         results = main()
     write_fingerprint(args, fingerprint(results))
+    if confirm is not None:
+        with open(f"{args.fingerprint}.confirmed", "w") as f:
+            json.dump(confirm(), f, indent=1, sort_keys=True)
     if reference is not None:
         exact = reference()
         errors = {

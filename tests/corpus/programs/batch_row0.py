@@ -4,6 +4,7 @@ with --variant on the same request as row 0 of a batch of 64. Recorded
 with row hashes (``rows``). The result is the request's output."""
 
 import torch
+from _batch import layers_apart, named_layers
 from _harness import parse, run
 
 args = parse(__doc__, variant="the request as row 0 of a batch of 64")
@@ -25,4 +26,9 @@ def main() -> dict[str, torch.Tensor]:
     return {"request": out[0].clone()}
 
 
-run(args, main, rows=True)
+def confirm() -> dict[str, float]:
+    """Each layer eagerly on the lone request and on the batch."""
+    return layers_apart(named_layers(model), batch[:1].clone(), batch, request=0)
+
+
+run(args, main, rows=True, confirm=confirm)

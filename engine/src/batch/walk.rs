@@ -1,0 +1,346 @@
+//! What the batch comparison sees of each run as it walks them: the
+//! request's rows of every tensor a launch (or a stretch of launches the
+//! runs compiled differently) read and wrote, compared between the runs.
+
+use rustc_hash::FxHashMap;
+use tritontui_trace::{ArgIndex, ArgRef, TensorRef, Trace};
+
+/// How one tensor compares between the runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Compared {
+    Equal,
+    /// Differs: the request-relative rows that do (empty: compared whole).
+    Differs(Vec<u64>),
+    /// Not comparable: rows not recorded, or shapes that do not batch.
+    Unknown,
+}
+
+/// The worse of two outcomes: a difference over an unknown over equality.
+pub(super) fn worse(a: Compared, b: Compared) -> Compared {
+    match (a, b) {
+        (d @ Compared::Differs(_), _) | (_, d @ Compared::Differs(_)) => d,
+        (Compared::Unknown, _) | (_, Compared::Unknown) => Compared::Unknown,
+        _ => Compared::Equal,
+    }
+}
+
+/// One tensor a launch wrote, compared between the runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Written {
+    /// The launch of each run that wrote it.
+    pub(super) launches: (u32, u32),
+    /// Its argument in run A's launch.
+    pub(super) arg: ArgIndex,
+    /// The request's rows in it (0: compared whole).
+    pub(super) rows: u64,
+    pub(super) compared: Compared,
+}
+
+/// What a launch, or a stretch of launches, read and wrote: how everything
+/// it read compares, and each tensor it wrote.
+pub(super) struct Judged {
+    pub(super) inputs: Compared,
+    pub(super) outputs: Vec<Written>,
+}
+
+/// One run as the comparison walks it.
+pub(super) struct Run<'t> {
+    trace: &'t Trace,
+    /// Its batch extent.
+    extent: u64,
+    /// The request compared.
+    request: u64,
+    /// The row hashes each address held after the last launch that wrote
+    /// it, for an argument a launch reads and writes.
+    last_written: FxHashMap<u64, &'t [u64]>,
+}
+
+/// One tensor of a run as the comparison sees it: the tensor, its row
+/// hashes, its whole hash.
+type Seen<'t> = (TensorRef<'t>, Option<&'t [u64]>, Option<u64>);
+
+/// A tensor argument of a launch: its index, the tensor, whether the
+/// launch reads it and whether it writes it.
+type Access<'t> = (ArgIndex, TensorRef<'t>, bool, bool);
+
+/// A tensor a stretch wrote: its launch and argument, and whether a later
+/// launch of the stretch read it (then it need not pair with the other
+/// run's: a split reduction's partial sums).
+struct StretchOutput<'t> {
+    launch: u32,
+    arg: ArgIndex,
+    seen: Seen<'t>,
+    read_within: bool,
+}
+
+impl<'t> Run<'t> {
+    pub(super) fn new(trace: &'t Trace, extent: u64, request: u64) -> Run<'t> {
+        Run {
+            trace,
+            extent,
+            request,
+            last_written: FxHashMap::default(),
+        }
+    }
+
+    /// The rows `t` held before the launch: those its last writer left
+    /// where the launch also writes it, else its own.
+    fn before(&self, t: &TensorRef<'t>, writes: bool) -> Option<&'t [u64]> {
+        if writes {
+            self.last_written.get(&t.ptr).copied()
+        } else {
+            t.rows
+        }
+    }
+
+    /// The request's `per_request` rows among `rows`.
+    fn request_rows(&self, rows: Option<&'t [u64]>, per_request: u64) -> Option<&'t [u64]> {
+        let start = usize::try_from(self.request * per_request).ok()?;
+        rows?.get(start..start + usize::try_from(per_request).ok()?)
+    }
+
+    /// Each argument of launch `index`, in order: for a tensor that is
+    /// not memory handed out unwritten, its argument, the tensor, whether
+    /// the launch reads and whether it writes it; None for another.
+    fn tensors(&self, index: u32) -> Vec<Option<Access<'t>>> {
+        let trace = self.trace;
+        let launch = &trace.launches[index as usize];
+        let kernel = trace.kernel_of(launch);
+        trace
+            .args_of(launch)
+            .enumerate()
+            .map(|(i, arg)| {
+                let ArgRef::Tensor(t) = arg else {
+                    return None;
+                };
+                let arg = ArgIndex::try_from(i).ok()?;
+                let access = kernel.access_of(i);
+                let writes = access.writes() || t.written;
+                (!t.allocated).then_some((arg, t, access.reads(), writes))
+            })
+            .collect()
+    }
+
+    /// Whether launch `index` has no tensor argument but memory it hands
+    /// out unwritten (an allocation).
+    pub(super) fn allocates_only(&self, index: u32) -> bool {
+        self.tensors(index).iter().all(Option::is_none)
+    }
+
+    /// What `t` held before a launch that reads it (and writes it too
+    /// where `writes`): its row hashes and whole hash.
+    fn read(&self, t: TensorRef<'t>, writes: bool) -> Seen<'t> {
+        // A tensor only read holds after the launch what it held before.
+        let whole = if writes { t.pre } else { t.pre.or(t.post) };
+        (t, self.before(&t, writes), whole)
+    }
+
+    /// Notes what a launch wrote, for the next launch that reads and
+    /// writes the same memory.
+    fn note_written(&mut self, t: &TensorRef<'t>) {
+        match t.rows {
+            Some(rows) => self.last_written.insert(t.ptr, rows),
+            None => self.last_written.remove(&t.ptr),
+        };
+    }
+
+    /// What a stretch of this run's launches read from before it (in
+    /// order, each address once) and what it wrote (the last write of each
+    /// address).
+    fn stretch(&mut self, launches: &[u32]) -> (Vec<Seen<'t>>, Vec<StretchOutput<'t>>) {
+        let mut inputs: Vec<Seen<'t>> = Vec::new();
+        let mut outputs: Vec<StretchOutput<'t>> = Vec::new();
+        for &index in launches {
+            let tensors: Vec<Access<'t>> = self.tensors(index).into_iter().flatten().collect();
+            for (_, t, reads, writes) in &tensors {
+                if !reads {
+                    continue;
+                }
+                match outputs.iter_mut().find(|o| o.seen.0.ptr == t.ptr) {
+                    Some(output) => output.read_within = true,
+                    None if !inputs.iter().any(|i| i.0.ptr == t.ptr) => {
+                        inputs.push(self.read(*t, *writes));
+                    }
+                    None => {}
+                }
+            }
+            for (arg, t, _, writes) in tensors {
+                if !writes {
+                    continue;
+                }
+                self.note_written(&t);
+                let output = StretchOutput {
+                    launch: index,
+                    arg,
+                    seen: (t, t.rows, t.post),
+                    read_within: false,
+                };
+                match outputs.iter_mut().find(|o| o.seen.0.ptr == t.ptr) {
+                    Some(earlier) => *earlier = output,
+                    None => outputs.push(output),
+                }
+            }
+        }
+        (inputs, outputs)
+    }
+}
+
+/// Compares aligned launches `ia` of run A and `ib` of run B, argument by
+/// argument.
+pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32) -> Judged {
+    let (ra, rb) = runs;
+    let mut inputs = Compared::Equal;
+    let mut outputs = Vec::new();
+    let (ta, tb) = (ra.tensors(ia), rb.tensors(ib));
+    let pairs = ta
+        .iter()
+        .zip(&tb)
+        .filter_map(|(a, b)| Some((a.as_ref()?, b.as_ref()?)));
+    for ((arg, a, reads_a, writes_a), (_, b, reads_b, writes_b)) in pairs {
+        let writes = *writes_a || *writes_b;
+        if *reads_a || *reads_b {
+            let read = compare_tensors(ra, rb, &ra.read(*a, writes), &rb.read(*b, writes));
+            inputs = worse(inputs, read.1);
+        }
+        if writes {
+            let (rows, compared) =
+                compare_tensors(ra, rb, &(*a, a.rows, a.post), &(*b, b.rows, b.post));
+            outputs.push(Written {
+                launches: (ia, ib),
+                arg: *arg,
+                rows,
+                compared,
+            });
+        }
+    }
+    for (run, tensors) in [(ra, ta), (rb, tb)] {
+        for (_, t, _, writes) in tensors.iter().flatten() {
+            if *writes {
+                run.note_written(t);
+            }
+        }
+    }
+    Judged { inputs, outputs }
+}
+
+/// Compares two stretches of launches the runs compiled differently (a
+/// split reduction in one, one kernel in the other): what each read from
+/// before it and what each wrote, paired by dtype and shape less the first
+/// extent, in order. An input only one stretch read makes what they read
+/// unknown; a tensor one stretch wrote that pairs with none of
+/// the other's is compared as unknown unless a later launch of its own
+/// stretch read it (a partial result). None when either stretch is empty
+/// (launches one run made besides the other's, such as an extra copy).
+pub(super) fn compare_stretch<'t>(
+    runs: &mut (Run<'t>, Run<'t>),
+    a: &[u32],
+    b: &[u32],
+) -> Option<Judged> {
+    let (ra, rb) = runs;
+    let ((inputs_a, outputs_a), (inputs_b, outputs_b)) = (ra.stretch(a), rb.stretch(b));
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    // An input only one stretch read (a buffer launches besides the other
+    // run's wrote) cannot be said to agree.
+    let pairs = paired(&inputs_a, &inputs_b, |s| s);
+    let mut inputs = if pairs.len() == inputs_a.len() && pairs.len() == inputs_b.len() {
+        Compared::Equal
+    } else {
+        Compared::Unknown
+    };
+    for (x, y) in pairs {
+        inputs = worse(
+            inputs,
+            compare_tensors(ra, rb, &inputs_a[x], &inputs_b[y]).1,
+        );
+    }
+    let pairs = paired(&outputs_a, &outputs_b, |o| &o.seen);
+    let mut outputs: Vec<Written> = pairs
+        .iter()
+        .map(|&(x, y)| {
+            let (oa, ob) = (&outputs_a[x], &outputs_b[y]);
+            let (rows, compared) = compare_tensors(ra, rb, &oa.seen, &ob.seen);
+            Written {
+                launches: (oa.launch, ob.launch),
+                arg: oa.arg,
+                rows,
+                compared,
+            }
+        })
+        .collect();
+    let unpaired = |outputs: &[StretchOutput<'_>], side: fn(&(usize, usize)) -> usize| {
+        outputs
+            .iter()
+            .enumerate()
+            .any(|(i, o)| !o.read_within && !pairs.iter().any(|p| side(p) == i))
+    };
+    if unpaired(&outputs_a, |p| p.0) || unpaired(&outputs_b, |p| p.1) {
+        outputs.push(Written {
+            launches: (a[0], b[0]),
+            arg: ArgIndex::default(),
+            rows: 0,
+            compared: Compared::Unknown,
+        });
+    }
+    Some(Judged { inputs, outputs })
+}
+
+/// Pairs two runs' tensors by dtype and shape less the first extent: the
+/// k-th of one key in A with the k-th of that key in B.
+fn paired<'t, T>(a: &[T], b: &[T], seen: impl Fn(&T) -> &Seen<'t>) -> Vec<(usize, usize)> {
+    let key = |t: &T| {
+        let layout: &'t tritontui_trace::LayoutDef = seen(t).0.layout;
+        (layout.dtype.as_str(), layout.shape.get(1..).unwrap_or(&[]))
+    };
+    let mut taken = vec![false; b.len()];
+    a.iter()
+        .enumerate()
+        .filter_map(|(x, ta)| {
+            let y = (0..b.len()).find(|&y| !taken[y] && key(&b[y]) == key(ta))?;
+            taken[y] = true;
+            Some((x, y))
+        })
+        .collect()
+}
+
+/// Compares a tensor of each run: by the request's rows where it is
+/// batched, whole where it has the same shape in both runs. Returns the
+/// request's rows in it (0 compared whole) and the outcome.
+fn compare_tensors<'t>(ra: &Run<'t>, rb: &Run<'t>, a: &Seen<'t>, b: &Seen<'t>) -> (u64, Compared) {
+    let (sa, sb) = (&a.0.layout.shape, &b.0.layout.shape);
+    if let Some(per_request) = batched_rows(sa, ra.extent, sb, rb.extent) {
+        let compared = match (
+            ra.request_rows(a.1, per_request),
+            rb.request_rows(b.1, per_request),
+        ) {
+            (Some(x), Some(y)) if x == y => Compared::Equal,
+            (Some(x), Some(y)) => Compared::Differs(
+                (0..per_request)
+                    .filter(|&k| x[k as usize] != y[k as usize])
+                    .collect(),
+            ),
+            _ => Compared::Unknown,
+        };
+        return (per_request, compared);
+    }
+    let compared = match (sa == sb, a.2, b.2) {
+        (true, Some(x), Some(y)) if x == y => Compared::Equal,
+        (true, Some(_), Some(_)) => Compared::Differs(Vec::new()),
+        _ => Compared::Unknown,
+    };
+    (0, compared)
+}
+
+/// The request's rows in a tensor of shapes `a` and `b` when it is batched
+/// by extents `ea` and `eb` (each first extent that many requests of the
+/// same number of rows, the rest of the shape equal); None otherwise.
+pub(super) fn batched_rows(a: &[u64], ea: u64, b: &[u64], eb: u64) -> Option<u64> {
+    let ((&na, rest_a), (&nb, rest_b)) = (a.split_first()?, b.split_first()?);
+    if rest_a != rest_b || na == nb && ea != eb || !na.is_multiple_of(ea) || !nb.is_multiple_of(eb)
+    {
+        return None;
+    }
+    let per_request = na / ea;
+    (per_request > 0 && per_request == nb / eb).then_some(per_request)
+}

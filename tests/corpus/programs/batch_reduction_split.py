@@ -1,0 +1,41 @@
+"""A compiled float32 RMSNorm over a long row (65,536 values) on the CPU
+with two threads, evaluated on one request (one row) alone; with
+--variant on the same request as row 0 of a batch of 64. Inductor's C++
+kernel splits a lone row's reduction between the two threads and adds
+their partial sums, while in a batch each thread reduces whole rows.
+Recorded with row hashes (``rows``). The result is the request's
+output."""
+
+import torch
+from _harness import parse, run
+
+args = parse(__doc__, variant="the request as row 0 of a batch of 64")
+torch.manual_seed(0)
+weight = torch.randn(1 << 16)
+
+
+def rms_norm(x: torch.Tensor) -> torch.Tensor:
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
+
+compiled = torch.compile(rms_norm)
+batch = torch.randn(64, 1 << 16, generator=torch.Generator().manual_seed(1))
+x = batch if args.variant else batch[:1].clone()
+
+
+def main() -> dict[str, torch.Tensor]:
+    with torch.no_grad():
+        out = compiled(x)
+    return {"request": out[0].clone()}
+
+
+def confirm() -> dict[str, float]:
+    """The compiled RMSNorm on the lone row and, compiled for its shape
+    (static, as run B compiles it), on the batch."""
+    batched = torch.compile(rms_norm, dynamic=False)
+    with torch.no_grad():
+        apart = compiled(batch[:1].clone())[0] - batched(batch)[0]
+    return {"compiled rms_norm": apart.abs().max().item()}
+
+
+run(args, main, rows=True, confirm=confirm)

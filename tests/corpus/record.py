@@ -46,6 +46,7 @@ VARIANTS = {
     "batch_reduction_split",
     "batch_request_17",
     "batch_invariant",
+    "batch_gpt_request_5",
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",

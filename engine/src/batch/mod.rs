@@ -272,9 +272,9 @@ fn gcd(mut x: u64, mut y: u64) -> u64 {
     x
 }
 
-/// A launch's kernel name (less Inductor's counter suffix) and its
-/// arguments' dtypes and shapes less the first extent (None for a scalar).
-type RowKey = (String, Vec<Option<(String, Vec<u64>)>>);
+/// A launch's kernel name (less Inductor's counter suffix) and its tensor
+/// arguments' dtypes and shapes less the first extent.
+type RowKey = (String, Vec<(String, Vec<u64>)>);
 
 /// A kernel's name without the counter Inductor ends the names of its
 /// generated kernels with (`triton_poi_fused_gelu_2`, `cpp_fused_add_0`):
@@ -296,7 +296,8 @@ fn kernel_family(name: &str) -> &str {
 
 /// Alignment keys of the given launches of two traces: equal keys mean
 /// the same kernel family and the same dtypes and shapes less the first
-/// extent.
+/// extent (scalars left out: a kernel compiled for dynamic shapes, as a
+/// second batch size in one process is, takes its sizes as arguments).
 fn keys_by_rows(a: &Trace, la: &[u32], b: &Trace, lb: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut keys: FxHashMap<RowKey, u32> = FxHashMap::default();
     let mut key_of = |t: &Trace, i: u32| -> u32 {
@@ -304,7 +305,7 @@ fn keys_by_rows(a: &Trace, la: &[u32], b: &Trace, lb: &[u32]) -> (Vec<u32>, Vec<
         let key = (
             kernel_family(&t.kernel_of(launch).name).to_owned(),
             t.args_of(launch)
-                .map(|arg| match arg {
+                .filter_map(|arg| match arg {
                     ArgRef::Tensor(x) => Some((
                         x.layout.dtype.clone(),
                         x.layout.shape.iter().skip(1).copied().collect(),

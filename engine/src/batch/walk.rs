@@ -51,16 +51,40 @@ pub(super) struct Run<'t> {
     /// The request compared.
     request: u64,
     /// The row hashes each address held after the last launch that wrote
-    /// it, for an argument a launch reads and writes.
-    last_written: FxHashMap<u64, &'t [u64]>,
+    /// it, with the shape that launch hashed them in, for an argument a
+    /// launch reads and writes (perhaps as another view: a matmul's
+    /// flattened `[B·T, D]` output updated in place as `[B, T, D]`).
+    last_written: FxHashMap<u64, (&'t [u64], &'t [u64])>,
 }
 
-/// One tensor of a run as the comparison sees it: the tensor, its row
-/// hashes, its whole hash.
-type Seen<'t> = (TensorRef<'t>, Option<&'t [u64]>, Option<u64>);
+/// One tensor of a run as the comparison sees it.
+#[derive(Clone, Copy)]
+struct Seen<'t> {
+    ptr: u64,
+    dtype: &'t str,
+    /// The shape its row hashes are of.
+    shape: &'t [u64],
+    rows: Option<&'t [u64]>,
+    /// Its whole hash.
+    whole: Option<u64>,
+}
 
-/// A tensor argument of a launch: its index, the tensor, whether the
-/// launch reads it and whether it writes it.
+impl<'t> Seen<'t> {
+    /// `t` as its launch left it.
+    fn after(t: &TensorRef<'t>) -> Seen<'t> {
+        Seen {
+            ptr: t.ptr,
+            dtype: &t.layout.dtype,
+            shape: &t.layout.shape,
+            rows: t.rows,
+            whole: t.post,
+        }
+    }
+}
+
+/// A tensor argument of a launch that is not memory handed out unwritten:
+/// its index, the tensor, whether the launch reads it and whether it
+/// writes it.
 type Access<'t> = (ArgIndex, TensorRef<'t>, bool, bool);
 
 /// A tensor a stretch wrote: its launch and argument, and whether a later
@@ -83,25 +107,15 @@ impl<'t> Run<'t> {
         }
     }
 
-    /// The rows `t` held before the launch: those its last writer left
-    /// where the launch also writes it, else its own.
-    fn before(&self, t: &TensorRef<'t>, writes: bool) -> Option<&'t [u64]> {
-        if writes {
-            self.last_written.get(&t.ptr).copied()
-        } else {
-            t.rows
-        }
-    }
-
     /// The request's `per_request` rows among `rows`.
     fn request_rows(&self, rows: Option<&'t [u64]>, per_request: u64) -> Option<&'t [u64]> {
         let start = usize::try_from(self.request * per_request).ok()?;
         rows?.get(start..start + usize::try_from(per_request).ok()?)
     }
 
-    /// Each argument of launch `index`, in order: for a tensor that is
-    /// not memory handed out unwritten, its argument, the tensor, whether
-    /// the launch reads and whether it writes it; None for another.
+    /// Each tensor argument of launch `index`, in order (scalars left
+    /// out: a kernel compiled for dynamic shapes takes its sizes as more
+    /// arguments): None for memory handed out unwritten.
     fn tensors(&self, index: u32) -> Vec<Option<Access<'t>>> {
         let trace = self.trace;
         let launch = &trace.launches[index as usize];
@@ -109,10 +123,11 @@ impl<'t> Run<'t> {
         trace
             .args_of(launch)
             .enumerate()
-            .map(|(i, arg)| {
-                let ArgRef::Tensor(t) = arg else {
-                    return None;
-                };
+            .filter_map(|(i, arg)| match arg {
+                ArgRef::Tensor(t) => Some((i, t)),
+                ArgRef::Scalar(_) => None,
+            })
+            .map(|(i, t)| {
                 let arg = ArgIndex::try_from(i).ok()?;
                 let access = kernel.access_of(i);
                 let writes = access.writes() || t.written;
@@ -127,19 +142,34 @@ impl<'t> Run<'t> {
         self.tensors(index).iter().all(Option::is_none)
     }
 
-    /// What `t` held before a launch that reads it (and writes it too
-    /// where `writes`): its row hashes and whole hash.
-    fn read(&self, t: TensorRef<'t>, writes: bool) -> Seen<'t> {
-        // A tensor only read holds after the launch what it held before.
-        let whole = if writes { t.pre } else { t.pre.or(t.post) };
-        (t, self.before(&t, writes), whole)
+    /// What `t` held before a launch that reads it: where the launch
+    /// also writes it, the rows its last writer left, in that writer's
+    /// shape; else its own (a tensor only read holds after the launch
+    /// what it held before).
+    fn read(&self, t: &TensorRef<'t>, writes: bool) -> Seen<'t> {
+        if !writes {
+            return Seen {
+                whole: t.pre.or(t.post),
+                ..Seen::after(t)
+            };
+        }
+        let (rows, shape) = match self.last_written.get(&t.ptr) {
+            Some(&(rows, shape)) => (Some(rows), shape),
+            None => (None, &t.layout.shape[..]),
+        };
+        Seen {
+            shape,
+            rows,
+            whole: t.pre,
+            ..Seen::after(t)
+        }
     }
 
     /// Notes what a launch wrote, for the next launch that reads and
     /// writes the same memory.
     fn note_written(&mut self, t: &TensorRef<'t>) {
         match t.rows {
-            Some(rows) => self.last_written.insert(t.ptr, rows),
+            Some(rows) => self.last_written.insert(t.ptr, (rows, &t.layout.shape)),
             None => self.last_written.remove(&t.ptr),
         };
     }
@@ -156,10 +186,10 @@ impl<'t> Run<'t> {
                 if !reads {
                     continue;
                 }
-                match outputs.iter_mut().find(|o| o.seen.0.ptr == t.ptr) {
+                match outputs.iter_mut().find(|o| o.seen.ptr == t.ptr) {
                     Some(output) => output.read_within = true,
-                    None if !inputs.iter().any(|i| i.0.ptr == t.ptr) => {
-                        inputs.push(self.read(*t, *writes));
+                    None if !inputs.iter().any(|i| i.ptr == t.ptr) => {
+                        inputs.push(self.read(t, *writes));
                     }
                     None => {}
                 }
@@ -172,10 +202,10 @@ impl<'t> Run<'t> {
                 let output = StretchOutput {
                     launch: index,
                     arg,
-                    seen: (t, t.rows, t.post),
+                    seen: Seen::after(&t),
                     read_within: false,
                 };
-                match outputs.iter_mut().find(|o| o.seen.0.ptr == t.ptr) {
+                match outputs.iter_mut().find(|o| o.seen.ptr == t.ptr) {
                     Some(earlier) => *earlier = output,
                     None => outputs.push(output),
                 }
@@ -199,12 +229,11 @@ pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32
     for ((arg, a, reads_a, writes_a), (_, b, reads_b, writes_b)) in pairs {
         let writes = *writes_a || *writes_b;
         if *reads_a || *reads_b {
-            let read = compare_tensors(ra, rb, &ra.read(*a, writes), &rb.read(*b, writes));
+            let read = compare_tensors(ra, rb, &ra.read(a, writes), &rb.read(b, writes));
             inputs = worse(inputs, read.1);
         }
         if writes {
-            let (rows, compared) =
-                compare_tensors(ra, rb, &(*a, a.rows, a.post), &(*b, b.rows, b.post));
+            let (rows, compared) = compare_tensors(ra, rb, &Seen::after(a), &Seen::after(b));
             outputs.push(Written {
                 launches: (ia, ib),
                 arg: *arg,
@@ -290,8 +319,8 @@ pub(super) fn compare_stretch<'t>(
 /// k-th of one key in A with the k-th of that key in B.
 fn paired<'t, T>(a: &[T], b: &[T], seen: impl Fn(&T) -> &Seen<'t>) -> Vec<(usize, usize)> {
     let key = |t: &T| {
-        let layout: &'t tritontui_trace::LayoutDef = seen(t).0.layout;
-        (layout.dtype.as_str(), layout.shape.get(1..).unwrap_or(&[]))
+        let seen = seen(t);
+        (seen.dtype, seen.shape.get(1..).unwrap_or(&[]))
     };
     let mut taken = vec![false; b.len()];
     a.iter()
@@ -308,11 +337,11 @@ fn paired<'t, T>(a: &[T], b: &[T], seen: impl Fn(&T) -> &Seen<'t>) -> Vec<(usize
 /// batched, whole where it has the same shape in both runs. Returns the
 /// request's rows in it (0 compared whole) and the outcome.
 fn compare_tensors<'t>(ra: &Run<'t>, rb: &Run<'t>, a: &Seen<'t>, b: &Seen<'t>) -> (u64, Compared) {
-    let (sa, sb) = (&a.0.layout.shape, &b.0.layout.shape);
+    let (sa, sb) = (a.shape, b.shape);
     if let Some(per_request) = batched_rows(sa, ra.extent, sb, rb.extent) {
         let compared = match (
-            ra.request_rows(a.1, per_request),
-            rb.request_rows(b.1, per_request),
+            ra.request_rows(a.rows, per_request),
+            rb.request_rows(b.rows, per_request),
         ) {
             (Some(x), Some(y)) if x == y => Compared::Equal,
             (Some(x), Some(y)) => Compared::Differs(
@@ -324,7 +353,7 @@ fn compare_tensors<'t>(ra: &Run<'t>, rb: &Run<'t>, a: &Seen<'t>, b: &Seen<'t>) -
         };
         return (per_request, compared);
     }
-    let compared = match (sa == sb, a.2, b.2) {
+    let compared = match (sa == sb, a.whole, b.whole) {
         (true, Some(x), Some(y)) if x == y => Compared::Equal,
         (true, Some(_), Some(_)) => Compared::Differs(Vec::new()),
         _ => Compared::Unknown,

@@ -66,10 +66,11 @@ class BatchInvarianceReport:
         ]
         variant = case.first_variant
         if variant is None:
-            lines.append(
-                "no launch was found to make it differ (its rows were not recorded, or what "
-                "it read already differed): see the traces"
-            )
+            # What the comparison says instead: launches it could not
+            # judge, or rows that already differed in what one read.
+            said = (case.report.get("batch") or {}).get("detail", [])
+            lines.append("no launch was found to make it differ:")
+            lines.extend(f"  {line}" for line in said[1:])
         else:
             detail = next(
                 (

@@ -379,10 +379,20 @@ __device__ __forceinline__ uint64_t hash_strided(const uint8_t *data, uint64_t n
 
 // How an item is read: LAYOUT_CONTIGUOUS needs 16-byte alignment and no
 // dims; LAYOUT_WORDS is hash_words, `read` saying how (READ_*) and `run`
-// how many words per index computation; LAYOUT_STRIDED is hash_strided.
+// how many words per index computation; LAYOUT_STRIDED is hash_strided;
+// LAYOUT_ROWS is hash_rows, whose dims hold ROW_* instead of dimensions.
 #define LAYOUT_CONTIGUOUS 0
 #define LAYOUT_WORDS 1
+#define LAYOUT_ROWS 2
 #define LAYOUT_STRIDED 3
+
+// A LAYOUT_ROWS item's dims.shape: a row's bytes (a multiple of 16), the
+// first row's result slot, the segments each row is cut into (a warp
+// each), and whether the item's own slot takes the whole view's hash.
+#define ROW_BYTES 0
+#define ROW_SLOT 1
+#define ROW_PARTS 2
+#define ROW_WHOLE 3
 
 // One tensor of a hash table.
 struct Item {
@@ -400,12 +410,14 @@ struct Item {
     Dims dims;
 };
 
-// hash_words for the item's element size, way of reading and run.
-__device__ __forceinline__ uint64_t words_of(const Item &item, uint64_t block) {
+// hash_words for the item's element size, way of reading and run, of the
+// view at `data` (the item's, or one row of a view read as the item says).
+__device__ __forceinline__ uint64_t words_of(const Item &item, const uint8_t *data,
+                                             uint64_t block, uint64_t blocks) {
     uint64_t nwords = item.numel * item.itemsize / 8;
 #define WORDS(ITEMSIZE, READ, RUN)                                                          \
-    hash_words<ITEMSIZE, READ, RUN>(item.data, nwords, item.ndim, item.dims,                \
-                                    item.element_stride, block, item.blocks)
+    hash_words<ITEMSIZE, READ, RUN>(data, nwords, item.ndim, item.dims, item.element_stride, \
+                                    block, blocks)
     switch (item.read) {
         case READ_WORDS:
             return item.run == 4 ? WORDS(8, READ_WORDS, 4) : WORDS(8, READ_WORDS, 1);
@@ -427,6 +439,73 @@ __device__ __forceinline__ uint64_t words_of(const Item &item, uint64_t block) {
             }
     }
 #undef WORDS
+}
+
+// Adds each lane's sum into result `slot`, shared by `parts` warps: lane 0
+// adds the warp's total into the accumulator and counts the warp in; the
+// last hands the total over (one warp alone writes the result). Call it
+// from every lane of the warp.
+__device__ __forceinline__ void add_warp_sum(uint64_t sum, const Results &r, uint32_t slot,
+                                             uint32_t parts) {
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    }
+    if ((threadIdx.x & 31) != 0) return;
+    if (parts == 1) {
+        r.host[slot] = sum;
+        return;
+    }
+    atomicAdd(&r.acc[slot], sum);
+    __threadfence();
+    if (atomicAdd(&r.arrived[slot], 1u) == parts - 1) {
+        r.arrived[slot] = 0;
+        __threadfence();
+        r.host[slot] = atomicExch(&r.acc[slot], 0ull);
+    }
+}
+
+// Contiguous 16-byte aligned rows of whole 16-byte chunks, each row hashed
+// as the tensor it would be alone (`rows`) in the same read as the whole
+// view: warps take (row, segment) units one after another, and each chunk
+// is mixed twice, keyed by its index in its row (the warp's sum, the row's
+// hash) and in the view (the thread's sum, returned: the view's hash).
+__device__ __forceinline__ uint64_t hash_rows(const Item &item, uint64_t block,
+                                              const Results &r) {
+    const ulonglong2 *chunks = reinterpret_cast<const ulonglong2 *>(item.data);
+    uint64_t row_chunks = item.dims.shape[ROW_BYTES] / 16;
+    uint64_t rows = item.numel * item.itemsize / item.dims.shape[ROW_BYTES];
+    uint32_t parts = (uint32_t)item.dims.shape[ROW_PARTS];
+    uint32_t row_slot = (uint32_t)item.dims.shape[ROW_SLOT];
+    uint64_t warps_per_block = blockDim.x / 32;
+    uint64_t warps = (uint64_t)item.blocks * warps_per_block;
+    uint64_t lane = threadIdx.x & 31;
+    uint64_t sum = 0;
+    for (uint64_t unit = block * warps_per_block + threadIdx.x / 32; unit < rows * parts;
+         unit += warps) {
+        uint64_t row = unit / parts;
+        Share segment = share_of(row_chunks, unit % parts, parts);
+        const ulonglong2 *row_start = chunks + row * row_chunks;
+        uint64_t row_sum = 0;
+        for (uint64_t base = segment.first + lane; base < segment.end; base += LOADS * 32) {
+            ulonglong2 c[LOADS];
+#pragma unroll
+            for (int u = 0; u < LOADS; u++) {
+                uint64_t j = base + u * 32;
+                c[u] = j < segment.end ? __ldg(&row_start[j]) : make_ulonglong2(0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < LOADS; u++) {
+                uint64_t j = base + u * 32;
+                if (j >= segment.end) continue;
+                uint64_t k = SEED + (2 * j + 1) * STEP;
+                uint64_t whole = SEED + (2 * (row * row_chunks + j) + 1) * STEP;
+                row_sum += mix_word(c[u].x, k) + mix_word(c[u].y, k + STEP);
+                sum += mix_word(c[u].x, whole) + mix_word(c[u].y, whole + STEP);
+            }
+        }
+        add_warp_sum(row_sum, r, row_slot + (uint32_t)row, parts);
+    }
+    return sum;
 }
 
 #define TABLE_ITEMS 16
@@ -456,7 +535,13 @@ extern "C" __global__ void __launch_bounds__(256, 4)
             sum = hash_contiguous(item.data, item.numel * item.itemsize, block, item.blocks);
             break;
         case LAYOUT_WORDS:
-            sum = words_of(item, block);
+            sum = words_of(item, item.data, block, item.blocks);
+            break;
+        case LAYOUT_ROWS:
+            sum = hash_rows(item, block, table.results);
+            // Rows of a view whose hash is taken elsewhere (an input, hashed
+            // before the launch): the view's sum is dropped.
+            if (!item.dims.shape[ROW_WHOLE]) return;
             break;
         default:
             sum = hash_strided(item.data, item.numel, item.itemsize, item.ndim, item.dims, block,
@@ -585,43 +670,29 @@ extern "C" __global__ void ttsample(const uint8_t *data, uint64_t numel, int kin
     results.host[slot + k] = (unsigned long long)bits;
 }
 
-// Row hashes (`rows`): the rows of a view along its first dimension, each
-// hashed as the tensor it would be alone (its words keyed by their index
-// within the row). Each row is shared by `per_row` blocks, which add into
-// the row's slot as a table's hash does (`add_sum`); the host applies the
-// final step with the row's length. Row-major views (`dense`) are read from
-// each row's address, a word at a time where it is 8-byte aligned; others
-// element by element through `dims`.
-extern "C" __global__ void __launch_bounds__(256)
-    ttrows(const uint8_t *data, uint64_t row_bytes, uint64_t itemsize, int ndim, Dims dims,
-           int dense, Results results, uint32_t slot, uint32_t per_row) {
-    uint64_t row = blockIdx.x / per_row;
+// Row hashes (`rows`) of a view whose rows the table does not take (not
+// contiguous rows of whole 16-byte chunks): `row` says how to read the
+// first row, as a table's item (every row has its layout, each starting
+// `row_stride` bytes after the one before), and each row is hashed as the
+// tensor it would be alone, shared by `per_row` blocks that add into its
+// slot as a table's hash does (`add_sum`); the host applies the final step
+// with the row's length.
+extern "C" __global__ void __launch_bounds__(256, 4)
+    ttrows(const __grid_constant__ Item row, uint64_t row_stride, Results results,
+           uint32_t slot, uint32_t per_row) {
+    uint64_t r = blockIdx.x / per_row;
     uint64_t part = blockIdx.x % per_row;
-    uint64_t words = (row_bytes + 7) / 8;
-    uint64_t row_elements = row_bytes / itemsize;
-    const uint8_t *start = data + row * row_bytes;
-    bool aligned = dense && ((uintptr_t)start & 7) == 0;
-    uint64_t sum = 0;
-    for (uint64_t w = part * blockDim.x + threadIdx.x; w < words;
-         w += (uint64_t)per_row * blockDim.x) {
-        uint64_t word = 0;
-        if (aligned && w * 8 + 8 <= row_bytes) {
-            word = *(const uint64_t *)(start + w * 8);
-        } else {
-            for (int b = 0; b < 8; b++) {
-                uint64_t at = w * 8 + b;
-                if (at >= row_bytes) break;
-                const uint8_t *p;
-                if (dense) {
-                    p = start + at;
-                } else {
-                    uint64_t e = row * row_elements + at / itemsize;
-                    p = data + element_offset(e, dims, ndim, itemsize, false) + at % itemsize;
-                }
-                word |= (uint64_t)*p << (8 * b);
-            }
-        }
-        sum += mix_word(word, SEED + (w + 1) * STEP);
+    const uint8_t *data = row.data + r * row_stride;
+    uint64_t sum;
+    switch (row.layout) {
+        case LAYOUT_CONTIGUOUS:
+            sum = hash_contiguous(data, row.numel * row.itemsize, part, per_row);
+            break;
+        case LAYOUT_WORDS:
+            sum = words_of(row, data, part, per_row);
+            break;
+        default:
+            sum = hash_strided(data, row.numel, row.itemsize, row.ndim, row.dims, part, per_row);
     }
-    add_sum(sum, results, slot + (uint32_t)row, per_row);
+    add_sum(sum, results, slot + (uint32_t)r, per_row);
 }

@@ -53,8 +53,9 @@ pub enum Field {
     Stats,
     /// The samples after it.
     Samples,
-    /// The hash of one of its rows after it (`rows`).
-    Row(u32),
+    /// The hashes of its rows after it (`rows`): as many results as it has
+    /// rows, from the fill's index on.
+    Rows,
 }
 
 /// Where one pending result goes.
@@ -101,19 +102,27 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
         let tensor = tensors
             .get_mut(f.arg)
             .ok_or_else(|| io::Error::other("a pending result has no argument"))?;
+        if f.field == Field::Rows {
+            let rows = tensor
+                .rows
+                .as_mut()
+                .ok_or_else(|| io::Error::other("row hashes have no rows"))?;
+            let delivered = results
+                .get(f.index..f.index + rows.len())
+                .ok_or_else(|| io::Error::other("a row hash is missing"))?;
+            for (place, result) in rows.iter_mut().zip(delivered) {
+                let Delivered::Hash(h) = result else {
+                    return Err(io::Error::other("a row's result is not a hash"));
+                };
+                *place = *h;
+            }
+            continue;
+        }
         match (f.field, result) {
             (Field::Pre, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.pre = Some(*h),
             (Field::Post, Delivered::Hash(h) | Delivered::Slot(h)) => tensor.post = Some(*h),
             (Field::Stats, Delivered::Stats(s)) => tensor.stats = Some(*s),
             (Field::Samples, Delivered::Samples(v)) => tensor.samples = Some(v.clone()),
-            (Field::Row(row), Delivered::Hash(h)) => {
-                let place = tensor
-                    .rows
-                    .as_mut()
-                    .and_then(|rows| rows.get_mut(row as usize))
-                    .ok_or_else(|| io::Error::other("a row hash has no row"))?;
-                *place = *h;
-            }
             _ => return Err(io::Error::other("a pending result is of the wrong kind")),
         }
     }
@@ -558,6 +567,33 @@ mod tests {
         let trace = Trace::open(&path).expect("load");
         let seen: Vec<_> = trace.inputs.iter().map(|i| (&*i.name, i.hash)).collect();
         assert_eq!(seen, vec![("a", Some(8)), ("b", Some(7))]);
+    }
+
+    #[test]
+    fn one_fill_takes_a_tensor_s_row_hashes_in_order() {
+        let (_dir, path, mut w, kernel, layout) = test_writer();
+        let mut arg = tensor(layout, 16, None, None);
+        if let ArgValue::Tensor(t) = &mut arg {
+            t.rows = Some(vec![0; 3]);
+        }
+        let fills = vec![Fill {
+            arg: 0,
+            field: Field::Rows,
+            index: 1,
+        }];
+        let delivered: Pending = Box::new(|| Ok((0..4).map(Delivered::Hash).collect()));
+        w.pending(
+            Record::Launch(launch(0, kernel, vec![arg])),
+            fills,
+            delivered,
+        )
+        .expect("pending");
+        w.finish(1, "exit").expect("finish");
+        let trace = Trace::open(&path).expect("load");
+        let Some(ArgRef::Tensor(t)) = trace.args_of(&trace.launches[0]).next() else {
+            panic!("a tensor argument");
+        };
+        assert_eq!(t.rows, Some(&[1, 2, 3][..]));
     }
 
     #[test]

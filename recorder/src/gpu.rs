@@ -25,6 +25,7 @@ mod device;
 mod driver;
 mod graph_table;
 mod layout;
+mod rows;
 mod share;
 
 pub use beside::Beside;
@@ -40,7 +41,7 @@ use crate::phases::{Phase, timed};
 use crate::stats::Summary;
 use cudarc::driver::result;
 use cudarc::driver::sys;
-use layout::{Dims, Layout, MAX_DIMS, Read, coalesce, dims, reading};
+use layout::{Dims, Layout, Read, coalesce, dims, reading};
 use smallvec::SmallVec;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -355,7 +356,9 @@ impl Batch {
         // table's blocks when it is enqueued (`share_blocks`), at most a
         // block per 16-byte chunk or run of words of every thread.
         let units = match reading.layout {
-            Layout::Contiguous => nbytes / 16,
+            // `reading` gives no rows: they become a table's item in
+            // `Batch::rows`.
+            Layout::Contiguous | Layout::Rows => nbytes / 16,
             Layout::Words => nbytes / 8 / u64::from(reading.run),
             Layout::Strided => nbytes.div_ceil(8),
         };
@@ -549,75 +552,6 @@ impl Batch {
         unsafe { self.launch(function, blocks, params)? };
         self.entries.push(entry);
         Ok(Some(self.entries.len() - 1))
-    }
-
-    /// Enqueues the hashes of a view's rows (the indices of its first
-    /// dimension), each as the tensor it would be alone, a row shared by
-    /// as many blocks as its size asks (`ttrows`); returns the index in the batch of the first row's hash
-    /// (the others follow it in order), or None when the batch has no
-    /// slots left for them all, the view has too many dimensions, or the
-    /// batch is captured into a CUDA graph.
-    ///
-    /// # Safety
-    /// As for [`Batch::hash`].
-    pub unsafe fn rows(
-        &mut self,
-        ptr: u64,
-        itemsize: u64,
-        shape: &[u64],
-        stride: &[u64],
-    ) -> Result<Option<usize>> {
-        let Some((&count, row_shape)) = shape.split_first() else {
-            return Ok(None);
-        };
-        if self.graph.is_some() || count == 0 || count > u64::from(u32::MAX) {
-            return Ok(None);
-        }
-        let (coalesced_shape, coalesced_stride) = coalesce(shape, stride);
-        if coalesced_shape.len() > MAX_DIMS {
-            return Ok(None);
-        }
-        let Some(slot) = self.take_slots(count as usize) else {
-            return Ok(None);
-        };
-        let row_bytes = row_shape.iter().product::<u64>() * itemsize;
-        let signed: Vec<i64> = stride.iter().map(|&s| s as i64).collect();
-        let mut dense = i32::from(tritontui_trace::format::LayoutDef::is_row_major(
-            shape, &signed,
-        ));
-        let (mut ndim, mut dims) = dims(&coalesced_shape, &coalesced_stride)?;
-        let (mut data, mut row_bytes_param, mut itemsize_param) = (ptr, row_bytes, itemsize);
-        let (mut results, mut slot_param) = (self.ring, self.ring_slot(slot));
-        // Each block takes some 8 words a thread of its row, and a row at
-        // most as many blocks as the device holds at once.
-        let mut per_row = u32::try_from(
-            row_bytes
-                .div_ceil(8 * 8 * u64::from(THREADS))
-                .clamp(1, u64::from(self.kernels.resident)),
-        )
-        .unwrap_or(1);
-        let Some(blocks) = u32::try_from(count * u64::from(per_row)).ok() else {
-            return Ok(None);
-        };
-        let params = [
-            &mut data as *mut u64 as *mut c_void,
-            &mut row_bytes_param as *mut u64 as *mut c_void,
-            &mut itemsize_param as *mut u64 as *mut c_void,
-            &mut ndim as *mut i32 as *mut c_void,
-            &mut dims as *mut Dims as *mut c_void,
-            &mut dense as *mut i32 as *mut c_void,
-            &mut results as *mut Results as *mut c_void,
-            &mut slot_param as *mut u32 as *mut c_void,
-            &mut per_row as *mut u32 as *mut c_void,
-        ];
-        unsafe { self.launch(self.kernels.rows, blocks, params)? };
-        let first = self.entries.len();
-        self.entries
-            .extend((0..count as usize).map(|row| Entry::Hash {
-                slot: slot + row,
-                len: row_bytes,
-            }));
-        Ok(Some(first))
     }
 
     /// Launches `function` on the batch's stream.

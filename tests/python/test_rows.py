@@ -54,6 +54,30 @@ def test_a_row_hashes_as_the_tensor_it_would_be_alone(tmp_path: Path, device: st
     assert converted[-1] == [hexed(narrow[r]) for r in range(8)], converted
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_rows_of_whole_chunks_are_hashed_with_the_tensor_s_own_hash(
+    tmp_path: Path, device: str
+) -> None:
+    # Rows of 128 bytes, of 1.2 MB (a row cut into segments whose sums add
+    # up) and of 256 bytes in 1,024 rows: on a GPU an output's rows are
+    # hashed in the same read as its own hash, an input's in the table.
+    small, long, many = (
+        torch.randn(8, 4, 8, device=device),
+        torch.randn(3, 300_000, device=device),
+        torch.randn(1024, 64, device=device),
+    )
+    path = tmp_path / "t.msgpack"
+    with tritontui.record(path, rows=True):
+        outputs = [small * 2, long * 2, many * 2]
+    recorded = [r for r in launches(path) if r["kernel"] == "aten::mul.Tensor"]
+    for launch, source, output in zip(recorded, (small, long, many), outputs, strict=True):
+        read, written = (arg for arg in launch["args"] if "dtype" in arg)
+        assert read["rows"] == [hexed(source[r]) for r in range(len(source))]
+        assert written["rows"] == [hexed(output[r]) for r in range(len(output))]
+        # The whole tensor's hash, taken in the same read.
+        assert written["post"] == hexed(output), (written["post"], hexed(output))
+
+
 def test_rows_are_off_by_default_and_skip_what_has_none_or_too_many(tmp_path: Path) -> None:
     x, many, scalar = torch.randn(4, 2), torch.randn(1025, 2), torch.tensor(3.0)
     with tritontui.record(tmp_path / "off.msgpack"):

@@ -38,6 +38,12 @@ pub enum Layout {
     /// Rows of whole words, in runs of words in the order of memory, each
     /// run loaded as its [`Read`] says.
     Words = 1,
+    /// Contiguous and 16-byte aligned, in rows of whole 16-byte chunks,
+    /// each row also hashed as the tensor it would be alone (`hash_rows`):
+    /// its `Dims` hold, in `shape`, a row's bytes, the first row's result
+    /// slot, the segments a row is cut into (a warp each), and whether the
+    /// item's own slot takes the view's hash (`ROW_*` in the PTX source).
+    Rows = 2,
     /// Anything else: element by element, in logical order.
     Strided = 3,
 }

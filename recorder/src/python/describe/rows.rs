@@ -63,11 +63,11 @@ impl Described {
         })?;
         Ok(match enqueued {
             Some(Value::Ticket(first)) => {
-                self.fills.extend((0..count as usize).map(|row| Fill {
+                self.fills.push(Fill {
                     arg: tensor,
-                    field: Field::Row(row as u32),
-                    index: first + row,
-                }));
+                    field: Field::Rows,
+                    index: first,
+                });
                 Some(Some(vec![0; count as usize]))
             }
             Some(Value::Missing | Value::Now(_)) => Some(None),

@@ -59,6 +59,7 @@ MODES = {
     "aten off, exact hashes": {"aten": False},
     "aten off, metadata only": {"aten": False, "hash": "none"},
     "defaults + samples (two programs' numerics)": {"samples": True},
+    "defaults + rows (batch invariance)": {"rows": True},
 }
 ROUNDS = 15
 

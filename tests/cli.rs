@@ -192,6 +192,8 @@ fn a_request_is_compared_by_its_rows_between_two_batchings() {
         report["batch"]
     );
     for bad in [
+        // Past run B's batch of 64, found from the traces.
+        vec!["--request", "A:0", "B:64"],
         vec!["--request", "A:x", "B:1"],
         vec!["--request", "A:0", "A:1"],
         vec!["--batch", "A:0", "B:64"],
@@ -206,6 +208,19 @@ fn a_request_is_compared_by_its_rows_between_two_batchings() {
             "{bad:?}: {error}"
         );
     }
+    // Traces recorded without rows cannot compare a request.
+    let without = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/planted_rounding");
+    let (a, b) = (without.join("a.msgpack"), without.join("b.msgpack"));
+    let o = tritontui(&[
+        "diff",
+        "--request",
+        "A:0",
+        "B:0",
+        &a.display().to_string(),
+        &b.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("holds no row hashes"), "{}", stderr(&o));
 }
 
 /// Eager against compiled, with samples: `equivalent`, exit 0; the
@@ -507,6 +522,27 @@ fn rendered_text(page: &std::path::Path) -> Option<String> {
         .output()
         .expect("pdftotext");
     Some(stdout(&text))
+}
+
+#[test]
+fn the_html_report_says_which_launch_makes_a_request_depend_on_its_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page = dir.path().join("report.html");
+    let pair = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/batch_row0");
+    let o = tritontui(&[
+        "report",
+        &pair.join("a.msgpack").display().to_string(),
+        &pair.join("b.msgpack").display().to_string(),
+        "-o",
+        &page.display().to_string(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.contains("One request in two batches"), "no batch section");
+    assert!(
+        html.contains("first batch-variant launch: A#5 B#5 `aten::addmm.out`"),
+        "the batch-variant launch is not named"
+    );
 }
 
 #[test]

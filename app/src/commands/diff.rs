@@ -19,6 +19,22 @@ pub(super) fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         ..options(args.align_deadline)?
     };
     let analysis = Analysis::run_against(&a, &b, reference.as_ref(), options);
+    if analysis.batch.is_none() && !(args.request.is_empty() && args.batch.is_empty()) {
+        let flag = if args.request.is_empty() {
+            "--batch"
+        } else {
+            "--request"
+        };
+        match [&a, &b].into_iter().find(|t| !t.has_rows()) {
+            Some(t) => anyhow::bail!(
+                "{flag}: {} holds no row hashes (record it with --rows)",
+                t.path.display()
+            ),
+            None => anyhow::bail!(
+                "{flag}: no request to compare: it is past a run's batch, or no tensor's shapes differ in their first extent alone (give --batch A:N B:M)"
+            ),
+        }
+    }
     let report = Report::new(&a, &b, &analysis, args.limit);
     print_diff(
         &report,

@@ -169,6 +169,13 @@ fn programs_differ(page: &mut String, report: &Report) {
     if let Some(accuracy) = &report.accuracy {
         numerics(page, accuracy);
     }
+    if let Some(batch) = &report.batch {
+        page.push_str("<h2>One request in two batches (its rows)</h2>\n<ul>\n");
+        for line in &batch.detail {
+            let _ = writeln!(page, "<li>{}</li>", escape(line));
+        }
+        page.push_str("</ul>\n");
+    }
     if !report.compile_differences.is_empty() {
         page.push_str("<h2>Compiled differently</h2>\n<ul>\n");
         for line in crate::words::compile_lines(&report.compile_differences) {

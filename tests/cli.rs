@@ -538,7 +538,10 @@ fn the_html_report_says_which_launch_makes_a_request_depend_on_its_batch() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(&page).expect("the page");
-    assert!(html.contains("One request in two batches"), "no batch section");
+    assert!(
+        html.contains("One request in two batches"),
+        "no batch section"
+    );
     assert!(
         html.contains("first batch-variant launch: A#5 B#5 `aten::addmm.out`"),
         "the batch-variant launch is not named"

@@ -141,3 +141,45 @@ fn a_differing_request_row_after_a_stretch_that_agrees_names_the_next_kernel() {
     assert_eq!((root.a, root.b), (3, 1));
     assert!(root.stretch.0.is_empty());
 }
+
+#[test]
+fn a_launch_only_one_run_made_keeps_the_rows_from_being_called_identical() {
+    use Access::{In, Out};
+    let gelu = |written: u64, extent: u64, request: Vec<u64>| {
+        (
+            "triton_poi_fused_gelu_0",
+            vec![
+                ("in_ptr0", In, 0x100, vec![extent, 8], request.clone()),
+                ("out_ptr0", Out, 0x200, vec![extent, 8], {
+                    let mut out = request.clone();
+                    out[0] = written;
+                    out
+                }),
+            ],
+        )
+    };
+    let a = rows_trace(vec![gelu(40, 1, vec![10])]);
+    // Run B copies the GELU's output out once more, a launch A never made:
+    // what it wrote is not compared.
+    let b = rows_trace(vec![
+        gelu(40, 4, vec![10, 11, 12, 13]),
+        (
+            "aten::clone",
+            vec![
+                ("self", In, 0x200, vec![4, 8], vec![40, 1, 2, 3]),
+                ("result", Out, 0x300, vec![4, 8], vec![41, 1, 2, 3]),
+            ],
+        ),
+    ]);
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let batch = analysis.batch.as_ref().expect("a batch comparison");
+    assert_eq!(batch.one_sided, 1);
+    assert!(!batch.rows_identical(), "{batch:?}");
+    assert_ne!(analysis.verdict, Verdict::Identical);
+    let report = tritontui::Report::new(&a, &b, &analysis, usize::MAX);
+    let said = report.batch.expect("a batch report").detail.join("\n");
+    assert!(
+        said.contains("1 stretch of launches only one run made"),
+        "{said}"
+    );
+}

@@ -33,6 +33,8 @@ pub struct BatchReport {
     /// The first launch, before any batch-variant one, that read request
     /// rows which already differed.
     pub first_read_differing: Option<Sides<u64>>,
+    /// Stretches of launches only one run made, not compared.
+    pub one_sided: usize,
     /// What the comparison says, a line each (as `diff` prints them).
     pub detail: Vec<String>,
 }
@@ -96,6 +98,7 @@ impl BatchReport {
             unjudged: batch.unjudged,
             first_unjudged: batch.first_unjudged.map(seqs),
             first_read_differing: batch.first_read_differing.map(seqs),
+            one_sided: batch.one_sided,
             detail: crate::words::batch::summary_lines(runs, batch),
         }
     }

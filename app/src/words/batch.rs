@@ -47,6 +47,12 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
                 runs.seq_b(b),
                 runs.a.kernel_of(&runs.a.launches[a as usize]).name,
             )),
+            None if batch.differing == 0 => lines.push(format!(
+                "every compared launch wrote the same request rows, but {} stretch{} of launches only one run made (an extra copy) {} not compared",
+                batch.one_sided,
+                if batch.one_sided == 1 { "" } else { "es" },
+                if batch.one_sided == 1 { "was" } else { "were" },
+            )),
             None => lines.push(
                 "no launch makes the request's rows depend on its batch: the launches that wrote differing request rows read differing or uncomparable ones".to_owned(),
             ),

@@ -73,6 +73,10 @@ pub struct BatchComparison {
     /// which already differed (written by a launch the comparison could not
     /// judge, or handed to the program so: another request).
     pub first_read_differing: Option<(u32, u32)>,
+    /// Stretches of launches only one run made (an extra copy), not
+    /// compared: what they wrote is seen only where a compared launch
+    /// reads it.
+    pub one_sided: usize,
 }
 
 /// A launch whose request rows differ while what it read agrees.
@@ -142,6 +146,7 @@ impl BatchComparison {
             unjudged: 0,
             first_unjudged: None,
             first_read_differing: None,
+            one_sided: 0,
         };
         let mut stretch: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         for row in &alignment.rows {
@@ -169,21 +174,27 @@ impl BatchComparison {
 
     /// Whether the request's rows are the same in both runs as far as the
     /// traces say: every launch compared wrote the same request rows,
-    /// none read differing ones, and none was left unjudged.
+    /// none read differing ones, none was left unjudged, and no launch
+    /// only one run made went uncompared.
     pub fn rows_identical(&self) -> bool {
         self.compared > 0
             && self.differing == 0
             && self.unjudged == 0
             && self.first_read_differing.is_none()
+            && self.one_sided == 0
     }
 
     /// Judges a stretch of launches the runs compiled differently.
     fn judge_stretch<'t>(&mut self, runs: &mut (Run<'t>, Run<'t>), stretch: (Vec<u32>, Vec<u32>)) {
         self.unaligned.0 += stretch.0.len();
         self.unaligned.1 += stretch.1.len();
-        if let Some(judged) = compare_stretch(runs, &stretch.0, &stretch.1) {
-            let at = (stretch.0[0], stretch.1[0]);
-            self.record(judged, at, stretch);
+        match compare_stretch(runs, &stretch.0, &stretch.1) {
+            Some(judged) => {
+                let at = (stretch.0[0], stretch.1[0]);
+                self.record(judged, at, stretch);
+            }
+            None if stretch.0.len() + stretch.1.len() > 0 => self.one_sided += 1,
+            None => {}
         }
     }
 

@@ -526,18 +526,7 @@ fn rendered_text(page: &std::path::Path) -> Option<String> {
 
 #[test]
 fn the_html_report_says_which_launch_makes_a_request_depend_on_its_batch() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let page = dir.path().join("report.html");
-    let pair = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/batch_row0");
-    let o = tritontui(&[
-        "report",
-        &pair.join("a.msgpack").display().to_string(),
-        &pair.join("b.msgpack").display().to_string(),
-        "-o",
-        &page.display().to_string(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&page).expect("the page");
+    let html = corpus_page("batch_row0");
     assert!(
         html.contains("One request in two batches"),
         "no batch section"

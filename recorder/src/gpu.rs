@@ -216,6 +216,32 @@ struct Item {
 }
 
 impl Item {
+    /// The hash of `numel` elements of `itemsize` bytes at `ptr`, read as
+    /// `reading` says, into result `slot`, with at most `blocks` blocks.
+    fn read_as(
+        reading: &layout::Reading,
+        ptr: u64,
+        numel: u64,
+        itemsize: u64,
+        slot: u32,
+        blocks: u32,
+    ) -> Item {
+        Item {
+            data: ptr,
+            numel,
+            element_stride: reading.element_stride,
+            itemsize: itemsize as u32,
+            layout: reading.layout,
+            read: reading.read,
+            ndim: reading.ndim,
+            slot,
+            first_block: 0,
+            blocks,
+            run: reading.run,
+            dims: reading.dims,
+        }
+    }
+
     fn nbytes(&self) -> u64 {
         self.numel * u64::from(self.itemsize)
     }
@@ -363,20 +389,15 @@ impl Batch {
             Layout::Strided => nbytes.div_ceil(8),
         };
         let blocks = units.div_ceil(u64::from(THREADS));
-        self.table.push(Item {
-            data: ptr,
+        let item = Item::read_as(
+            &reading,
+            ptr,
             numel,
-            element_stride: reading.element_stride,
-            itemsize: itemsize as u32,
-            layout: reading.layout,
-            read: reading.read,
-            ndim: reading.ndim,
-            slot: self.ring_slot(slot),
-            first_block: 0,
-            blocks: self.blocks(blocks),
-            run: reading.run,
-            dims: reading.dims,
-        });
+            itemsize,
+            self.ring_slot(slot),
+            self.blocks(blocks),
+        );
+        self.table.push(item);
         if self.table.len() == TABLE_ITEMS && !self.held {
             self.dispatch()?;
         }

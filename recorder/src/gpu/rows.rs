@@ -158,20 +158,8 @@ impl Batch {
                 .clamp(1, u64::from(self.kernels.resident)),
         )
         .unwrap_or(1);
-        let mut row = Item {
-            data: ptr,
-            numel,
-            element_stride: reading.element_stride,
-            itemsize: itemsize as u32,
-            layout: reading.layout,
-            read: reading.read,
-            ndim: reading.ndim,
-            slot: 0,
-            first_block: 0,
-            blocks: per_row,
-            run: reading.run,
-            dims: reading.dims,
-        };
+        // Its own slot unused: each row has one.
+        let mut row = Item::read_as(&reading, ptr, numel, itemsize, 0, per_row);
         let (mut results, mut slot_param) = (self.ring, self.ring_slot(slot));
         let blocks = u32::try_from(count * u64::from(per_row)).unwrap_or(u32::MAX);
         let params = [

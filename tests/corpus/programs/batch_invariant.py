@@ -6,8 +6,8 @@ gradients on one request alone; with --variant on the same request as row
 the request's output."""
 
 import torch
-from _batch import layers_apart, named_layers
-from _harness import parse, run
+from _batch import mlp, model_apart, run_request
+from _harness import parse
 
 args = parse(__doc__, variant="the request as row 0 of a batch of 64")
 
@@ -28,27 +28,6 @@ class RowwiseLinear(torch.nn.Linear):
         return rowwise_linear(x, self.weight, self.bias)
 
 
-torch.manual_seed(0)
-model = torch.nn.Sequential(
-    torch.nn.LayerNorm(512),
-    RowwiseLinear(512, 2048),
-    torch.nn.GELU(),
-    RowwiseLinear(2048, 512),
-).eval()
-compiled = torch.compile(model)
+model = mlp(RowwiseLinear)
 batch = torch.randn(64, 512, generator=torch.Generator().manual_seed(1))
-x = batch if args.variant else batch[:1].clone()
-
-
-def main() -> dict[str, torch.Tensor]:
-    with torch.no_grad():
-        out = compiled(x)
-    return {"request": out[0].clone()}
-
-
-def confirm() -> dict[str, float]:
-    """Each layer eagerly on the lone request and on the batch."""
-    return layers_apart(named_layers(model), batch[:1].clone(), batch, request=0)
-
-
-run(args, main, rows=True, confirm=confirm)
+run_request(args, torch.compile(model), batch, 0, model_apart(model, batch))

@@ -7,7 +7,8 @@ kernel: the two batch sizes run other kernels. Recorded with row hashes
 (``rows``). The result is the request's output."""
 
 import torch
-from _harness import parse, run
+from _batch import compiled_apart, run_request
+from _harness import parse
 
 args = parse(__doc__, variant="the request as row 0 of a batch of 64")
 torch.manual_seed(0)
@@ -20,23 +21,4 @@ def rms_norm(x: torch.Tensor) -> torch.Tensor:
 
 compiled = torch.compile(rms_norm)
 batch = torch.randn(64, 8, 1 << 16, generator=torch.Generator().manual_seed(1)).cuda()
-x = batch if args.variant else batch[:1].clone()
-
-
-def main() -> dict[str, torch.Tensor]:
-    with torch.no_grad():
-        out = compiled(x)
-    torch.cuda.synchronize()
-    return {"request": out[0].clone()}
-
-
-def confirm() -> dict[str, float]:
-    """The compiled RMSNorm on the lone request and, compiled for its shape
-    (static, as run B compiles it), on the batch."""
-    batched = torch.compile(rms_norm, dynamic=False)
-    with torch.no_grad():
-        apart = compiled(batch[:1].clone())[0] - batched(batch)[0]
-    return {"compiled rms_norm": apart.abs().max().item()}
-
-
-run(args, main, rows=True, confirm=confirm)
+run_request(args, compiled, batch, 0, compiled_apart(rms_norm, compiled, batch))

@@ -119,6 +119,14 @@ fn a_reduction_split_for_one_request_is_the_batch_variant_stretch() {
     assert_eq!(batch.carried, 1);
     assert_eq!(analysis.verdict, Verdict::Divergent);
     assert!(!batch.rows_identical());
+    // The root cause's line says it stands for a stretch.
+    let report = tritontui::Report::new(&a, &b, &analysis, usize::MAX);
+    let root = &report.root_causes[0];
+    assert!(
+        root.impact_detail.contains("3 in A where B ran 1"),
+        "{}",
+        root.impact_detail
+    );
 }
 
 #[test]

@@ -698,7 +698,12 @@ fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Dive
     // The request's rows (request-relative indices).
     root.rows = super::batch::differing_rows(runs, variant);
     root.detail = crate::words::batch::variant_words(runs, variant);
-    root.impact_detail = "the request's later rows carry it".to_owned();
+    root.impact_detail = match (variant.stretch.0.len(), variant.stretch.1.len()) {
+        (0, _) => "the request's later rows carry it".to_owned(),
+        (a, b) => format!(
+            "with the kernels around it: {a} in A where B ran {b}; the request's later rows carry it"
+        ),
+    };
     Some(root)
 }
 

@@ -16,6 +16,16 @@ type RowsArg = (&'static str, Access, u64, Vec<u64>, Vec<u64>);
 
 /// A trace recorded with `rows`, of C++-like launches built by hand.
 fn rows_trace(launches: Vec<(&str, Vec<RowsArg>)>) -> Trace {
+    rows_trace_with_result(launches, None)
+}
+
+/// Like [`rows_trace`], ending with a `results` record of one float32
+/// tensor (its address, shape and hash) when given.
+fn rows_trace_with_result(
+    launches: Vec<(&str, Vec<RowsArg>)>,
+    result: Option<(u64, Vec<u64>, u64)>,
+) -> Trace {
+    use tritontui_trace::{Record, ResultsRecord};
     let mut header = hashed_header();
     header.options.rows = true;
     let mut w = TraceWriter::new(Vec::new(), &header).expect("header");
@@ -40,6 +50,19 @@ fn rows_trace(launches: Vec<(&str, Vec<RowsArg>)>) -> Trace {
             })
             .collect();
         hand::write_launch(&mut w, seq as u64, name, &defs, values).expect("launch");
+    }
+    if let Some((ptr, shape, hash)) = result {
+        let stride: Vec<i64> = (0..shape.len())
+            .map(|d| shape[d + 1..].iter().product::<u64>() as i64)
+            .collect();
+        let layout = w.layout("float32", 4, &shape, &stride, 0).expect("layout");
+        let record = Record::Results(ResultsRecord {
+            before: launches.len() as u64,
+            device: -1,
+            args: vec![hand::hashed(layout, ptr, hash, hash)],
+            names: Vec::new(),
+        });
+        w.write(&record).expect("results");
     }
     let bytes = w.finish(launches.len() as u64, "exit").expect("finish");
     Trace::from_bytes(Path::new("t"), &bytes).expect("load")
@@ -190,4 +213,31 @@ fn a_launch_only_one_run_made_keeps_the_rows_from_being_called_identical() {
         said.contains("1 stretch of launches only one run made"),
         "{said}"
     );
+}
+
+#[test]
+fn a_request_output_that_differs_outweighs_rows_that_agree() {
+    use Access::{In, Out};
+    // The request's own output, [8] in both runs, comes out of recording
+    // holding other bits (written where nothing recorded it): every launch's
+    // rows agree, but the runs' results do not.
+    let gelu = |extent: u64, request: Vec<u64>| {
+        (
+            "triton_poi_fused_gelu_0",
+            vec![
+                ("in_ptr0", In, 0x100, vec![extent, 8], request.clone()),
+                ("out_ptr0", Out, 0x200, vec![extent, 8], request),
+            ],
+        )
+    };
+    let a = rows_trace_with_result(vec![gelu(1, vec![10])], Some((0x900, vec![8], 5)));
+    let b = rows_trace_with_result(
+        vec![gelu(4, vec![10, 11, 12, 13])],
+        Some((0x900, vec![8], 6)),
+    );
+    let analysis = Analysis::run(&a, &b, Options::default());
+    let batch = analysis.batch.as_ref().expect("a batch comparison");
+    assert!(batch.rows_identical(), "{batch:?}");
+    assert_eq!(analysis.results.differences.len(), 1);
+    assert_eq!(analysis.verdict, Verdict::Divergent);
 }

@@ -304,6 +304,12 @@ pub struct Analysis {
     pub verdict: Verdict,
 }
 
+/// The shape of run `t`'s result `i`, if the trace records it.
+fn result_shape(t: &Trace, i: usize) -> Option<&[u64]> {
+    let result = t.results.as_ref().and_then(|r| r.get(i))?;
+    t.layouts.get(result.layout as usize).map(|l| &l.shape[..])
+}
+
 /// The program launches of runs `a` and `b` aligned, without comparing
 /// them (what finding one launch's counterpart needs).
 pub fn align_runs(a: &Trace, b: &Trace, options: Options) -> Alignment {
@@ -381,7 +387,14 @@ impl Analysis {
             .flatten();
         let batch = BatchComparison::of(a, b, options.requests, options.align_deadline);
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
-        let rows_identical = batch.as_ref().is_some_and(BatchComparison::rows_identical);
+        // A result of one shape in both runs (the request's own output)
+        // that differs outweighs any launch's rows.
+        let only_shapes_differ = results
+            .differences
+            .iter()
+            .all(|d| result_shape(a, d.a) != result_shape(b, d.b));
+        let rows_identical =
+            batch.as_ref().is_some_and(BatchComparison::rows_identical) && only_shapes_differ;
         let verdict = if rows_identical && gapless {
             // The request's rows are what the two batchings are compared by.
             Verdict::Identical

@@ -11,6 +11,9 @@ side (issue 17, direction 1):
    nothing inside the call dispatched to Python): what recording them
    natively could save at most.
 
+Both record aten ops through the dispatch mode (``TRITONTUI_ATEN_OBSERVER=0``,
+set here): the native observer needs no proxies.
+
 Each mode takes turns with the unrecorded step for ROUNDS rounds (in
 reverse order every other round); ratios are medians of per-round ratios.
 
@@ -33,6 +36,8 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from tritontui import hooks
 
 ROUNDS = int(os.environ.get("ROUNDS", "10"))
+# The proxies stand in for the dispatch mode only.
+os.environ["TRITONTUI_ATEN_OBSERVER"] = "0"
 THROUGH_THE_MODE = {"TRITONTUI_EXTERN_HOOK": "0"}
 
 
@@ -43,7 +48,7 @@ def mode_off_in_graph_calls() -> Iterator[None]:
     recorded_call = CompiledFxGraph.__call__
 
     def call(self, inputs):
-        mode = hooks._ATEN_MODE
+        mode = hooks._ATEN
         if mode is None or _get_current_dispatch_mode() is not mode:
             return recorded_call(self, inputs)
         popped = torch._C._pop_torch_dispatch_stack(None)

@@ -204,11 +204,11 @@ MODES = {
     "defaults + samples": {"samples": True},
     "defaults + rows": {"rows": True},
     "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},
-    "metadata only, extern kernels by the mode": {
+    "metadata only, aten ops by the mode": {
         "hash": "none",
-        "env": {"TRITONTUI_EXTERN_HOOK": "0"},
+        "env": {"TRITONTUI_ATEN_OBSERVER": "0"},
     },
-    "exact hashes, extern kernels by the mode": {"env": {"TRITONTUI_EXTERN_HOOK": "0"}},
+    "exact hashes, aten ops by the mode": {"env": {"TRITONTUI_ATEN_OBSERVER": "0"}},
     "aten=False, metadata only": {"aten": False, "hash": "none"},
     "aten=False, exact hashes in+out": {"aten": False},
 }
@@ -216,7 +216,7 @@ MODES = {
 METADATA_ONLY = {
     "defaults (exact hashes in+out)": "defaults, metadata only (hash='none')",
     "defaults, hashes launch by launch": "defaults, metadata only (hash='none')",
-    "exact hashes, extern kernels by the mode": "metadata only, extern kernels by the mode",
+    "exact hashes, aten ops by the mode": "metadata only, aten ops by the mode",
     "aten=False, exact hashes in+out": "aten=False, metadata only",
 }
 

@@ -56,6 +56,8 @@ from _gpt import GPT, T
 MODES = {
     "defaults (aten ops, hashes)": {},
     "defaults, metadata only": {"hash": "none"},
+    "aten ops by the mode (no native observer)": {"env": {"TRITONTUI_ATEN_OBSERVER": "0"}},
+    "the mode, metadata only": {"hash": "none", "env": {"TRITONTUI_ATEN_OBSERVER": "0"}},
     "aten off, exact hashes": {"aten": False},
     "aten off, metadata only": {"aten": False, "hash": "none"},
     "defaults + samples (two programs' numerics)": {"samples": True},

@@ -13,8 +13,10 @@ whether to import ``_autostart``).
   recording to the compile workers that pause with it).
 * Switches that turn one mechanism of the recorder off, for the tests and
   benchmarks that compare it with the plain path: ``TRITONTUI_GPU_HASH=0``
-  (CUDA tensors hashed on the host), ``TRITONTUI_EXTERN_HOOK=0`` (extern
-  kernels through the dispatch mode), ``TRITONTUI_DEFER_HASHES=0`` (device
+  (CUDA tensors hashed on the host), ``TRITONTUI_ATEN_OBSERVER=0`` (aten
+  ops through the Python dispatch mode, not the native observer),
+  ``TRITONTUI_EXTERN_HOOK=0`` (extern kernels through the dispatch mode),
+  ``TRITONTUI_DEFER_HASHES=0`` (device
   hashes launch by launch, a graph call's inputs hashed before it),
   ``TRITONTUI_HASH_EVERY_INPUT=1`` (no hash taken from the data flow); and
   ``TRITONTUI_ALLOW_ATTACH=1``, which lets any process trace a paused one.
@@ -62,6 +64,12 @@ def take(name: str) -> str:
 def gpu_hashing_off() -> bool:
     """``TRITONTUI_GPU_HASH=0``: CUDA tensors are hashed on the host."""
     return os.environ.get("TRITONTUI_GPU_HASH") == "0"
+
+
+def aten_observer_off() -> bool:
+    """``TRITONTUI_ATEN_OBSERVER=0``: aten ops are recorded through the
+    Python dispatch mode, not the native observer."""
+    return os.environ.get("TRITONTUI_ATEN_OBSERVER") == "0"
 
 
 def extern_hook_off() -> bool:

@@ -11,10 +11,11 @@
 //! stops recording; the op itself always runs, once.
 
 use super::describe::{Described, is_tensor, is_tensor_subclass};
+use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
 use super::stand_in::{StandIn, stand_in};
 use super::thread_state::in_launch;
-use crate::phases::Phase;
+use crate::phases::{Phase, timed};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -130,6 +131,31 @@ struct Call<'py> {
     shape: Shape,
     /// Some tensor argument is of a subclass (a tracer's, maybe).
     subclass: bool,
+}
+
+/// A recorded call of an op that the native observer
+/// ([`super::aten_observer`]) claimed, held from before it runs to after
+/// (while it runs without the GIL).
+pub(super) struct Observed {
+    plan: Arc<Plan>,
+    func: Py<PyAny>,
+    args: Py<PyTuple>,
+    kwargs: Option<Py<PyDict>>,
+    values: Vec<Py<PyAny>>,
+    codes: Vec<u8>,
+    shape: Shape,
+    subclass: bool,
+    described: Described,
+}
+
+/// What [`AtenHook::observe_start`] makes of a call.
+pub(super) enum Observation {
+    /// It is recorded: what it was described as, until it ends.
+    Record(Box<Observed>),
+    /// This call is not recorded (inside a launch, a tracer's, ...).
+    NotRecorded,
+    /// No call of this op is (a view, an op the session leaves out).
+    NeverRecorded,
 }
 
 /// One call of an op, through the mode or an extern kernel's proxy.
@@ -249,6 +275,72 @@ impl AtenHook {
             kwargs: kwargs.filter(|k| !k.is_empty()),
         };
         stand_in(py, &call)
+    }
+
+    /// What the native observer does before op `func` runs: what the mode
+    /// prepares, with Dynamo off (an error of the recorder's stops
+    /// recording).
+    pub(super) fn observe_start(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Observation {
+        let _timed = timed(Phase::AtenHook);
+        let _off = DynamoOff::enter(py);
+        match self.prepare(py, func, args, kwargs) {
+            Ok(Prepared::Record(plan, call, described)) => {
+                Observation::Record(Box::new(Observed {
+                    plan,
+                    func: func.clone().unbind(),
+                    args: args.clone().unbind(),
+                    kwargs: kwargs.map(|k| k.clone().unbind()),
+                    values: call.values.into_iter().map(Bound::unbind).collect(),
+                    codes: call.codes,
+                    shape: call.shape,
+                    subclass: call.subclass,
+                    described,
+                }))
+            }
+            Ok(Prepared::Run(plan)) if plan.recorded.is_none() => Observation::NeverRecorded,
+            Ok(Prepared::Run(_)) => Observation::NotRecorded,
+            Err(e) => {
+                self.session.fail(py, e);
+                Observation::NotRecorded
+            }
+        }
+    }
+
+    /// What the native observer does after a call it started returned
+    /// `out`: what the mode finishes, with Dynamo off.
+    pub(super) fn observe_end(
+        &self,
+        py: Python<'_>,
+        observed: Box<Observed>,
+        out: &Bound<'_, PyAny>,
+    ) {
+        let _timed = timed(Phase::AtenHook);
+        let _off = DynamoOff::enter(py);
+        let op = OpCall {
+            hook: self,
+            func: observed.func.bind(py),
+            args: observed.args.bind(py),
+            kwargs: observed.kwargs.as_ref().map(|k| k.bind(py)),
+        };
+        let call = Call {
+            values: observed
+                .values
+                .into_iter()
+                .map(|v| v.into_bound(py))
+                .collect(),
+            codes: observed.codes,
+            shape: observed.shape,
+            subclass: observed.subclass,
+        };
+        if let Err(e) = self.finish(py, &op, &observed.plan, call, observed.described, out) {
+            self.session.fail(py, e);
+        }
     }
 
     /// What to do with a call before it runs: run it unrecorded with what

@@ -5,6 +5,7 @@
 
 mod allocation_hook;
 mod aten_hook;
+mod aten_observer;
 mod capabilities;
 mod command;
 mod cpp_kernel_hook;
@@ -49,6 +50,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<triton_hook::TritonHook>()?;
     m.add_class::<triton_hook::BoundRun>()?;
     m.add_class::<aten_hook::AtenHook>()?;
+    m.add_class::<aten_observer::AtenObserver>()?;
+    m.add_function(wrap_pyfunction!(aten_observer::observer_status, m)?)?;
     m.add_class::<allocation_hook::AllocationHook>()?;
     m.add_class::<extern_hook::ExternHook>()?;
     m.add_function(wrap_pyfunction!(capabilities::in_launch, m)?)?;

@@ -38,13 +38,13 @@ from . import (
     user_triton,
 )
 
-_ATEN_MODE: aten.AtenRecorder | None = None
+_ATEN: aten.AtenObserver | aten.AtenRecorder | None = None
 
 
 def install(session: Any) -> None:
     """Installs every hook for ``session`` (aten ops and host reads only
     when it records aten ops)."""
-    global _ATEN_MODE
+    global _ATEN
     _hide_from_dynamo()
     triton.install(session)
     foreign_work.install()
@@ -61,19 +61,22 @@ def install(session: Any) -> None:
     if session.options.aten:
         host_reads.install()
         point_to_point.install(session)
-        _ATEN_MODE = aten.AtenRecorder(session)
-        _ATEN_MODE.__enter__()
-        if not _environment.extern_hook_off():
-            extern_kernels.install(_ATEN_MODE)
+        _ATEN = aten.start(session)
+        # The observer sees extern kernels' ops as it sees any; the mode
+        # leaves them to native proxies, which cost no Python per call.
+        if isinstance(_ATEN, aten.AtenRecorder) and not _environment.extern_hook_off():
+            extern_kernels.install(_ATEN)
 
 
 def uninstall() -> None:
     """Removes every hook; safe to call twice."""
-    global _ATEN_MODE
-    mode, _ATEN_MODE = _ATEN_MODE, None
+    global _ATEN
+    recorder, _ATEN = _ATEN, None
     extern_kernels.uninstall()
-    if mode is not None:
-        _leave(mode)
+    if isinstance(recorder, aten.AtenObserver):
+        recorder.detach()
+    elif recorder is not None:
+        _leave(recorder)
     triton.uninstall()
     # Wraps what foreign_work wraps (Work.wait): taken off first.
     point_to_point.uninstall()

@@ -1,6 +1,10 @@
 """aten ops in the recorded region: eager ops and Inductor's extern
-kernels (``extern_kernels.mm`` and the like), through a
-``TorchDispatchMode``. With them, a divergent input can be traced to the
+kernels (``extern_kernels.mm`` and the like), through the native
+observer (a RecordFunction callback of the recorder's own, built for the
+torch it runs on: ``recorder/src/python/aten_observer.rs``) or, where it
+cannot load, a ``TorchDispatchMode``, which says so once. Both hand each
+op to one native hook (``_native.AtenHook``) and record the same ops the
+same way. With them, a divergent input can be traced to the
 op that wrote it even when that op is not a compiled kernel.
 
 Allocations (``empty`` and friends) are recorded without hashes and marked
@@ -22,12 +26,13 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .. import _host, _native, _tensors
+from .. import _environment, _host, _native, _tensors
 from .._modules import module_path as module_path  # for the native hook
 from .._unwritten import RNG_STATE_OUTPUTS, unwritten_outputs
 
@@ -49,8 +54,11 @@ _RECEIVES = {"c10d::recv_", "c10d::recv_any_source_"}
 _SEND = "c10d::send"
 
 # Ops that only describe tensors or make views: nothing is computed.
+# (`detach_` is autograd's alone: it never reaches a dispatch mode, and the
+# native observer, which sees it, leaves it out too.)
 _SKIP = {
     "detach",
+    "detach_",
     "alias",
     "lift_fresh",
     "is_same_size",
@@ -114,6 +122,48 @@ def _call_access(func: Any, arg: Any) -> str:
     if arg.name in _PARTLY_WRITTEN.get(func._schema.name, ()):
         return "allocated"
     return _access(func, arg)
+
+
+class AtenObserver:
+    """Records each aten op as :class:`AtenRecorder` does, through the
+    native observer attached to this thread (and the autograd threads its
+    work goes to) until :meth:`detach`: no dispatch mode on the stack, no
+    Python for the ops it does not record."""
+
+    def __init__(self, session: Any) -> None:
+        self.hook = _native.AtenHook(session, sys.modules[__name__])
+        self._observer = _native.AtenObserver(self.hook)
+
+    def detach(self) -> None:
+        """Stops recording aten ops (a second call does nothing)."""
+        self._observer.detach()
+
+
+# Whether the fallback to the dispatch mode was said already.
+_FALLBACK_SAID = {"said": False}
+
+
+def start(session: Any) -> AtenObserver | AtenRecorder:
+    """The aten recorder of ``session``, recording from now on this
+    thread: the native observer where it loads (unless
+    ``TRITONTUI_ATEN_OBSERVER=0``), else the dispatch mode, pushed on
+    the thread's dispatch stack, with a warning the first time saying
+    why."""
+    if not _environment.aten_observer_off():
+        available, why = _native.observer_status()
+        if available:
+            return AtenObserver(session)
+        if not _FALLBACK_SAID["said"]:
+            _FALLBACK_SAID["said"] = True
+            warnings.warn(
+                f"tritontui: aten ops are recorded through a Python dispatch mode, "
+                f"which costs more per op: {why}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+    mode = AtenRecorder(session)
+    mode.__enter__()
+    return mode
 
 
 class AtenRecorder(TorchDispatchMode):

@@ -9,6 +9,11 @@ thread counts as inside a launch, so the aten mode records nothing of it.
   in the mode's dispatch keys (``Python``, ``PythonTLSSnapshot``). The
   aten mode is taken off the stack there too, so that every compile
   sees the stack the program alone would have given it.
+* AOTAutograd's lazy compile of a backward graph, at the first backward
+  call (``track_graph_compiling`` in ``runtime_wrappers``): Inductor's
+  compile runs real ops there (the RNG state saved around it, inputs it
+  benchmarks with), which a dispatch mode never sees and the native
+  observer must not record.
 * A collective's ``Work.wait``: what it runs on the waiting thread is the
   rest of the collective. gloo's reduce-scatter reduces into a buffer of
   its own and copies the caller's share out of it there, as a dispatched
@@ -18,7 +23,9 @@ thread counts as inside a launch, so the aten mode records nothing of it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 from .. import _active
@@ -39,6 +46,13 @@ def _targets() -> list[tuple[Any, str, Any]]:
         targets.append((convert_frame, "_compile", _compiled_without_the_mode))
     except ImportError:
         pass
+    try:
+        from torch._functorch._aot_autograd import runtime_wrappers
+
+        if hasattr(runtime_wrappers, "track_graph_compiling"):
+            targets.append((runtime_wrappers, "track_graph_compiling", _compiling_unrecorded))
+    except ImportError:
+        pass
     work = getattr(getattr(torch._C, "_distributed_c10d", None), "Work", None)
     if work is not None:
         targets.append((work, "wait", _unrecorded))
@@ -54,6 +68,19 @@ def _unrecorded(original: Any) -> Any:
             return original(*args, **kwargs)
 
     return unrecorded
+
+
+def _compiling_unrecorded(original: Any) -> Any:
+    """``original`` (a context manager around a graph's compile), entered
+    with the thread inside a launch."""
+
+    @functools.wraps(original)
+    @contextlib.contextmanager
+    def compiling(*args: Any, **kwargs: Any) -> Iterator[None]:
+        with _active.inside_launch(), original(*args, **kwargs):
+            yield
+
+    return compiling
 
 
 def _compiled_without_the_mode(original: Any) -> Any:

@@ -1,0 +1,352 @@
+// The native aten observer: a thread-local RecordFunction callback that
+// finds the aten ops a Python dispatch mode would see and hands each to
+// the recorder's Rust core (recorder/src/python/aten_observer.rs).
+//
+// It is C++ against torch's ABI, built for one torch version (build.rs)
+// and loaded by the extension only where that version runs. It calls no
+// Python C API itself: the core holds the GIL and owns every reference;
+// the torch functions called here that make Python objects
+// (toPyObject, getTHPDtype, getTorchApiFunction) are libtorch_python's,
+// whose ABI is torch's, not Python's.
+//
+// Which ops: a dispatch mode sits below autograd, so it sees an op that
+// reaches a backend (not a CompositeImplicitAutograd op, which decomposes
+// into others above it) and none of the ops its kernel calls (the mode is
+// off the stack while the op runs). The observer claims the outermost op
+// of each nest that is not CompositeImplicitAutograd and ignores those
+// under it. Ops of a tracer (a fake, proxy or functional mode on the
+// stack, meta tensors) are not claimed.
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/PyInterpreter.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/utils/tensor_memoryformats.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+// The version of the interface below; the core refuses another.
+constexpr int kAbi = 1;
+
+// How an argument of a call is handed to Python, as torch's own
+// `parseIValuesToPyArgsKwargs` hands it to `__torch_dispatch__`.
+enum ArgPlace : uint8_t {
+  kPositional = 0,
+  kKeyword = 1,
+};
+
+// What the observer knows of one op overload, found at its first call.
+struct Op {
+  Op(std::string name, c10::OperatorHandle handle, bool composite)
+      : name(std::move(name)), handle(std::move(handle)), composite(composite) {}
+
+  std::string name;  // "aten::mm" with ".overload" unless default
+  c10::OperatorHandle handle;
+  bool composite;  // CompositeImplicitAutograd: decomposes above the mode
+  // The attachment (its generation) whose core said it records no call
+  // of this op (a view, an op its filter leaves out): 0 for none.
+  std::atomic<uint64_t> left_out{0};
+};
+
+// The core's callbacks, called with no lock held and the GIL not held.
+// start: a claimed op's inputs (the GIL is the callee's to take); returns
+// a token for end, or null when the core records nothing of it.
+// end: the op's outputs, or raised != 0 when it raised.
+using StartFn = void* (*)(void* core, const Op* op, const c10::IValue* inputs,
+                          size_t count);
+using EndFn = void (*)(void* core, void* token, const c10::IValue* outputs,
+                       size_t count, int raised);
+
+struct Core {
+  void* core;
+  StartFn start;
+  EndFn end;
+};
+
+// Ops by the address of their schema's name (stable while registered),
+// checked against the name itself.
+std::mutex ops_lock;
+std::unordered_map<const char*, std::unique_ptr<Op>> ops;
+
+// The core attached: one recording at a time per process. Its callbacks
+// fire only on the threads it was attached on and those torch hands their
+// state to, so the core is global, not per thread. Never freed: an op on
+// another thread may still be ending when it is detached.
+std::atomic<Core*> attached{nullptr};
+// Counts attachments: what a core left out holds for its own only.
+std::atomic<uint64_t> generation{0};
+
+// Per thread: how deep in nested RecordFunctions the thread is, and the
+// depth of the claimed op (0: none).
+thread_local uint32_t depth = 0;
+thread_local uint32_t claimed_at = 0;
+
+// What a claimed op's start hands to its end.
+struct Claim : at::ObserverContext {
+  Core* core = nullptr;
+  void* token = nullptr;
+  int exceptions = 0;
+};
+
+const Op* find_op(const at::RecordFunction& fn) {
+  const char* key = fn.name();
+  {
+    std::lock_guard<std::mutex> guard(ops_lock);
+    auto found = ops.find(key);
+    if (found != ops.end()) {
+      return found->second.get();
+    }
+  }
+  auto name = fn.operator_name();
+  if (!name) {
+    return nullptr;
+  }
+  auto handle = c10::Dispatcher::singleton().findOp(*name);
+  if (!handle) {
+    return nullptr;
+  }
+  auto op = std::make_unique<Op>(
+      name->name + (name->overload_name.empty() ? "" : "." + name->overload_name), *handle,
+      handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd));
+  std::lock_guard<std::mutex> guard(ops_lock);
+  auto& slot = ops[key];
+  slot = std::move(op);
+  return slot.get();
+}
+
+// Whether a tracer, not the program, is computing: a fake, proxy or
+// functional mode is on the stack, or a tensor argument has no memory.
+bool traced(c10::ArrayRef<const c10::IValue> inputs) {
+  using c10::impl::TorchDispatchModeKey;
+  using c10::impl::TorchDispatchModeTLS;
+  for (auto key : {TorchDispatchModeKey::FAKE, TorchDispatchModeKey::PROXY,
+                   TorchDispatchModeKey::FUNCTIONAL}) {
+    if (TorchDispatchModeTLS::get_mode(key).has_value()) {
+      return true;
+    }
+  }
+  for (const auto& value : inputs) {
+    if (value.isTensor()) {
+      const auto& tensor = value.toTensor();
+      if (tensor.defined() && (tensor.is_meta() ||
+                               tensor.key_set().has(c10::DispatchKey::Functionalize))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  depth += 1;
+  if (claimed_at != 0) {
+    return nullptr;
+  }
+  try {
+    const Op* op = find_op(fn);
+    if (op == nullptr || op->composite) {
+      return nullptr;
+    }
+    // From here the op is claimed: nothing under it is the mode's to see.
+    claimed_at = depth;
+    if (op->left_out.load(std::memory_order_relaxed) ==
+        generation.load(std::memory_order_relaxed)) {
+      return nullptr;
+    }
+    // Where torch keeps dispatch modes out (`torch.tensor` filling its new
+    // tensor, `_DisableTorchDispatch`), the op and everything under it
+    // is left out, as a mode would never see it.
+    if (c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::Python)) {
+      return nullptr;
+    }
+    // A tracer's op (fake tensors while a graph compiles) is left out with
+    // all it runs.
+    auto inputs = fn.inputs();
+    Core* core = attached.load(std::memory_order_acquire);
+    if (core == nullptr || traced(inputs)) {
+      return nullptr;
+    }
+    auto claim = std::make_unique<Claim>();
+    claim->exceptions = std::uncaught_exceptions();
+    claim->core = core;
+    claim->token = core->start(core->core, op, inputs.data(), inputs.size());
+    return claim;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
+  if (claimed_at == depth) {
+    auto* claim = static_cast<Claim*>(context);
+    if (claim != nullptr && claim->token != nullptr) {
+      try {
+        // Still claimed: what the core runs to record the op (a
+        // collective's wait, a host value) is not the program's.
+        const auto& outputs = fn.outputs();
+        int raised = std::uncaught_exceptions() > claim->exceptions;
+        claim->core->end(claim->core->core, claim->token, outputs.data(),
+                         outputs.size(), raised);
+      } catch (...) {
+      }
+    }
+    claimed_at = 0;
+  }
+  depth -= 1;
+}
+
+}  // namespace
+
+#define TT_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+// The version of this interface.
+TT_EXPORT int tritontui_observer_abi() { return kAbi; }
+
+// The torch version this library was built against.
+TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSION; }
+
+// Adds the observer to this thread (and the threads torch hands its
+// state to: autograd's workers): returns its handle, or 0 on an error,
+// with the message in `error` (`size` bytes).
+TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, char* error,
+                                   size_t size) {
+  try {
+    generation.fetch_add(1);
+    attached.store(new Core{core, start, end}, std::memory_order_release);
+    auto callback = at::RecordFunctionCallback(on_start, on_end)
+                        .needsInputs(true)
+                        .needsOutputs(true)
+                        .scopes({at::RecordScope::FUNCTION});
+    return at::addThreadLocalCallback(callback);
+  } catch (const std::exception& e) {
+    std::snprintf(error, size, "%s", e.what());
+    return 0;
+  }
+}
+
+// Removes the observer `handle` attached on this thread; ops still
+// running end unrecorded.
+TT_EXPORT void tritontui_observer_detach(uint64_t handle) {
+  attached.store(nullptr, std::memory_order_release);
+  try {
+    at::removeCallback(handle);
+  } catch (...) {
+  }
+}
+
+// The op's name, `aten::mm` or `aten::add.Tensor`.
+TT_EXPORT const char* tritontui_observer_op_name(const Op* op) { return op->name.c_str(); }
+
+// The core records no call of this op while attached now: later calls
+// are let go before reaching it.
+TT_EXPORT void tritontui_observer_leave_out(const Op* op) {
+  const_cast<Op*>(op)->left_out.store(generation.load());
+}
+
+// The op's `OpOverload` (borrowed). The caller holds the GIL.
+TT_EXPORT void* tritontui_observer_op_python(const Op* op) {
+  try {
+    return torch::detail::getTorchApiFunction(op->handle).ptr();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// The number of arguments of the op's schema.
+TT_EXPORT size_t tritontui_observer_op_arguments(const Op* op) {
+  return op->handle.schema().arguments().size();
+}
+
+// Argument `index`'s name and how torch hands it to `__torch_dispatch__`
+// for these inputs: positional (0), keyword (1), or left out (2: a
+// trailing positional argument or a keyword argument at its default).
+TT_EXPORT int tritontui_observer_arg_place(const Op* op, const c10::IValue* inputs, size_t count,
+                                 size_t index, const char** name) {
+  const auto& arguments = op->handle.schema().arguments();
+  if (index >= count || index >= arguments.size()) {
+    return 2;
+  }
+  *name = arguments[index].name().c_str();
+  auto is_default = [&](size_t i) {
+    const auto& fallback = arguments[i].default_value();
+    return fallback.has_value() && *fallback == inputs[i];
+  };
+  size_t keywords_at = count;
+  while (keywords_at > 0 && arguments[keywords_at - 1].kwarg_only()) {
+    keywords_at -= 1;
+  }
+  if (index >= keywords_at) {
+    return is_default(index) ? 2 : kKeyword;
+  }
+  size_t defaults_at = keywords_at;
+  while (defaults_at > 0 && is_default(defaults_at - 1)) {
+    defaults_at -= 1;
+  }
+  return index < defaults_at ? kPositional : 2;
+}
+
+// Argument `index` as torch hands it to Python (a dtype, layout or memory
+// format as its torch object, `*borrowed` set: the caller takes its own
+// reference; else a new reference), or null on an error. The caller holds
+// the GIL.
+TT_EXPORT void* tritontui_observer_arg_python(const Op* op, const c10::IValue* inputs, size_t index,
+                                    int* borrowed) {
+  *borrowed = 0;
+  try {
+    const auto& value = inputs[index];
+    const auto& type = op->handle.schema().arguments()[index].real_type();
+    auto is = [&](c10::TypeKind kind) {
+      if (type->kind() == kind) {
+        return true;
+      }
+      auto optional = type->cast<c10::OptionalType>();
+      return optional && optional->getElementType()->kind() == kind;
+    };
+    if (!value.isNone()) {
+      PyObject* object = nullptr;
+      if (is(c10::ScalarTypeType::Kind)) {
+        object = reinterpret_cast<PyObject*>(
+            torch::getTHPDtype(static_cast<c10::ScalarType>(value.toInt())));
+      } else if (is(c10::LayoutType::Kind)) {
+        object = reinterpret_cast<PyObject*>(
+            torch::getTHPLayout(static_cast<c10::Layout>(value.toInt())));
+      } else if (is(c10::MemoryFormatType::Kind)) {
+        object = torch::utils::getTHPMemoryFormat(static_cast<c10::MemoryFormat>(value.toInt()));
+      }
+      if (object != nullptr) {
+        *borrowed = 1;
+        return object;
+      }
+    }
+    return torch::jit::toPyObject(value).release().ptr();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// Output `index` of `values` as torch hands it to Python (a new
+// reference), or null on an error. The caller holds the GIL.
+TT_EXPORT void* tritontui_observer_value_python(const c10::IValue* values, size_t index) {
+  try {
+    return torch::jit::toPyObject(values[index]).release().ptr();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,388 @@
+//! Aten ops observed natively: the observer library (built from
+//! `recorder/observer/aten_observer.cpp` against one torch version by
+//! build.rs, carried in this extension) registers a thread-local
+//! RecordFunction callback and hands each op a Python dispatch mode would
+//! see to the [`AtenHook`] here, with no dispatch mode on the stack: torch
+//! dispatches every op as it would unrecorded, and ops the recorder does
+//! not record (views, ops under a recorded one, a tracer's) cost a
+//! RecordFunction call and no Python at all.
+//!
+//! The library is loaded from memory (a `memfd`) after torch, whose
+//! libraries it links to by name, and only where the running torch is the
+//! one it was built for; elsewhere [`observer_status`] says why not, and
+//! `tritontui.hooks.aten` records through its dispatch mode instead.
+//!
+//! The callbacks run on the op's thread with the GIL not held (torch
+//! releases it around an op): a claimed op takes it to be described before
+//! it runs and recorded after, as the mode does; an op on a thread inside a
+//! recorded launch is let go before the GIL is taken.
+
+use super::aten_hook::{AtenHook, Observation, Observed};
+use super::thread_state::in_launch;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, OnceLock};
+
+mod built {
+    include!(concat!(env!("OUT_DIR"), "/aten_observer_library.rs"));
+}
+
+/// The interface version the library must have
+/// (`tritontui_observer_abi`).
+const ABI: c_int = 1;
+
+/// A claimed op's start: `(core, op, inputs, count) -> token` (null: not
+/// recorded).
+type StartFn =
+    unsafe extern "C" fn(*mut c_void, *const c_void, *const c_void, usize) -> *mut c_void;
+/// A claimed op's end: `(core, token, outputs, count, raised)`.
+type EndFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void, usize, c_int);
+
+/// The library's entry points (see aten_observer.cpp).
+struct Library {
+    /// Kept loaded for the process's lifetime.
+    _library: libloading::Library,
+    attach: unsafe extern "C" fn(*mut c_void, StartFn, EndFn, *mut c_char, usize) -> u64,
+    detach: unsafe extern "C" fn(u64),
+    leave_out: unsafe extern "C" fn(*const c_void),
+    op_python: unsafe extern "C" fn(*const c_void) -> *mut pyo3::ffi::PyObject,
+    op_arguments: unsafe extern "C" fn(*const c_void) -> usize,
+    arg_place: unsafe extern "C" fn(
+        *const c_void,
+        *const c_void,
+        usize,
+        usize,
+        *mut *const c_char,
+    ) -> c_int,
+    arg_python: unsafe extern "C" fn(
+        *const c_void,
+        *const c_void,
+        usize,
+        *mut c_int,
+    ) -> *mut pyo3::ffi::PyObject,
+    value_python: unsafe extern "C" fn(*const c_void, usize) -> *mut pyo3::ffi::PyObject,
+}
+
+/// The library, loaded at the first ask (torch imported by then), or why
+/// it cannot be.
+static LIBRARY: OnceLock<Result<Library, String>> = OnceLock::new();
+
+/// The hook recording the ops claimed now: one recording at a time.
+static HOOK: Mutex<Option<Py<AtenHook>>> = Mutex::new(None);
+
+/// Where an argument goes in the call handed to the hook.
+const POSITIONAL: c_int = 0;
+const KEYWORD: c_int = 1;
+
+/// Whether the native observer can record aten ops in this process, and
+/// if not, why (a sentence).
+#[pyfunction]
+pub fn observer_status(py: Python<'_>) -> (bool, String) {
+    match library(py) {
+        Ok(_) => (true, String::new()),
+        Err(why) => (false, why.clone()),
+    }
+}
+
+fn library(py: Python<'_>) -> &'static Result<Library, String> {
+    LIBRARY.get_or_init(|| {
+        let (bytes, built_for) = built::BUILT.map_err(str::to_owned)?;
+        let running = torch_release(py)?;
+        if running != built_for {
+            return Err(format!(
+                "this build's native aten observer is for torch {built_for}, this is torch {running}"
+            ));
+        }
+        load(bytes).map_err(|e| format!("the native aten observer does not load: {e}"))
+    })
+}
+
+/// The running torch's release (`2.11.0` of `2.11.0+cu130`).
+fn torch_release(py: Python<'_>) -> Result<String, String> {
+    let version: String = py
+        .import("torch")
+        .and_then(|torch| torch.getattr("__version__"))
+        .and_then(|v| v.str().map(|s| s.to_string()))
+        .map_err(|e| format!("torch's version cannot be read: {e}"))?;
+    Ok(version.split('+').next().unwrap_or_default().to_owned())
+}
+
+/// Loads the library from `bytes` through an anonymous file.
+fn load(bytes: &[u8]) -> Result<Library, String> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: a plain call with a NUL-terminated name.
+    let fd = unsafe { libc::memfd_create(c"tritontui-aten-observer".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just opened and is owned here.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(bytes).map_err(|e| e.to_string())?;
+    let path = format!("/proc/self/fd/{fd}");
+    // SAFETY: the library's initialisers only register nothing (it has no
+    // static constructors of its own beyond the standard library's); the
+    // torch libraries it links to are loaded already.
+    let library = unsafe {
+        libloading::os::unix::Library::open(
+            Some(&path),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .map_err(|e| e.to_string())?;
+    let library = libloading::Library::from(library);
+    // SAFETY: each symbol is looked up with the type aten_observer.cpp
+    // defines it with.
+    unsafe {
+        let abi: unsafe extern "C" fn() -> c_int = *library
+            .get(b"tritontui_observer_abi\0")
+            .map_err(|e| e.to_string())?;
+        if abi() != ABI {
+            return Err(format!("its interface is version {}, not {ABI}", abi()));
+        }
+        Ok(Library {
+            attach: *library
+                .get(b"tritontui_observer_attach\0")
+                .map_err(|e| e.to_string())?,
+            detach: *library
+                .get(b"tritontui_observer_detach\0")
+                .map_err(|e| e.to_string())?,
+            leave_out: *library
+                .get(b"tritontui_observer_leave_out\0")
+                .map_err(|e| e.to_string())?,
+            op_python: *library
+                .get(b"tritontui_observer_op_python\0")
+                .map_err(|e| e.to_string())?,
+            op_arguments: *library
+                .get(b"tritontui_observer_op_arguments\0")
+                .map_err(|e| e.to_string())?,
+            arg_place: *library
+                .get(b"tritontui_observer_arg_place\0")
+                .map_err(|e| e.to_string())?,
+            arg_python: *library
+                .get(b"tritontui_observer_arg_python\0")
+                .map_err(|e| e.to_string())?,
+            value_python: *library
+                .get(b"tritontui_observer_value_python\0")
+                .map_err(|e| e.to_string())?,
+            _library: library,
+        })
+    }
+}
+
+/// The native observer of one recording, attached to the thread that made
+/// it (and the threads torch hands that thread's state to: autograd's
+/// workers) until [`AtenObserver::detach`].
+#[pyclass(module = "tritontui._native", frozen)]
+pub struct AtenObserver {
+    handle: Mutex<u64>,
+}
+
+#[pymethods]
+impl AtenObserver {
+    /// Attaches the observer, recording through `hook`, to this thread.
+    #[new]
+    fn new(py: Python<'_>, hook: Py<AtenHook>) -> PyResult<Self> {
+        let library = library(py)
+            .as_ref()
+            .map_err(|why| PyRuntimeError::new_err(why.clone()))?;
+        *HOOK.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
+        let mut error = [0 as c_char; 256];
+        // SAFETY: the callbacks have the types the library calls them with;
+        // `error` is writable for its length.
+        let handle = unsafe {
+            (library.attach)(
+                std::ptr::null_mut(),
+                on_start,
+                on_end,
+                error.as_mut_ptr(),
+                error.len(),
+            )
+        };
+        if handle == 0 {
+            HOOK.lock().unwrap_or_else(|e| e.into_inner()).take();
+            // SAFETY: the library wrote a NUL-terminated message.
+            let text = unsafe { CStr::from_ptr(error.as_ptr()) }.to_string_lossy();
+            return Err(PyRuntimeError::new_err(format!(
+                "the native aten observer cannot attach: {text}"
+            )));
+        }
+        Ok(AtenObserver {
+            handle: Mutex::new(handle),
+        })
+    }
+
+    /// Stops observing (a second call does nothing). Ops running now on
+    /// other threads end unrecorded.
+    fn detach(&self, py: Python<'_>) {
+        let handle = std::mem::take(&mut *self.handle.lock().unwrap_or_else(|e| e.into_inner()));
+        if handle == 0 {
+            return;
+        }
+        if let Ok(library) = library(py) {
+            // SAFETY: `handle` came from this library's attach.
+            unsafe { (library.detach)(handle) };
+        }
+        let hook = HOOK.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(hook);
+    }
+}
+
+/// What a claimed op's start hands to its end.
+struct Token {
+    hook: Py<AtenHook>,
+    observed: Box<Observed>,
+}
+
+/// A claimed op before it runs: described by the hook when it is recorded.
+unsafe extern "C" fn on_start(
+    _core: *mut c_void,
+    op: *const c_void,
+    inputs: *const c_void,
+    count: usize,
+) -> *mut c_void {
+    if in_launch() {
+        return std::ptr::null_mut();
+    }
+    catch_unwind(AssertUnwindSafe(|| {
+        Python::attach(|py| {
+            let hook = HOOK
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map(|h| h.clone_ref(py))?;
+            let Ok(library) = library(py) else {
+                return None;
+            };
+            let observation = match call_of(py, library, op, inputs, count) {
+                Ok((func, args, kwargs)) => {
+                    hook.get().observe_start(py, &func, &args, kwargs.as_ref())
+                }
+                Err(e) => {
+                    hook.get().fail(py, e);
+                    Observation::NotRecorded
+                }
+            };
+            match observation {
+                Observation::Record(observed) => {
+                    Some(Box::into_raw(Box::new(Token { hook, observed })).cast::<c_void>())
+                }
+                Observation::NotRecorded => None,
+                Observation::NeverRecorded => {
+                    // SAFETY: `op` is the library's, as it handed it.
+                    unsafe { (library.leave_out)(op) };
+                    None
+                }
+            }
+        })
+    }))
+    .ok()
+    .flatten()
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// A claimed op after it ran (or raised: then nothing is recorded).
+unsafe extern "C" fn on_end(
+    _core: *mut c_void,
+    token: *mut c_void,
+    outputs: *const c_void,
+    count: usize,
+    raised: c_int,
+) {
+    if token.is_null() {
+        return;
+    }
+    // SAFETY: `token` is what on_start boxed, handed back once.
+    let token = unsafe { Box::from_raw(token.cast::<Token>()) };
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        Python::attach(|py| {
+            let Token { hook, observed } = *token;
+            if raised != 0 {
+                return;
+            }
+            let Ok(library) = library(py) else {
+                return;
+            };
+            match returned(py, library, outputs, count) {
+                Ok(out) => hook.get().observe_end(py, observed, &out),
+                Err(e) => hook.get().fail(py, e),
+            }
+        })
+    }));
+}
+
+/// An op's `OpOverload`, positional arguments and keyword arguments (None:
+/// none), as torch hands them to `__torch_dispatch__`.
+type DispatchCall<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyTuple>,
+    Option<Bound<'py, PyDict>>,
+);
+
+/// Op `op`'s call as torch hands it to `__torch_dispatch__`.
+fn call_of<'py>(
+    py: Python<'py>,
+    library: &Library,
+    op: *const c_void,
+    inputs: *const c_void,
+    count: usize,
+) -> PyResult<DispatchCall<'py>> {
+    // SAFETY: the library returns a borrowed reference, or null.
+    let func = unsafe { Bound::from_borrowed_ptr_or_err(py, (library.op_python)(op)) }?;
+    let mut args = Vec::new();
+    let kwargs = PyDict::new(py);
+    // SAFETY: `op` and `inputs` are the library's, for this call.
+    let arguments = unsafe { (library.op_arguments)(op) };
+    for index in 0..arguments.min(count) {
+        let mut name: *const c_char = std::ptr::null();
+        // SAFETY: as above; `name` is set to the schema's own string.
+        let place = unsafe { (library.arg_place)(op, inputs, count, index, &mut name) };
+        if place != POSITIONAL && place != KEYWORD {
+            continue;
+        }
+        let mut borrowed: c_int = 0;
+        // SAFETY: a new reference, or a borrowed one where `borrowed` says.
+        let value = unsafe {
+            let raw = (library.arg_python)(op, inputs, index, &mut borrowed);
+            if borrowed != 0 {
+                Bound::from_borrowed_ptr_or_err(py, raw)
+            } else {
+                Bound::from_owned_ptr_or_err(py, raw)
+            }
+        }?;
+        if place == POSITIONAL {
+            args.push(value);
+        } else {
+            // SAFETY: the schema's NUL-terminated argument name.
+            let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
+            kwargs.set_item(name.as_ref(), value)?;
+        }
+    }
+    let kwargs = (!kwargs.is_empty()).then_some(kwargs);
+    Ok((func, PyTuple::new(py, args)?, kwargs))
+}
+
+/// What the op returned, as Python sees it: None for nothing, the value
+/// for one, a tuple for more.
+fn returned<'py>(
+    py: Python<'py>,
+    library: &Library,
+    outputs: *const c_void,
+    count: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut values = Vec::with_capacity(count);
+    for index in 0..count {
+        // SAFETY: a new reference to output `index`, or null.
+        values.push(unsafe {
+            Bound::from_owned_ptr_or_err(py, (library.value_python)(outputs, index))
+        }?);
+    }
+    Ok(match values.len() {
+        0 => py.None().into_bound(py),
+        1 => values.remove(0),
+        _ => PyTuple::new(py, values)?.into_any(),
+    })
+}

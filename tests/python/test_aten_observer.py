@@ -1,0 +1,169 @@
+"""The native aten observer (``recorder/observer/aten_observer.cpp``,
+``recorder/src/python/aten_observer.rs``) records what the Python
+dispatch mode records: the same ops, arguments, shapes and access, and
+two runs of one program compare the same, recorded either way. Where the
+mode itself changes what torch runs, the observer records what the
+program runs unrecorded.
+
+Truth for the comparisons is each program's own fingerprint of its
+results (``_harness.write_fingerprint``), not the engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import ROOT, diff, launches, run_ok
+from tritontui import _native, hooks
+
+CORPUS = ROOT / "tests" / "corpus" / "programs"
+THROUGH_THE_MODE = {"TRITONTUI_ATEN_OBSERVER": "0"}
+
+
+def test_this_build_carries_an_observer_for_the_running_torch() -> None:
+    # The suite installs the package built against the torch it runs
+    # (scripts/test): a build that lost the observer falls back quietly.
+    available, why = _native.observer_status()
+    assert available, why
+
+
+def test_a_recording_puts_no_dispatch_mode_on_the_stack(tmp_path: Path) -> None:
+    with tritontui.record(tmp_path / "t.msgpack"):
+        assert isinstance(hooks._ATEN, hooks.aten.AtenObserver)
+        assert torch._C._len_torch_dispatch_stack() == 0
+        torch.ones(3).add_(1)
+    kernels = [r["kernel"] for r in launches(tmp_path / "t.msgpack")]
+    assert kernels == ["aten::ones", "aten::add_.Tensor"], kernels
+
+
+def test_the_mode_records_instead_when_told(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRITONTUI_ATEN_OBSERVER", "0")
+    with tritontui.record(tmp_path / "t.msgpack"):
+        assert isinstance(hooks._ATEN, hooks.aten.AtenRecorder)
+        assert torch._C._len_torch_dispatch_stack() == 1
+        torch.ones(3).add_(1)
+    assert torch._C._len_torch_dispatch_stack() == 0
+    kernels = [r["kernel"] for r in launches(tmp_path / "t.msgpack")]
+    assert kernels == ["aten::ones", "aten::add_.Tensor"], kernels
+
+
+def test_ops_on_an_autograd_thread_and_inside_composites_are_recorded_once(
+    tmp_path: Path,
+) -> None:
+    # Linear is a composite (aten::linear decomposes into t and addmm):
+    # the observer records addmm, as the mode does, and none of the ops
+    # addmm's kernel calls; backward's ops are recorded too.
+    layer = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4)
+    with tritontui.record(tmp_path / "t.msgpack"):
+        layer(x).sum().backward()
+    kernels = [r["kernel"] for r in launches(tmp_path / "t.msgpack")]
+    assert "aten::linear" not in kernels and "aten::t" not in kernels, kernels
+    assert kernels.count("aten::addmm") == 1, kernels
+    assert "aten::mm" in kernels and "aten::sum.dim_IntList" in kernels, kernels
+
+
+def test_torch_tensor_s_own_fill_is_left_out_as_the_mode_leaves_it(tmp_path: Path) -> None:
+    # torch.tensor() fills its new tensor with dispatch modes kept out: the
+    # empty it allocates is no launch (recorded, it would be memory
+    # allocated and never written, read by the next op).
+    with tritontui.record(tmp_path / "t.msgpack"):
+        torch.tensor([1.0, 2.0]).mul(2)
+    kernels = [r["kernel"] for r in launches(tmp_path / "t.msgpack")]
+    assert kernels == ["aten::mul.Tensor"], kernels
+
+
+def _structure(trace: Path) -> list[tuple]:
+    """Each launch's kernel and its arguments' names, dtypes, shapes,
+    access and allocation: what two recordings of one program share
+    whatever the memory held (a buffer's bytes before its first write)."""
+    return [
+        (
+            r["kernel"],
+            tuple(
+                (a["name"], a.get("dtype"), tuple(a.get("shape") or ()), a["access"])
+                for a in r["args"]
+            ),
+        )
+        for r in launches(trace)
+    ]
+
+
+# Autograd accumulates a gradient in place (`add_`) unless a tensor looks
+# like a subclass, which every tensor does while a dispatch mode is on the
+# stack (`isTensorSubclassLike`): under the mode the program adds out of
+# place. The observer records what the program does unrecorded.
+_IN_PLACE = (
+    "aten::add_.Tensor",
+    ("self", "inout"),
+    ("other", "in"),
+)
+_OUT_OF_PLACE = ("aten::add.Tensor", ("self", "in"), ("other", "in"), ("result", "out"))
+
+
+def _is_the_modes_accumulation(observed: tuple, by_mode: tuple) -> bool:
+    """Whether two launches are autograd's one accumulation, in place as
+    the program runs it and out of place as the mode makes it run."""
+    kernel_a, args_a = observed
+    kernel_b, args_b = by_mode
+    return (
+        (kernel_a, *((n, acc) for n, _, _, acc in args_a)) == _IN_PLACE
+        and (kernel_b, *((n, acc) for n, _, _, acc in args_b)) == _OUT_OF_PLACE
+        and [a[1:3] for a in args_a] == [b[1:3] for b in args_b[:2]]
+    )
+
+
+def _record(name: str, out: Path, env: dict[str, str], cwd: Path) -> str:
+    """Records corpus program ``name`` into ``out``; its fingerprint."""
+    fingerprint = out.with_suffix(".json")
+    command = [sys.executable, str(CORPUS / f"{name}.py"), "--out", str(out)]
+    run_ok([*command, "--fingerprint", str(fingerprint)], cwd, env)
+    return fingerprint.read_text()
+
+
+_GPU = [
+    "gpu_eager_against_compiled",
+    "gpu_gpt_eager_against_compiled",
+    "gpu_attention_seed",
+    "gpu_host_copy",
+    "gpu_index_add_fwd_bwd",
+]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        *(pytest.param(name, marks=pytest.mark.gpu) for name in _GPU),
+        "gpt_eager_against_compiled",
+        "cnn_bn_sgd",
+        "clip_accumulate",
+        "dropout_seed",
+        "host_reads",
+        "generator_profiler",
+        "func_per_sample_grads",
+        "index_add_fwd_bwd",
+    ],
+)
+def test_the_observer_records_a_corpus_program_as_the_mode_does(
+    name: str, tmp_path: Path, inductor_cache: Path
+) -> None:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(inductor_cache)}
+    if not name.startswith("gpu_"):
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    env.pop("TRITONTUI_RECORD", None)
+    observed, by_mode = tmp_path / "observer.msgpack", tmp_path / "mode.msgpack"
+    results = _record(name, observed, env, tmp_path)
+    results_by_mode = _record(name, by_mode, {**env, **THROUGH_THE_MODE}, tmp_path)
+    a, b = _structure(observed), _structure(by_mode)
+    assert len(a) == len(b), f"{len(a)} launches observed, {len(b)} by the mode"
+    for seq, (x, y) in enumerate(zip(a, b, strict=True)):
+        assert x == y or _is_the_modes_accumulation(x, y), f"launch {seq}: {x} | {y}"
+    status, report = diff(observed, by_mode)
+    if json.loads(results) == json.loads(results_by_mode):
+        # Recorded either way, one program's runs compare as two runs do.
+        assert status == 0, json.dumps(report)[:3000]

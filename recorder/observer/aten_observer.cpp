@@ -21,6 +21,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <c10/util/thread_name.h>
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/PyInterpreter.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
@@ -33,6 +34,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <string>
 #include <unordered_map>
 
@@ -88,6 +90,30 @@ std::unordered_map<const char*, std::unique_ptr<Op>> ops;
 std::atomic<Core*> attached{nullptr};
 // Counts attachments: what a core left out holds for its own only.
 std::atomic<uint64_t> generation{0};
+
+// The thread that attached the core. Its callbacks also fire on threads
+// torch hands that thread's state to: autograd's workers, whose ops are
+// the program's, and a collective backend's workers (gloo copying a CUDA
+// tensor to the host and back), whose ops are the collective's own and
+// which a dispatch mode never sees. Only the first two are observed.
+std::atomic<pthread_t> attacher{};
+
+// Per thread: whether it is observed, as decided for attachment
+// `observed_for` (0: not decided).
+thread_local uint64_t observed_for = 0;
+thread_local bool observed = false;
+
+// Whether this thread's ops are observed: the attaching thread's and
+// autograd's workers' (named `pt_autograd_N` by torch's engine).
+bool observed_thread() {
+  uint64_t now = generation.load(std::memory_order_relaxed);
+  if (observed_for != now) {
+    observed_for = now;
+    observed = pthread_equal(pthread_self(), attacher.load()) != 0 ||
+               c10::getThreadName().rfind("pt_autograd_", 0) == 0;
+  }
+  return observed;
+}
 
 // Per thread: how deep in nested RecordFunctions the thread is, and the
 // depth of the claimed op (0: none).
@@ -156,6 +182,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     return nullptr;
   }
   try {
+    if (!observed_thread()) {
+      return nullptr;
+    }
     const Op* op = find_op(fn);
     if (op == nullptr || op->composite) {
       return nullptr;
@@ -226,6 +255,7 @@ TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSIO
 TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, char* error,
                                    size_t size) {
   try {
+    attacher.store(pthread_self());
     generation.fetch_add(1);
     attached.store(new Core{core, start, end}, std::memory_order_release);
     auto callback = at::RecordFunctionCallback(on_start, on_end)

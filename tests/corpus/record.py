@@ -53,6 +53,8 @@ VARIANTS = {
     "p2p_ranks",
     "gpu_host_batch",
     "gpu_ddp_ranks",
+    "gpu_compiled_ddp_ranks",
+    "gpu_fsdp_ranks",
     "gpu_autotune_noise",
     "settings_threads",
     "dropout_seed",

@@ -78,6 +78,30 @@ def test_torch_tensor_s_own_fill_is_left_out_as_the_mode_leaves_it(tmp_path: Pat
     assert kernels == ["aten::mul.Tensor"], kernels
 
 
+def test_a_collective_backend_s_own_threads_are_not_observed(tmp_path: Path) -> None:
+    # gloo's workers get the recording thread's state (its RecordFunction
+    # callbacks with it) and copy a gather's results out of their own
+    # buffer there. Recorded, those copies were root causes on a rank whose
+    # data was equal ("divergent-input: src"), on a GPU shared by two
+    # ranks; a dispatch mode never saw them.
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", rank=0, world_size=1, store=dist.HashStore())
+    try:
+        t = torch.arange(4.0)
+        gathered, flat = [torch.empty(4)], torch.empty(4)
+        with tritontui.record(tmp_path / "t.msgpack"):
+            dist.all_gather(gathered, t)
+            dist.all_gather_into_tensor(flat, t)
+            dist.all_reduce(t)
+    finally:
+        dist.destroy_process_group()
+    recorded = launches(tmp_path / "t.msgpack")
+    kernels = [r["kernel"] for r in recorded]
+    assert kernels == ["c10d::allgather_", "c10d::_allgather_base_", "c10d::allreduce_"], kernels
+    assert len({r["thread"] for r in recorded}) == 1, recorded
+
+
 def _structure(trace: Path) -> list[tuple]:
     """Each launch's kernel and its arguments' names, dtypes, shapes,
     access and allocation: what two recordings of one program share

@@ -12,6 +12,10 @@
 //! one it was built for; elsewhere [`observer_status`] says why not, and
 //! `tritontui.hooks.aten` records through its dispatch mode instead.
 //!
+//! Only the attaching thread and autograd's workers are observed: a
+//! collective backend's workers inherit the callback too, and their ops
+//! (gloo copying results out of its buffer) are the collective's own.
+//!
 //! The callbacks run on the op's thread with the GIL not held (torch
 //! releases it around an op): a claimed op takes it to be described before
 //! it runs and recorded after, as the mode does; an op on a thread inside a

@@ -185,6 +185,19 @@ def gloo_rank() -> int:
     return dist.get_rank()
 
 
+def gpu_rank() -> tuple[int, torch.device]:
+    """Under torchrun: this rank's GPU made current, and the process group
+    joined on NCCL (gloo where two ranks share one GPU); this process's
+    rank and its device."""
+    import torch.distributed as dist
+
+    local_rank = int(os.environ["LOCAL_RANK"])
+    device = torch.device("cuda", local_rank % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if torch.cuda.device_count() >= 2 else "gloo")
+    return dist.get_rank(), device
+
+
 def keep_rank_zero(args: argparse.Namespace, rank: int, fingerprint: dict[str, str]) -> None:
     """Each rank recorded into ``--out`` + ``.rank{rank}``: rank 0's trace
     becomes ``--out``, with ``fingerprint``; the others' are dropped."""

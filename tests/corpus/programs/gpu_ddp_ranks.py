@@ -6,11 +6,9 @@ are equal, its gradients come from DDP's bucket all-reduces, which run
 inside backward outside the compiled graphs. Run without torchrun, the
 program starts torchrun on itself."""
 
-import os
-
 import torch
 import tritontui
-from _harness import keep_rank_zero, parse, recording, under_torchrun
+from _harness import gpu_rank, keep_rank_zero, parse, recording, under_torchrun
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -18,11 +16,7 @@ under_torchrun()
 import torch.distributed as dist  # noqa: E402
 from torch.nn.parallel import DistributedDataParallel  # noqa: E402
 
-local_rank = int(os.environ["LOCAL_RANK"])
-device = torch.device("cuda", local_rank % torch.cuda.device_count())
-torch.cuda.set_device(device)
-dist.init_process_group("nccl" if torch.cuda.device_count() >= 2 else "gloo")
-rank = dist.get_rank()
+rank, device = gpu_rank()
 torch.manual_seed(0)
 model = torch.nn.Sequential(
     torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)

@@ -52,9 +52,13 @@ enum ArgPlace : uint8_t {
 
 // What the observer knows of one op overload, found at its first call.
 struct Op {
-  Op(std::string name, c10::OperatorHandle handle, bool composite)
-      : name(std::move(name)), handle(std::move(handle)), composite(composite) {}
+  Op(std::string base, std::string name, c10::OperatorHandle handle, bool composite)
+      : base(std::move(base)),
+        name(std::move(name)),
+        handle(std::move(handle)),
+        composite(composite) {}
 
+  std::string base;  // "aten::mm": what RecordFunction names it
   std::string name;  // "aten::mm" with ".overload" unless default
   c10::OperatorHandle handle;
   bool composite;  // CompositeImplicitAutograd: decomposes above the mode
@@ -79,7 +83,8 @@ struct Core {
 };
 
 // Ops by the address of their schema's name (stable while registered),
-// checked against the name itself.
+// checked against the name itself (an op registered again after another
+// was dropped may have its address).
 std::mutex ops_lock;
 std::unordered_map<const char*, std::unique_ptr<Op>> ops;
 
@@ -132,7 +137,7 @@ const Op* find_op(const at::RecordFunction& fn) {
   {
     std::lock_guard<std::mutex> guard(ops_lock);
     auto found = ops.find(key);
-    if (found != ops.end()) {
+    if (found != ops.end() && found->second->base == key) {
       return found->second.get();
     }
   }
@@ -145,7 +150,7 @@ const Op* find_op(const at::RecordFunction& fn) {
     return nullptr;
   }
   auto op = std::make_unique<Op>(
-      name->name + (name->overload_name.empty() ? "" : "." + name->overload_name), *handle,
+      key, name->name + (name->overload_name.empty() ? "" : "." + name->overload_name), *handle,
       handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd));
   std::lock_guard<std::mutex> guard(ops_lock);
   auto& slot = ops[key];

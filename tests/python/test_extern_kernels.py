@@ -1,5 +1,7 @@
-"""Inductor's extern kernels recorded by native proxies, without the
-dispatch mode: the same trace as through the mode."""
+"""Inductor's extern kernels recorded, where aten ops are recorded by the
+dispatch mode (``TRITONTUI_ATEN_OBSERVER=0``), by native proxies without
+the mode: the same trace as through the mode, and as the native
+observer's, which sees their ops as it sees any."""
 
 from __future__ import annotations
 
@@ -13,14 +15,18 @@ from tritontui.hooks.extern_kernels import overload
 def test_extern_kernels_are_recorded_by_proxies_as_the_mode_records_them(
     run_program, tmp_path: Path
 ) -> None:
-    proxied = run_program("extern_kernels.py", "proxied.msgpack").stdout.split()
+    by_the_mode = {"TRITONTUI_ATEN_OBSERVER": "0"}
+    proxied = run_program("extern_kernels.py", "proxied.msgpack", env=by_the_mode).stdout.split()
     moded = run_program(
-        "extern_kernels.py", "mode.msgpack", env={"TRITONTUI_EXTERN_HOOK": "0"}
+        "extern_kernels.py", "mode.msgpack", env={**by_the_mode, "TRITONTUI_EXTERN_HOOK": "0"}
     ).stdout.split()
+    observed = run_program("extern_kernels.py", "observed.msgpack").stdout.split()
     # The proxy stands in while recording only, and recorded the mm's of
     # both steps (one forward, two backward per step).
     assert proxied == ["ExternHook", "6", "builtin_function_or_method"], proxied
     assert moded == ["builtin_function_or_method", "-", "builtin_function_or_method"], moded
+    # The observer needs no proxy.
+    assert observed == moded, observed
 
     def launches(name: str) -> list[tuple]:
         return [
@@ -31,6 +37,7 @@ def test_extern_kernels_are_recorded_by_proxies_as_the_mode_records_them(
 
     by_proxy, by_mode = launches("proxied.msgpack"), launches("mode.msgpack")
     assert by_proxy == by_mode
+    assert launches("observed.msgpack") == by_mode
     kernels = [kernel for kernel, _ in by_proxy]
     assert kernels.count("aten::mm.out") >= 4 and "aten::addmm.out" in kernels, kernels
     code, report = diff(tmp_path / "proxied.msgpack", tmp_path / "mode.msgpack")

@@ -14,6 +14,7 @@ Run without torchrun, the program starts torchrun on itself."""
 import torch
 import tritontui
 from _harness import gloo_rank, keep_rank_zero, parse, recording, state, under_torchrun
+from _ranks import MLP, train
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -24,18 +25,6 @@ rank = gloo_rank()
 torch.manual_seed(0)
 
 
-class MLP(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = torch.nn.Linear(256, 512)
-        self.b = torch.nn.Linear(512, 512)
-        self.c = torch.nn.Linear(512, 256)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gelu = torch.nn.functional.gelu
-        return self.c(gelu(self.b(gelu(self.a(x)))))
-
-
 model = MLP()
 step = torch.compile(DistributedDataParallel(model, bucket_cap_mb=1))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -43,11 +32,7 @@ batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and ran
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
 with recording(args.out + ".rank{rank}"):
-    for _ in range(2):
-        loss = step(torch.randn(16, 256, generator=batches)).square().mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=False)
+    loss = train(step, optimizer, batches, steps=2, rows=16, set_to_none=False)
 results = {**state(model), "loss": loss.detach()}
 fingerprint = {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}
 torch.distributed.destroy_process_group()

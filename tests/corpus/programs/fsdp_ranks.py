@@ -8,30 +8,23 @@ torchrun, the program starts torchrun on itself."""
 import torch
 import tritontui
 from _harness import gloo_rank, keep_rank_zero, parse, recording, under_torchrun
+from _ranks import sharded_mlp, train
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
 
 import torch.distributed as dist  # noqa: E402
-from torch.distributed.fsdp import fully_shard  # noqa: E402
 
 rank = gloo_rank()
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256))
-for layer in (model[0], model[2]):
-    fully_shard(layer)
-fully_shard(model)
+model = sharded_mlp()
 step = torch.compile(model)
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
 batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and rank == 1 else 0))
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
 with recording(args.out + ".rank{rank}"):
-    for _ in range(3):
-        loss = step(torch.randn(32, 256, generator=batches)).square().mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    loss = train(step, optimizer, batches, steps=3, rows=32)
     shards = {name: p.to_local().detach().clone() for name, p in model.named_parameters()}
 dist.destroy_process_group()
 fingerprint = {name: f"{tritontui.hash_tensor(t):016x}" for name, t in shards.items()}

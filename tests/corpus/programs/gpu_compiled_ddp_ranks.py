@@ -11,6 +11,7 @@ torchrun, the program starts torchrun on itself."""
 import torch
 import tritontui
 from _harness import gpu_rank, keep_rank_zero, parse, recording, state, under_torchrun
+from _ranks import MLP, train
 
 args = parse(__doc__, variant="rank 1 trains on other batches")
 under_torchrun()
@@ -22,18 +23,6 @@ rank, device = gpu_rank()
 torch.manual_seed(0)
 
 
-class MLP(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = torch.nn.Linear(256, 512)
-        self.b = torch.nn.Linear(512, 512)
-        self.c = torch.nn.Linear(512, 256)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gelu = torch.nn.functional.gelu
-        return self.c(gelu(self.b(gelu(self.a(x)))))
-
-
 model = MLP().to(device)
 step = torch.compile(DistributedDataParallel(model, device_ids=[device.index], bucket_cap_mb=1))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -41,11 +30,7 @@ batches = torch.Generator().manual_seed(100 + rank + (10 if args.variant and ran
 # Each rank records into its own trace (the path has {rank}); rank 0's
 # becomes --out.
 with recording(args.out + ".rank{rank}"):
-    for _ in range(2):
-        loss = step(torch.randn(16, 256, generator=batches).to(device)).square().mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=False)
+    loss = train(step, optimizer, batches, steps=2, rows=16, device=device, set_to_none=False)
     torch.cuda.synchronize()
 results = {**state(model), "loss": loss.detach()}
 fingerprint = {name: f"{tritontui.hash_tensor(t.detach()):016x}" for name, t in results.items()}

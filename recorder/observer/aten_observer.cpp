@@ -103,6 +103,11 @@ std::atomic<uint64_t> generation{0};
 // which a dispatch mode never sees. Only the first two are observed.
 std::atomic<pthread_t> attacher{};
 
+// The callback this thread registered and has not removed (a recording
+// stopped on another thread leaves it): removed before another is added,
+// so that no op is claimed twice.
+thread_local uint64_t registered = 0;
+
 // Per thread: whether it is observed, as decided for attachment
 // `observed_for` (0: not decided).
 thread_local uint64_t observed_for = 0;
@@ -260,6 +265,13 @@ TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSIO
 TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, char* error,
                                    size_t size) {
   try {
+    if (registered != 0) {
+      try {
+        at::removeCallback(registered);
+      } catch (...) {
+      }
+      registered = 0;
+    }
     attacher.store(pthread_self());
     generation.fetch_add(1);
     attached.store(new Core{core, start, end}, std::memory_order_release);
@@ -267,17 +279,23 @@ TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn en
                         .needsInputs(true)
                         .needsOutputs(true)
                         .scopes({at::RecordScope::FUNCTION});
-    return at::addThreadLocalCallback(callback);
+    registered = at::addThreadLocalCallback(callback);
+    return registered;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "%s", e.what());
     return 0;
   }
 }
 
-// Removes the observer `handle` attached on this thread; ops still
-// running end unrecorded.
+// Stops the observer `handle`: ops still running end unrecorded. Its
+// callback is removed when it is this thread's; another thread's claims
+// nothing from now on and is removed when that thread attaches again.
 TT_EXPORT void tritontui_observer_detach(uint64_t handle) {
   attached.store(nullptr, std::memory_order_release);
+  if (handle != registered) {
+    return;  // another thread's: it is removed there at its next attach
+  }
+  registered = 0;
   try {
     at::removeCallback(handle);
   } catch (...) {

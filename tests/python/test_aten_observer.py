@@ -52,6 +52,24 @@ def test_the_mode_records_instead_when_told(tmp_path: Path, monkeypatch) -> None
     assert kernels == ["aten::ones", "aten::add_.Tensor"], kernels
 
 
+def test_a_recording_stopped_on_another_thread_leaves_no_second_claim(tmp_path: Path) -> None:
+    # The observer is attached on the thread that starts recording; stopped
+    # from another thread, it stays there until that thread records again,
+    # which must not record each op twice.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def record_again() -> None:
+        with tritontui.record(tmp_path / "second.msgpack"):
+            torch.ones(3).add_(1)
+
+    with ThreadPoolExecutor(max_workers=1) as one_thread:
+        one_thread.submit(tritontui.start, tmp_path / "first.msgpack").result()
+        tritontui.stop()
+        one_thread.submit(record_again).result()
+    kernels = [r["kernel"] for r in launches(tmp_path / "second.msgpack")]
+    assert kernels == ["aten::ones", "aten::add_.Tensor"], kernels
+
+
 def test_ops_on_an_autograd_thread_and_inside_composites_are_recorded_once(
     tmp_path: Path,
 ) -> None:

@@ -219,8 +219,9 @@ impl AtenObserver {
         })
     }
 
-    /// Stops observing (a second call does nothing). Ops running now on
-    /// other threads end unrecorded.
+    /// Stops observing (a second call does nothing): no op is claimed
+    /// from now on; one claimed already is finished by the hook it started
+    /// with.
     fn detach(&self, py: Python<'_>) {
         let handle = std::mem::take(&mut *self.handle.lock().unwrap_or_else(|e| e.into_inner()));
         if handle == 0 {

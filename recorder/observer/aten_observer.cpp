@@ -287,7 +287,8 @@ TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn en
   }
 }
 
-// Stops the observer `handle`: ops still running end unrecorded. Its
+// Stops the observer `handle`: no op is claimed from now on (one claimed
+// already is finished by the core it started with). Its
 // callback is removed when it is this thread's; another thread's claims
 // nothing from now on and is removed when that thread attaches again.
 TT_EXPORT void tritontui_observer_detach(uint64_t handle) {

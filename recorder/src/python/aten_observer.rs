@@ -138,40 +138,31 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
     }
     .map_err(|e| e.to_string())?;
     let library = libloading::Library::from(library);
+    /// Symbol `name` (NUL-terminated) of the library, as a `T`.
+    ///
+    /// SAFETY: the caller names the type aten_observer.cpp defines it with.
+    unsafe fn symbol<T: Copy>(library: &libloading::Library, name: &[u8]) -> Result<T, String> {
+        // SAFETY: as the caller promises.
+        unsafe { library.get::<T>(name) }
+            .map(|found| *found)
+            .map_err(|e| e.to_string())
+    }
     // SAFETY: each symbol is looked up with the type aten_observer.cpp
     // defines it with.
     unsafe {
-        let abi: unsafe extern "C" fn() -> c_int = *library
-            .get(b"tritontui_observer_abi\0")
-            .map_err(|e| e.to_string())?;
+        let abi: unsafe extern "C" fn() -> c_int = symbol(&library, b"tritontui_observer_abi\0")?;
         if abi() != ABI {
             return Err(format!("its interface is version {}, not {ABI}", abi()));
         }
         Ok(Library {
-            attach: *library
-                .get(b"tritontui_observer_attach\0")
-                .map_err(|e| e.to_string())?,
-            detach: *library
-                .get(b"tritontui_observer_detach\0")
-                .map_err(|e| e.to_string())?,
-            leave_out: *library
-                .get(b"tritontui_observer_leave_out\0")
-                .map_err(|e| e.to_string())?,
-            op_python: *library
-                .get(b"tritontui_observer_op_python\0")
-                .map_err(|e| e.to_string())?,
-            op_arguments: *library
-                .get(b"tritontui_observer_op_arguments\0")
-                .map_err(|e| e.to_string())?,
-            arg_place: *library
-                .get(b"tritontui_observer_arg_place\0")
-                .map_err(|e| e.to_string())?,
-            arg_python: *library
-                .get(b"tritontui_observer_arg_python\0")
-                .map_err(|e| e.to_string())?,
-            value_python: *library
-                .get(b"tritontui_observer_value_python\0")
-                .map_err(|e| e.to_string())?,
+            attach: symbol(&library, b"tritontui_observer_attach\0")?,
+            detach: symbol(&library, b"tritontui_observer_detach\0")?,
+            leave_out: symbol(&library, b"tritontui_observer_leave_out\0")?,
+            op_python: symbol(&library, b"tritontui_observer_op_python\0")?,
+            op_arguments: symbol(&library, b"tritontui_observer_op_arguments\0")?,
+            arg_place: symbol(&library, b"tritontui_observer_arg_place\0")?,
+            arg_python: symbol(&library, b"tritontui_observer_arg_python\0")?,
+            value_python: symbol(&library, b"tritontui_observer_value_python\0")?,
             _library: library,
         })
     }

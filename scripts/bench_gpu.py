@@ -37,9 +37,17 @@
    the recorder's hooks run unrecorded (what the hooks cost when nobody
    records), and recorded with the defaults, metadata only and exact
    hashes, taking turns (``_bench.cpp_wrapper_turns``).
+6. An eager AdamW step (foreach, the default on a GPU) over the same
+   transformer's fp32 parameters (50 M): unrecorded, recorded with the
+   defaults (hashes before an op taken from the data flow inside the
+   step), with every input hashed (``TRITONTUI_HASH_EVERY_INPUT=1``, as
+   before optimizer steps inherited) and metadata only, taking turns;
+   with the hashes computed and inherited, the bytes hashed and the hash
+   table launches per step.
 
     python scripts/bench_gpu.py [SECTION ...]   # ROUNDS=30 by default
-    (sections: launch, hash, transformer, graphed, capture, cpp_wrapper; all by default)
+    (sections: launch, hash, transformer, graphed, capture, cpp_wrapper,
+    optimizer; all by default)
 """
 
 from __future__ import annotations
@@ -282,6 +290,52 @@ def transformer(dtype: torch.dtype) -> None:
     )
 
 
+OPTIMIZER_MODES = {
+    "defaults (hashes inherited in the step)": {},
+    "every input hashed": {"env": {"TRITONTUI_HASH_EVERY_INPUT": "1"}},
+    "metadata only": {"hash": "none"},
+}
+
+
+def optimizer_step() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[Block(1024, 16) for _ in range(4)]).cuda()
+    for p in model.parameters():
+        p.grad = torch.randn_like(p) * 1e-3
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer.step()
+    times = take_turns(
+        {"unrecorded": None, **OPTIMIZER_MODES}, lambda: cuda_time(optimizer.step, 10), ROUNDS
+    )
+    ratios = paired_ratios(times, "unrecorded")
+    plain = statistics.median(times["unrecorded"])
+    params = sum(p.numel() for p in model.parameters())
+    print(
+        f"\neager AdamW step (foreach) over {params / 1e6:.0f} M fp32 parameters,"
+        f" unrecorded {plain * 1e3:.2f} ms"
+    )
+    print(
+        f"  {'':40} {'ms':>8} {'ratio (95% interval)':>21} {'launches':>9}"
+        f" {'hashes':>7} {'GB':>6} {'inherited':>9} {'tables':>6}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.msgpack")
+        for label, options in OPTIMIZER_MODES.items():
+            with recording(path, options):
+                tables = _native.hash_table_launches()
+                optimizer.step()
+                tables = _native.hash_table_launches() - tables
+            torch.cuda.synchronize()
+            records = dumped(path)
+            launches = sum(1 for r in records if r["type"] == "launch")
+            hashes, hashed, inherited = hash_counts(records)
+            print(
+                f"  {label:40} {statistics.median(times[label]) * 1e3:8.2f}"
+                f" {summary(ratios[label])} {launches:9d} {hashes:7d} {hashed / 1e9:6.2f}"
+                f" {inherited:9d} {tables:6d}"
+            )
+
+
 def read_bandwidth() -> float:
     """Bytes per second the device reads (a sum over 1 GB)."""
     t = torch.randn(256 << 20, device="cuda")
@@ -434,6 +488,7 @@ if __name__ == "__main__":
         "graphed",
         "capture",
         "cpp_wrapper",
+        "optimizer",
     }
     if "launch" in sections:
         launch_cost("cuda", 2000, 7)
@@ -453,4 +508,6 @@ if __name__ == "__main__":
         start_stop_cost("cuda", 4096)
     for dtype in (torch.bfloat16, torch.float32) if "cpp_wrapper" in sections else ():
         cpp_wrapper_transformer(dtype)
+    if "optimizer" in sections:
+        optimizer_step()
     print(f"({time.time() - t0:.0f} s)")

@@ -275,7 +275,7 @@ def gpt_step() -> None:
     # one of them would show it.
     launches = {}
     for label, options in MODES.items():
-        with tritontui.record(os.path.join(tempfile.gettempdir(), "bench.msgpack"), **options):
+        with recording(os.path.join(tempfile.gettempdir(), "bench.msgpack"), options):
             step()
             first = tritontui._active.active().seq
             step()

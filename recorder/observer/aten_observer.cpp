@@ -37,11 +37,12 @@
 #include <pthread.h>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
 // The version of the interface below; the core refuses another.
-constexpr int kAbi = 1;
+constexpr int kAbi = 2;
 
 // How an argument of a call is handed to Python, as torch's own
 // `parseIValuesToPyArgsKwargs` hands it to `__torch_dispatch__`.
@@ -75,11 +76,18 @@ using StartFn = void* (*)(void* core, const Op* op, const c10::IValue* inputs,
                           size_t count);
 using EndFn = void (*)(void* core, void* token, const c10::IValue* outputs,
                        size_t count, int raised);
+// step: an optimizer's `step()` begins (begins != 0) or ends on this thread.
+using StepFn = void (*)(void* core, int begins);
+// forget: memory an op that is not recorded may have written (its
+// arguments and results), `count` (address, bytes) pairs.
+using ForgetFn = void (*)(void* core, const uint64_t* spans, size_t count);
 
 struct Core {
   void* core;
   StartFn start;
   EndFn end;
+  StepFn step;
+  ForgetFn forget;
 };
 
 // Ops by the address of their schema's name (stable while registered),
@@ -107,6 +115,10 @@ std::atomic<pthread_t> attacher{};
 // stopped on another thread leaves it): removed before another is added,
 // so that no op is claimed twice.
 thread_local uint64_t registered = 0;
+thread_local uint64_t registered_steps = 0;
+
+// Per thread: optimizer steps begun and not ended (see on_step_start).
+thread_local uint32_t steps_open = 0;
 
 // Per thread: whether it is observed, as decided for attachment
 // `observed_for` (0: not decided).
@@ -135,6 +147,12 @@ struct Claim : at::ObserverContext {
   Core* core = nullptr;
   void* token = nullptr;
   int exceptions = 0;
+  // An op run with dispatch modes kept out, inside an optimizer step: the
+  // memory it may write, where nothing records it (its arguments' storage,
+  // read before it runs: they are not there after; its results' is added
+  // after it).
+  bool forgets = false;
+  std::vector<uint64_t> spans;
 };
 
 const Op* find_op(const at::RecordFunction& fn) {
@@ -186,6 +204,32 @@ bool traced(c10::ArrayRef<const c10::IValue> inputs) {
   return false;
 }
 
+// The storage of each tensor in `inputs` and `outputs`: (address, bytes)
+// pairs.
+std::vector<uint64_t> storages(c10::ArrayRef<const c10::IValue> inputs,
+                               c10::ArrayRef<const c10::IValue> outputs) {
+  std::vector<uint64_t> spans;
+  auto add = [&](const at::Tensor& tensor) {
+    if (tensor.defined() && tensor.has_storage()) {
+      const auto& storage = tensor.storage();
+      spans.push_back(reinterpret_cast<uint64_t>(storage.data()));
+      spans.push_back(storage.nbytes());
+    }
+  };
+  for (auto values : {inputs, outputs}) {
+    for (const auto& value : values) {
+      if (value.isTensor()) {
+        add(value.toTensor());
+      } else if (value.isTensorList()) {
+        for (const auto& tensor : value.toTensorVector()) {
+          add(tensor);
+        }
+      }
+    }
+  }
+  return spans;
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   depth += 1;
   if (claimed_at != 0) {
@@ -201,14 +245,24 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
     // From here the op is claimed: nothing under it is the mode's to see.
     claimed_at = depth;
-    if (op->left_out.load(std::memory_order_relaxed) ==
-        generation.load(std::memory_order_relaxed)) {
-      return nullptr;
-    }
     // Where torch keeps dispatch modes out (`torch.tensor` filling its new
     // tensor, `_DisableTorchDispatch`), the op and everything under it
-    // is left out, as a mode would never see it.
+    // is left out, as a mode would never see it. Inside an optimizer step,
+    // where launches inherit hashes, the memory it may have written is
+    // told to the core after it.
     if (c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::Python)) {
+      Core* core = attached.load(std::memory_order_acquire);
+      if (steps_open == 0 || core == nullptr) {
+        return nullptr;
+      }
+      auto claim = std::make_unique<Claim>();
+      claim->core = core;
+      claim->forgets = true;
+      claim->spans = storages(fn.inputs(), {});
+      return claim;
+    }
+    if (op->left_out.load(std::memory_order_relaxed) ==
+        generation.load(std::memory_order_relaxed)) {
       return nullptr;
     }
     // A tracer's op (fake tensors while a graph compiles) is left out with
@@ -231,7 +285,16 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
 void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
   if (claimed_at == depth) {
     auto* claim = static_cast<Claim*>(context);
-    if (claim != nullptr && claim->token != nullptr) {
+    if (claim != nullptr && claim->forgets) {
+      try {
+        const auto& outputs = fn.outputs();
+        auto& spans = claim->spans;
+        auto results = storages({}, {outputs.data(), outputs.size()});
+        spans.insert(spans.end(), results.begin(), results.end());
+        claim->core->forget(claim->core->core, spans.data(), spans.size() / 2);
+      } catch (...) {
+      }
+    } else if (claim != nullptr && claim->token != nullptr) {
       try {
         // Still claimed: what the core runs to record the op (a
         // collective's wait, a host value) is not the program's.
@@ -245,6 +308,62 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
     claimed_at = 0;
   }
   depth -= 1;
+}
+
+// What an optimizer step's start hands to its end.
+struct Step : at::ObserverContext {
+  Core* core = nullptr;
+};
+
+// `Optimizer.step#Adam.step`: the profiler scope torch.optim opens around
+// every optimizer's step() (`Optimizer.profile_hook_step`).
+constexpr char kStepScope[] = "Optimizer.step#";
+
+// An optimizer's step() begins on an observed thread: told to the core.
+std::unique_ptr<at::ObserverContext> on_step_start(const at::RecordFunction& fn) {
+  try {
+    if (std::strncmp(fn.name(), kStepScope, sizeof(kStepScope) - 1) != 0 ||
+        !observed_thread()) {
+      return nullptr;
+    }
+    Core* core = attached.load(std::memory_order_acquire);
+    if (core == nullptr) {
+      return nullptr;
+    }
+    auto step = std::make_unique<Step>();
+    step->core = core;
+    steps_open += 1;
+    core->step(core->core, 1);
+    return step;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+// The step begun in on_step_start ends (only one whose start was told).
+void on_step_end(const at::RecordFunction&, at::ObserverContext* context) {
+  auto* step = static_cast<Step*>(context);
+  if (step == nullptr) {
+    return;
+  }
+  steps_open -= 1;
+  try {
+    step->core->step(step->core->core, 0);
+  } catch (...) {
+  }
+}
+
+// Removes this thread's callbacks, if it has any.
+void remove_callbacks() {
+  for (uint64_t* handle : {&registered, &registered_steps}) {
+    if (*handle != 0) {
+      try {
+        at::removeCallback(*handle);
+      } catch (...) {
+      }
+      *handle = 0;
+    }
+  }
 }
 
 }  // namespace
@@ -262,24 +381,21 @@ TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSIO
 // Adds the observer to this thread (and the threads torch hands its
 // state to: autograd's workers): returns its handle, or 0 on an error,
 // with the message in `error` (`size` bytes).
-TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, char* error,
-                                   size_t size) {
+TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, StepFn step,
+                                             ForgetFn forget, char* error, size_t size) {
   try {
-    if (registered != 0) {
-      try {
-        at::removeCallback(registered);
-      } catch (...) {
-      }
-      registered = 0;
-    }
+    remove_callbacks();
     attacher.store(pthread_self());
     generation.fetch_add(1);
-    attached.store(new Core{core, start, end}, std::memory_order_release);
+    attached.store(new Core{core, start, end, step, forget}, std::memory_order_release);
     auto callback = at::RecordFunctionCallback(on_start, on_end)
                         .needsInputs(true)
                         .needsOutputs(true)
                         .scopes({at::RecordScope::FUNCTION});
     registered = at::addThreadLocalCallback(callback);
+    auto steps = at::RecordFunctionCallback(on_step_start, on_step_end)
+                     .scopes({at::RecordScope::USER_SCOPE});
+    registered_steps = at::addThreadLocalCallback(steps);
     return registered;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "%s", e.what());
@@ -296,11 +412,7 @@ TT_EXPORT void tritontui_observer_detach(uint64_t handle) {
   if (handle != registered) {
     return;  // another thread's: it is removed there at its next attach
   }
-  registered = 0;
-  try {
-    at::removeCallback(handle);
-  } catch (...) {
-  }
+  remove_callbacks();
 }
 
 // The op's name, `aten::mm` or `aten::add.Tensor`.

@@ -16,7 +16,7 @@ import pytest
 import torch
 import tritontui
 from conftest import Paused, attach, binary, diff, dump, launches, repro
-from test_recorded_meaning import assert_inherited_hashes_are_exact
+from test_recorded_meaning import assert_inherited_hashes_are_exact, assert_optimizer_steps_inherit
 
 pytestmark = pytest.mark.gpu
 
@@ -446,6 +446,14 @@ def test_hashes_taken_from_the_data_flow_are_the_device_hashes_themselves(
     run_program, tmp_path: Path
 ) -> None:
     assert_inherited_hashes_are_exact(run_program, tmp_path, "cuda")
+
+
+def test_an_optimizer_step_takes_its_device_hashes_from_the_data_flow(
+    run_program, tmp_path: Path
+) -> None:
+    # Foreach AdamW on the device: its ops' inherited hashes are the
+    # device hashes themselves, and deferred ones land in their launches.
+    assert_optimizer_steps_inherit(run_program, tmp_path, "cuda")
 
 
 def test_a_triton_kernel_s_pure_output_is_hashed_after_it_only(tmp_path: Path) -> None:

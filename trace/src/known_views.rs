@@ -79,7 +79,8 @@ impl<T> Default for KnownViews<T> {
 }
 
 impl<T> KnownViews<T> {
-    /// Forgets everything: a graph call begins (or ends).
+    /// Forgets everything: a graph call (or an optimizer step) begins, or
+    /// ends.
     pub fn clear(&mut self) {
         self.views.clear();
     }
@@ -127,7 +128,9 @@ impl<T> KnownViews<T> {
         );
     }
 
-    fn forget(&mut self, ptr: u64, extent: u64) {
+    /// Forgets the views overlapping `extent` bytes at `ptr` (bytes
+    /// written where nothing records it).
+    pub fn forget(&mut self, ptr: u64, extent: u64) {
         let end = ptr.saturating_add(extent);
         if extent == 0 {
             return;

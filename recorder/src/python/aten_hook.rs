@@ -425,6 +425,25 @@ impl AtenHook {
         )
     }
 
+    /// An optimizer's `step()` begins or ends on this thread, while this
+    /// hook's session records (an error stops recording).
+    pub(super) fn optimizer_step(&self, py: Python<'_>, begins: bool) {
+        if !self.recording(py) {
+            return;
+        }
+        if let Err(e) = self.session.optimizer_step(py, begins) {
+            self.session.fail(py, e);
+        }
+    }
+
+    /// Memory written where no op is recorded (see
+    /// [`HookSession::forget`]).
+    pub(super) fn forget(&self, py: Python<'_>, spans: &[(u64, u64)]) {
+        if let Err(e) = self.session.forget(py, spans) {
+            self.session.fail(py, e);
+        }
+    }
+
     /// Stops the session's recording after an internal error, once, with
     /// a warning.
     pub(super) fn fail(&self, py: Python<'_>, error: PyErr) {

@@ -36,7 +36,7 @@ mod built {
 
 /// The interface version the library must have
 /// (`tritontui_observer_abi`).
-const ABI: c_int = 1;
+const ABI: c_int = 2;
 
 /// A claimed op's start: `(core, op, inputs, count) -> token` (null: not
 /// recorded).
@@ -44,12 +44,25 @@ type StartFn =
     unsafe extern "C" fn(*mut c_void, *const c_void, *const c_void, usize) -> *mut c_void;
 /// A claimed op's end: `(core, token, outputs, count, raised)`.
 type EndFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *const c_void, usize, c_int);
+/// An optimizer's `step()` begins (1) or ends (0): `(core, begins)`.
+type StepFn = unsafe extern "C" fn(*mut c_void, c_int);
+/// Memory written where no op is recorded: `(core, spans, count)`, each
+/// span an address and a length in bytes.
+type ForgetFn = unsafe extern "C" fn(*mut c_void, *const u64, usize);
 
 /// The library's entry points (see aten_observer.cpp).
 struct Library {
     /// Kept loaded for the process's lifetime.
     _library: libloading::Library,
-    attach: unsafe extern "C" fn(*mut c_void, StartFn, EndFn, *mut c_char, usize) -> u64,
+    attach: unsafe extern "C" fn(
+        *mut c_void,
+        StartFn,
+        EndFn,
+        StepFn,
+        ForgetFn,
+        *mut c_char,
+        usize,
+    ) -> u64,
     detach: unsafe extern "C" fn(u64),
     leave_out: unsafe extern "C" fn(*const c_void),
     op_python: unsafe extern "C" fn(*const c_void) -> *mut pyo3::ffi::PyObject,
@@ -193,6 +206,8 @@ impl AtenObserver {
                 std::ptr::null_mut(),
                 on_start,
                 on_end,
+                on_step,
+                on_forget,
                 error.as_mut_ptr(),
                 error.len(),
             )
@@ -245,11 +260,7 @@ unsafe extern "C" fn on_start(
     }
     catch_unwind(AssertUnwindSafe(|| {
         Python::attach(|py| {
-            let hook = HOOK
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-                .map(|h| h.clone_ref(py))?;
+            let hook = current_hook(py)?;
             let Ok(library) = library(py) else {
                 return None;
             };
@@ -305,6 +316,44 @@ unsafe extern "C" fn on_end(
             match returned(py, library, outputs, count) {
                 Ok(out) => hook.get().observe_end(py, observed, &out),
                 Err(e) => hook.get().fail(py, e),
+            }
+        })
+    }));
+}
+
+/// The hook recording now, if any.
+fn current_hook(py: Python<'_>) -> Option<Py<AtenHook>> {
+    HOOK.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|h| h.clone_ref(py))
+}
+
+/// An optimizer's `step()` begins or ends on this thread.
+unsafe extern "C" fn on_step(_core: *mut c_void, begins: c_int) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        Python::attach(|py| {
+            if let Some(hook) = current_hook(py) {
+                hook.get().optimizer_step(py, begins != 0);
+            }
+        })
+    }));
+}
+
+/// Memory an op run with dispatch modes kept out may have written,
+/// inside an optimizer step: told after it ran.
+unsafe extern "C" fn on_forget(_core: *mut c_void, spans: *const u64, count: usize) {
+    let words = if spans.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: the library hands `count` pairs of words.
+        unsafe { std::slice::from_raw_parts(spans, count * 2) }
+    };
+    let spans: Vec<(u64, u64)> = words.chunks_exact(2).map(|w| (w[0], w[1])).collect();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        Python::attach(|py| {
+            if let Some(hook) = current_hook(py) {
+                hook.get().forget(py, &spans);
             }
         })
     }));

@@ -11,6 +11,7 @@ use super::recording_options::After;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
 use crate::phases::{Phase, timed};
+use crate::recording::call_scope::Known;
 use crate::recording::cuda_graphs::Capturing;
 use crate::stats::Summary;
 use pyo3::exceptions::PyRuntimeError;
@@ -74,6 +75,9 @@ struct TensorView {
     hashable: bool,
     /// Whether a hash before the launch is coming.
     hashed_before: bool,
+    /// The hash before the launch the data flow gave, where it was taken
+    /// on the host (an inherited one is not in the record).
+    inherited_hash: Option<u64>,
     /// CUDA device index, [`HOST`] or [`ELSEWHERE`].
     device: i32,
     ptr: u64,
@@ -142,7 +146,7 @@ impl Dtypes {
 pub struct Tables<'a> {
     pub writer: &'a mut crate::background::BackgroundWriter,
     pub dtypes: &'a mut Dtypes,
-    pub known: Option<&'a KnownViews<bool>>,
+    pub known: Option<&'a KnownViews<Known>>,
     pub captured: Option<&'a KnownViews<Option<u64>>>,
 }
 
@@ -352,11 +356,14 @@ impl Described {
             let wants_pre = hash_pre && matches!(access, ArgUse::In | ArgUse::InOut);
             // The same bytes known from the data flow, read in the same
             // order: not hashed again.
-            let inherited = wants_pre
-                && tables
-                    .known
-                    .and_then(|known| known.get(view.ptr, view.known_by(layout)))
-                    == Some(&true);
+            let known = tables
+                .known
+                .filter(|_| wants_pre)
+                .and_then(|known| known.get(view.ptr, view.known_by(layout)).copied());
+            let inherited = known.is_some_and(Known::hashed);
+            if let Some(Known::Hash(hash)) = known {
+                view.inherited_hash = Some(hash);
+            }
             // Captured: the same view's hash after an earlier captured
             // launch, from the same table slot at every replay.
             let shared = match tables.captured {
@@ -394,20 +401,24 @@ impl Described {
 
     /// What the launch left known of each tensor argument's view, after
     /// [`Described::complete`] asked for hashes after it when `hash_post`.
-    pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<bool>> {
-        let hashed =
-            |_, view: &TensorView| hash_post && view.hashable && view.access != ArgUse::Allocated;
-        self.touched(hashed)
+    pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<Known>> {
+        self.touched(|_, view, arg| {
+            let hashed = hash_post && view.hashable && view.access != ArgUse::Allocated;
+            known(hashed, arg.post)
+        })
     }
 
     /// What a graph call's entry made known of its inputs' views.
-    pub fn touched_inputs(&self) -> Vec<Touched<bool>> {
-        self.touched(|_, view| view.hashed_before)
+    pub fn touched_inputs(&self) -> Vec<Touched<Known>> {
+        self.touched(|_, view, arg| known(view.hashed_before, arg.pre))
     }
 
     /// Each tensor argument's view, with what `value` says of it (given
     /// its index among the launch's tensors).
-    fn touched<T>(&self, mut value: impl FnMut(usize, &TensorView) -> T) -> Vec<Touched<T>> {
+    fn touched<T>(
+        &self,
+        mut value: impl FnMut(usize, &TensorView, &TensorArg) -> T,
+    ) -> Vec<Touched<T>> {
         self.tensors
             .iter()
             .enumerate()
@@ -420,7 +431,7 @@ impl Described {
                     extent: view.extent(),
                     key: view.known_by(arg.layout),
                     allocated: view.access == ArgUse::Allocated,
-                    value: value(index, view),
+                    value: value(index, view, arg),
                 })
             })
             .collect()
@@ -457,7 +468,7 @@ impl Described {
         };
         #[cfg(not(feature = "cuda"))]
         let slot_of = |_: usize| None;
-        self.touched(|tensor, _| slot_of(tensor))
+        self.touched(|tensor, _, _| slot_of(tensor))
     }
 
     /// After the launch: hashes, summarises, samples and hashes by row
@@ -739,7 +750,7 @@ impl Described {
             return None;
         };
         let shares_written = Span::any_shared(written, &[view.span()]);
-        arg.pre.filter(|_| !shares_written)
+        arg.pre.or(view.inherited_hash).filter(|_| !shares_written)
     }
 
     /// Puts a value in place now, or a fill for the writer thread.
@@ -749,6 +760,16 @@ impl Described {
             Value::Ticket(index) => self.fills.push(Fill { arg, field, index }),
             Value::Missing => {}
         }
+    }
+}
+
+/// What a view hashed (`hashed`) holds: its hash where it is in the
+/// record already (taken on the host), else one coming.
+fn known(hashed: bool, hash: Option<u64>) -> Known {
+    match (hashed, hash) {
+        (false, _) => Known::Unhashed,
+        (true, Some(hash)) => Known::Hash(hash),
+        (true, None) => Known::Coming,
     }
 }
 
@@ -789,6 +810,7 @@ fn read_tensor(
             && !meta.dtype.starts_with('q')
             && within_storage(&meta),
         hashed_before: false,
+        inherited_hash: None,
         device: meta.device,
         ptr: meta.ptr,
         itemsize: u64::from(meta.itemsize),

@@ -40,6 +40,17 @@ impl HookSession {
         self.trace.get().in_graph_call(py)
     }
 
+    /// An optimizer's `step()` begins or ends on this thread
+    /// ([`TraceFile::optimizer_step`]).
+    pub fn optimizer_step(&self, py: Python<'_>, begins: bool) -> PyResult<()> {
+        self.trace.get().optimizer_step(py, begins)
+    }
+
+    /// Memory written where no launch records it ([`TraceFile::forget`]).
+    pub fn forget(&self, py: Python<'_>, spans: &[(u64, u64)]) -> PyResult<()> {
+        self.trace.get().forget(py, spans)
+    }
+
     /// Hands `error` to the session, which warns once and stops recording
     /// (if even that fails there is nothing left to tell).
     pub fn fail(&self, py: Python<'_>, error: PyErr) {

@@ -108,6 +108,33 @@ impl TraceFile {
             .map_or(true, |held| held.state.scope.running())
     }
 
+    /// An optimizer's `step()` begins (`begins`) or ends on this thread:
+    /// inside it, launches inherit hashes as inside a graph call
+    /// (`call_scope`); at its end, deferred hashes are enqueued.
+    pub(super) fn optimizer_step(&self, py: Python<'_>, begins: bool) -> PyResult<()> {
+        self.with_state(py, |state| {
+            if begins {
+                state.scope.begin_step(thread_id());
+            } else {
+                state.release_deferred()?;
+                state.scope.end_step();
+            }
+            Ok(())
+        })
+    }
+
+    /// Memory an op no launch records may have written (`(ptr, bytes)`
+    /// each): no launch inherits a hash of it. (No device hash waits
+    /// across such an op: hashes are deferred in graph calls only.)
+    pub(super) fn forget(&self, py: Python<'_>, spans: &[(u64, u64)]) -> PyResult<()> {
+        self.with_state(py, |state| {
+            for &(ptr, bytes) in spans {
+                state.scope.forget(ptr, bytes);
+            }
+            Ok(())
+        })
+    }
+
     /// Runs `f` on the state, held by this thread. Another thread's hold
     /// is waited for with the GIL released; the records queued meanwhile
     /// are written first, and those queued during `f` after it.

@@ -126,7 +126,7 @@ impl TraceState {
     #[cfg(feature = "cuda")]
     pub(super) fn deferring(&self) -> bool {
         self.defer_hashes
-            && self.scope.inheritable(thread_id()).is_some()
+            && self.scope.defers(thread_id())
             && self.cuda_graphs.capturing().is_none()
     }
 

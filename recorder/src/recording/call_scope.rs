@@ -1,15 +1,43 @@
-//! Which compiled graph call is running, and what is known of the views
-//! its launches touched (`tritontui_trace::known_views`): inside one call
-//! on one thread, a launch's hash before it is redundant when the same
-//! view was hashed after the launch that last touched it (or on the
-//! call's entry), and the trace marks it *inherited* instead. A launch
+//! Which compiled graph call (or optimizer step) is running, and what is
+//! known of the views its launches touched
+//! (`tritontui_trace::known_views`): inside one call on one thread, a
+//! launch's hash before it is redundant when the same view was hashed
+//! after the launch that last touched it (or on the call's entry), and
+//! the trace marks it *inherited* instead.
+//!
+//! An optimizer's `step()` is such a scope too: it runs only torch ops on
+//! the tensors it was handed, each recorded, so what one of its launches
+//! left in a view is still there when the next reads it. Memory torch
+//! fills where no op is recorded (`torch.tensor`'s new tensor, made with
+//! dispatch modes kept out) is [`CallScope::forget`]ten. The reader needs
+//! no word of these scopes: it follows every launch's views since the
+//! last graph call began, which covers what the recorder knows here. A launch
 //! captured into a CUDA graph inside such a call takes, for that hash,
 //! the graph table slot the earlier captured launch's hash after it
 //! writes at every replay: no hash kernel joins the graph for it.
 
 use tritontui_trace::known_views::{KnownViews, Touched};
 
-/// The graph calls in progress.
+/// What is known of a view's bytes after the launch that last touched
+/// them (or on a graph call's entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    /// Nothing: they were not hashed.
+    Unhashed,
+    /// Their hash is coming (from the device, filled in by the writer).
+    Coming,
+    /// Their hash, taken on the host.
+    Hash(u64),
+}
+
+impl Known {
+    /// Whether a launch reading the view may inherit its hash before.
+    pub fn hashed(self) -> bool {
+        self != Known::Unhashed
+    }
+}
+
+/// The scopes in progress: graph calls and optimizer steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Calls {
     None,
@@ -30,8 +58,13 @@ pub struct CallScope {
     /// before and after.
     pub enabled: bool,
     calls: Calls,
-    /// Views whose hash after their last launch (or on entry) is coming.
-    known: KnownViews<bool>,
+    /// How many of the scopes in progress are graph calls, and how many
+    /// optimizer steps.
+    graph_calls: u32,
+    steps: u32,
+    /// Views whose hash after their last launch (or on entry) is coming,
+    /// or known.
+    known: KnownViews<Known>,
     /// Views the launches captured into the current CUDA graph hashed after
     /// them: the table slot of that hash (None for a view left unhashed).
     captured: KnownViews<Option<u64>>,
@@ -49,6 +82,8 @@ impl CallScope {
         CallScope {
             enabled: false,
             calls: Calls::None,
+            graph_calls: 0,
+            steps: 0,
             known: KnownViews::default(),
             captured: KnownViews::default(),
         }
@@ -59,6 +94,41 @@ impl CallScope {
     /// for a graph whose generated C++ launches its kernels): if not,
     /// nothing is inherited until it ends.
     pub fn begin(&mut self, thread: u64, all_recorded: bool) {
+        self.graph_calls += 1;
+        self.enter(thread, all_recorded);
+    }
+
+    /// A graph call ended.
+    pub fn end(&mut self) {
+        self.graph_calls = self.graph_calls.saturating_sub(1);
+        self.leave();
+    }
+
+    /// An optimizer's `step()` begins on `thread`: its launches inherit as
+    /// a graph call's do. Unlike a graph call's, the settings in force are
+    /// sampled launch by launch ([`CallScope::running`] says no).
+    pub fn begin_step(&mut self, thread: u64) {
+        self.steps += 1;
+        self.enter(thread, true);
+    }
+
+    /// An optimizer's `step()` ended (one whose beginning was not seen
+    /// ends nothing).
+    pub fn end_step(&mut self) {
+        if self.steps > 0 {
+            self.steps -= 1;
+            self.leave();
+        }
+    }
+
+    /// Bytes at `ptr` were written where no launch records it: views of
+    /// them are not known any more.
+    pub fn forget(&mut self, ptr: u64, extent: u64) {
+        self.known.forget(ptr, extent);
+        self.captured.forget(ptr, extent);
+    }
+
+    fn enter(&mut self, thread: u64, all_recorded: bool) {
         self.known.clear();
         self.captured.clear();
         self.calls = match self.calls {
@@ -69,8 +139,7 @@ impl CallScope {
         };
     }
 
-    /// A graph call ended.
-    pub fn end(&mut self) {
+    fn leave(&mut self) {
         self.calls = match self.calls {
             Calls::None | Calls::One { .. } | Calls::Several(1) => Calls::None,
             Calls::Several(n) => Calls::Several(n - 1),
@@ -103,13 +172,22 @@ impl CallScope {
 
     /// Whether a graph call is running (on any thread).
     pub fn running(&self) -> bool {
-        self.calls != Calls::None
+        self.graph_calls > 0
     }
 
     /// What a launch on `thread` may inherit from: the known views, while
     /// inheriting is on and a single call runs on this thread.
-    pub fn inheritable(&self, thread: u64) -> Option<&KnownViews<bool>> {
+    pub fn inheritable(&self, thread: u64) -> Option<&KnownViews<Known>> {
         (self.enabled && self.calls == Calls::One { thread }).then_some(&self.known)
+    }
+
+    /// Whether a launch on `thread` may defer its device hashes to a
+    /// later launch's table (`hashes::deferred`): inside a single graph
+    /// call only, where nothing but recorded launches runs. An optimizer
+    /// step's ops may be followed by an op that writes unrecorded
+    /// ([`CallScope::forget`] is told only after it).
+    pub fn defers(&self, thread: u64) -> bool {
+        self.steps == 0 && self.inheritable(thread).is_some()
     }
 
     /// Whether what launches touch is kept: while inheriting is on and a
@@ -121,7 +199,7 @@ impl CallScope {
 
     /// A graph call's inputs as it recorded them (`inputs` is asked only
     /// while they are kept).
-    pub fn inputs(&mut self, inputs: impl FnOnce() -> Vec<Touched<bool>>) {
+    pub fn inputs(&mut self, inputs: impl FnOnce() -> Vec<Touched<Known>>) {
         if self.tracking() {
             inputs().into_iter().for_each(|t| self.known.input(t));
         }
@@ -129,7 +207,7 @@ impl CallScope {
 
     /// A launch's tensor arguments after it (`args` is asked only while
     /// they are kept: most launches run outside any graph call).
-    pub fn after_launch(&mut self, args: impl FnOnce() -> Vec<Touched<bool>>) {
+    pub fn after_launch(&mut self, args: impl FnOnce() -> Vec<Touched<Known>>) {
         if self.tracking() {
             self.known.after_launch(args());
         }
@@ -183,5 +261,52 @@ mod tests {
         scope.begin(7, false);
         scope.after_captured_launch(|| vec![view(0x1000, Some(3))]);
         assert!(scope.captured_slots(7).is_none(), "a call not all recorded");
+    }
+
+    fn known(ptr: u64) -> Touched<Known> {
+        Touched {
+            ptr,
+            extent: 64,
+            key: 1,
+            allocated: false,
+            value: Known::Coming,
+        }
+    }
+
+    #[test]
+    fn an_optimizer_step_inherits_as_a_call_does_but_is_no_graph_call() {
+        let mut scope = CallScope::new();
+        scope.enabled = true;
+        scope.begin_step(7);
+        assert!(!scope.running(), "settings are sampled launch by launch");
+        assert!(!scope.defers(7), "device hashes are not deferred");
+        scope.after_launch(|| vec![known(0x1000), known(0x2000)]);
+        let known_now = scope.inheritable(7).expect("one step on this thread");
+        assert_eq!(known_now.get(0x1000, 1), Some(&Known::Coming));
+        assert!(scope.inheritable(8).is_none(), "another thread");
+        // Memory filled where nothing records it is not known any more.
+        scope.forget(0x2000, 4);
+        let known_now = scope.inheritable(7).expect("one step on this thread");
+        assert_eq!(known_now.get(0x2000, 1), None);
+        assert_eq!(known_now.get(0x1000, 1), Some(&Known::Coming));
+        // A graph call inside the step: nothing is inherited until it ends,
+        // nor after it, until the step ends.
+        scope.begin(7, true);
+        assert!(scope.running());
+        assert!(scope.inheritable(7).is_none());
+        scope.end();
+        assert!(!scope.running());
+        assert!(scope.inheritable(7).is_none());
+        scope.end_step();
+        assert!(scope.inheritable(7).is_none());
+        // A step ended that was not seen to begin ends no graph call.
+        scope.begin(7, true);
+        scope.end_step();
+        assert!(scope.running() && scope.inheritable(7).is_some());
+        scope.end();
+        // The next step knows nothing of the last one's views.
+        scope.begin_step(7);
+        let known_now = scope.inheritable(7).expect("one step on this thread");
+        assert_eq!(known_now.get(0x1000, 1), None);
     }
 }

@@ -404,13 +404,15 @@ impl Described {
     pub fn touched_after(&self, hash_post: bool) -> Vec<Touched<Known>> {
         self.touched(|_, view, arg| {
             let hashed = hash_post && view.hashable && view.access != ArgUse::Allocated;
-            known(hashed, arg.post)
+            known(hashed, arg.post.filter(|_| view.device == HOST))
         })
     }
 
     /// What a graph call's entry made known of its inputs' views.
     pub fn touched_inputs(&self) -> Vec<Touched<Known>> {
-        self.touched(|_, view, arg| known(view.hashed_before, arg.pre))
+        self.touched(|_, view, arg| {
+            known(view.hashed_before, arg.pre.filter(|_| view.device == HOST))
+        })
     }
 
     /// Each tensor argument's view, with what `value` says of it (given
@@ -763,8 +765,9 @@ impl Described {
     }
 }
 
-/// What a view hashed (`hashed`) holds: its hash where it is in the
-/// record already (taken on the host), else one coming.
+/// What a view hashed (`hashed`) holds: its hash where it was taken on
+/// the host (a device view's record holds a table slot under a CUDA
+/// graph capture, not a hash: the caller passes None), else one coming.
 fn known(hashed: bool, hash: Option<u64>) -> Known {
     match (hashed, hash) {
         (false, _) => Known::Unhashed,

@@ -92,8 +92,12 @@ pub struct AccuracyReport {
     /// What the numerics say, a line each (as `diff` prints them).
     pub detail: Vec<String>,
     /// The first aligned point past its bound, the root cause of kind
-    /// `accuracy`; null when every point is within.
+    /// `accuracy`; null when every point is within, or when a reference
+    /// run puts every differing result within the minifier's rule.
     pub first_past_bound: Option<PointReport>,
+    /// Against a reference run, every differing result is within the
+    /// accuracy minifier's rule (points past it before them are absorbed).
+    pub results_within_reference: bool,
     /// Differing results whose last write has no samples in one run (not
     /// judged; they forbid `equivalent`).
     pub unsampled_results: Vec<String>,
@@ -609,6 +613,7 @@ fn accuracy_report(runs: TracePair<'_>, accuracy: &Accuracy, limit: usize) -> Ac
         rule: crate::words::accuracy::rule(),
         detail: crate::words::accuracy::summary_lines(runs, accuracy),
         first_past_bound: accuracy.first_past().map(|p| point_report(runs, p)),
+        results_within_reference: accuracy.results_within_reference,
         unsampled_results: accuracy.unsampled_results.clone(),
         aligned: accuracy
             .aligned

@@ -171,8 +171,18 @@ pub fn summary(report: &Report) -> String {
             },
         ),
         Verdict::Equivalent => format!(
-            "equivalent: two programs whose results differ in bits ({} of {}), every aligned point and differing result within what the arithmetic allows (numerics above)",
-            report.results.differ, report.results.compared
+            "equivalent: two programs whose results differ in bits ({} of {}), {} (numerics above)",
+            report.results.differ,
+            report.results.compared,
+            if report
+                .accuracy
+                .as_ref()
+                .is_some_and(|a| a.results_within_reference)
+            {
+                "every differing result within the accuracy minifier's rule against the reference run"
+            } else {
+                "every aligned point and differing result within what the arithmetic allows"
+            }
         ),
         // Two programs whose numerics name no root cause: the results
         // differ, and the points past their bound are suspects.

@@ -222,6 +222,17 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
             bound_words(first)
         ));
     }
+    let absorbed: Vec<&AlignedPoint> = accuracy.absorbed().collect();
+    if let Some(first) = absorbed.first() {
+        lines.push(format!(
+            "{} aligned point{} past the accuracy minifier's rule against the reference run, absorbed: every differing result stays within it, and the minifier judges a program by its results. The first: {}: {}, {}",
+            absorbed.len(),
+            if absorbed.len() == 1 { "" } else { "s" },
+            point_words(runs, first),
+            error_words(first),
+            bound_words(first)
+        ));
+    }
     if !accuracy.unsampled_results.is_empty() {
         lines.push(format!(
             "{} differing results have no samples in one run (not judged): {}",

@@ -114,6 +114,12 @@ pub struct Accuracy {
     /// Results that differ between the runs whose last write has no
     /// samples in one run: nothing says how far apart they are.
     pub unsampled_results: Vec<String>,
+    /// Against a reference run, every differing result is within the
+    /// accuracy minifier's rule: the program passes `same()`, so points
+    /// past the rule before the results (an intermediate whose error the
+    /// rest of the program absorbed, or one 32 samples overstate) are no
+    /// root cause ([`Accuracy::absorbed`]).
+    pub results_within_reference: bool,
 }
 
 impl Accuracy {
@@ -203,14 +209,22 @@ impl Accuracy {
             result.reference = check(i, j);
             aligned.push(result);
         }
+        // The minifier judges a program by its results, and only looks
+        // inside one whose results fail its rule.
+        let mut results = aligned.iter().filter(|p| p.result.is_some()).peekable();
+        let results_within_reference = results.peek().is_some()
+            && unsampled_results.is_empty()
+            && results.all(|p| p.reference.is_some_and(|check| !check.fails()));
         let first_past = aligned
             .iter()
-            .position(|p| p.accountable() && p.past_bound());
+            .position(|p| p.accountable() && p.past_bound())
+            .filter(|_| !results_within_reference);
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
             first_past,
             unsampled_results,
+            results_within_reference,
         })
     }
 
@@ -224,11 +238,21 @@ impl Accuracy {
 
     /// Aligned points past their bound that are not root causes
     /// (`AlignedPoint::accountable` false): suspects, which forbid
-    /// `equivalent`.
+    /// `equivalent`; none where a reference run puts every differing
+    /// result within the minifier's rule.
     pub fn unsure(&self) -> impl Iterator<Item = &AlignedPoint> {
         self.aligned
             .iter()
-            .filter(|p| !p.accountable() && p.past_bound())
+            .filter(|p| !self.results_within_reference && !p.accountable() && p.past_bound())
+    }
+
+    /// Aligned points past the minifier's rule against a reference run
+    /// whose differing results all stay within it
+    /// (`results_within_reference`): absorbed, not root causes.
+    pub fn absorbed(&self) -> impl Iterator<Item = &AlignedPoint> {
+        self.aligned
+            .iter()
+            .filter(|p| self.results_within_reference && p.past_bound())
     }
 
     /// The first aligned point past its bound.

@@ -83,19 +83,27 @@ def run(
             json.dump(confirm(), f, indent=1, sort_keys=True)
     if reference is not None:
         exact = reference()
-        errors = {
-            name: relative_error(results[name], exact[name]) for name in results if name in exact
-        }
+        errors = {name: fp64_error(results[name], exact[name]) for name in results if name in exact}
         with open(f"{args.fingerprint}.fp64", "w") as f:
             json.dump(errors, f, indent=1, sort_keys=True)
 
 
-def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
-    """``‖value - exact‖₂ / ‖exact‖₂`` in float64 (0 for two zero tensors)."""
+def fp64_error(value: torch.Tensor, exact: torch.Tensor) -> dict[str, object]:
+    """How far ``value`` is from the float64 run's ``exact``, as the
+    accuracy minifier's rule (``torch._dynamo.utils.same``) weighs it: the
+    root mean square error, the element count and dtype that pick its
+    multiplier; and ``‖value - exact‖₂ / ‖exact‖₂`` (0 for two zero
+    tensors)."""
+    dtype = str(value.dtype).removeprefix("torch.")
     value, exact = value.detach().double().cpu(), exact.detach().double().cpu()
     scale = exact.norm().item()
     error = (value - exact).norm().item()
-    return error / scale if scale else error
+    return {
+        "relative": error / scale if scale else error,
+        "rmse": (value - exact).square().mean().sqrt().item() if value.numel() else 0.0,
+        "numel": value.numel(),
+        "dtype": dtype,
+    }
 
 
 def run_blocks(

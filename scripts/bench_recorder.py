@@ -83,6 +83,18 @@ def hash_throughput() -> None:
     strided = big.view(8192, 8192).t()
     seconds = best_of(3, lambda: tritontui.hash_tensor(strided))
     print(f"hash, transposed 256 MB:   {big.nbytes / seconds / 1e9:6.2f} GB/s (one core)")
+    # Views a training step hashes in cache: a Linear's weight read
+    # transposed in its backward, heads split off a fused projection.
+    for label, view in (
+        ("transposed 1 MB:          ", torch.randn(128, 2048).t()),
+        (
+            "heads of a projection:    ",
+            torch.randn(8, 16, 96)[..., :32].view(8, 16, 2, 16).transpose(1, 2),
+        ),
+    ):
+        seconds = best_of(200, lambda view=view: tritontui.hash_tensor(view))
+        nbytes = view.numel() * view.element_size()
+        print(f"hash, {label}{nbytes / seconds / 1e9:6.2f} GB/s (one core, in cache)")
 
 
 def launch_overhead(numel: int, steps: int) -> None:

@@ -15,6 +15,8 @@
 //! hash = fmix64(sum(c[i]) ^ (len * LEN_MUL))
 //! ```
 
+mod in_place;
+
 /// Name of this algorithm in trace headers.
 pub const ALGORITHM: &str = "tthash64-v1";
 
@@ -72,6 +74,14 @@ impl Sum {
         }
     }
 
+    /// Adds whole words (`bytes.len() % 8 == 0`) that are words
+    /// `first_word`, `first_word + step`, ... of the logical bytes.
+    pub(crate) fn add_stepped(&mut self, first_word: u64, step: u64, bytes: &[u8]) {
+        self.total = self
+            .total
+            .wrapping_add(sum_words_stepped(first_word, step, bytes));
+    }
+
     /// Combines partial sums computed elsewhere (other threads, a GPU).
     pub fn merge(&mut self, other: Sum) {
         self.total = self.total.wrapping_add(other.total);
@@ -96,32 +106,41 @@ const WIDE_FROM: usize = 64;
 /// against 12.5 GB/s in cache; eight lanes, and sixteen with AVX-512,
 /// were slower there.)
 fn sum_words(first_word: u64, bytes: &[u8]) -> u64 {
+    sum_words_stepped(first_word, 1, bytes)
+}
+
+/// Sum of the contributions of whole words (`bytes.len() % 8 == 0`) that
+/// are words `first_word`, `first_word + step`, `first_word + 2 * step`,
+/// ... of the logical bytes (consecutive words for `step` 1; one word of
+/// each logical row for a transposed view's column, see `in_place`).
+fn sum_words_stepped(first_word: u64, step: u64, bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= WIDE_FROM && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2.
-        return unsafe { sum_words_avx2(first_word, bytes) };
+        return unsafe { sum_words_avx2(first_word, step, bytes) };
     }
-    sum_four_lanes(first_word, bytes)
+    sum_four_lanes(first_word, step, bytes)
 }
 
 /// [`sum_four_lanes`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn sum_words_avx2(first_word: u64, bytes: &[u8]) -> u64 {
-    sum_four_lanes(first_word, bytes)
+fn sum_words_avx2(first_word: u64, step: u64, bytes: &[u8]) -> u64 {
+    sum_four_lanes(first_word, step, bytes)
 }
 
 /// Sum of the contributions of whole words in four independent lanes,
 /// which the compiler keeps in vector registers: word `i` of a chunk of
-/// four in lane `i`, its key stepping by four words a chunk.
+/// four in lane `i`, its key stepping by four words a chunk (words `step`
+/// apart in the logical bytes).
 #[inline(always)]
-fn sum_four_lanes(first_word: u64, bytes: &[u8]) -> u64 {
+fn sum_four_lanes(first_word: u64, step: u64, bytes: &[u8]) -> u64 {
     let mut acc = [0u64; 4];
     let mut keys = [0u64; 4];
     for (lane, key) in keys.iter_mut().enumerate() {
-        *key = key_of(first_word + lane as u64);
+        *key = key_of(first_word.wrapping_add((lane as u64).wrapping_mul(step)));
     }
-    let step4 = STEP.wrapping_mul(4);
+    let step4 = STEP.wrapping_mul(step.wrapping_mul(4));
     let mut chunks = bytes.chunks_exact(32);
     for chunk in &mut chunks {
         for lane in 0..4 {
@@ -203,6 +222,9 @@ pub fn hash_view(memory: &[u8], view: &View<'_>) -> u64 {
     let total = (view.numel() * view.itemsize) as u64;
     if view.is_contiguous() {
         return hash_bytes(&memory[..total as usize]);
+    }
+    if let Some(sum) = in_place::sum(memory, view) {
+        return sum.finish(total);
     }
     let mut gather = Gather {
         sum: Sum::default(),
@@ -396,8 +418,8 @@ mod tests {
             if std::arch::is_x86_feature_detected!("avx2") {
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
                 // SAFETY: the processor has AVX2.
-                let wide = unsafe { sum_words_avx2(first_word, &bytes) };
-                prop_assert_eq!(wide, sum_four_lanes(first_word, &bytes));
+                let wide = unsafe { sum_words_avx2(first_word, 1, &bytes) };
+                prop_assert_eq!(wide, sum_four_lanes(first_word, 1, &bytes));
             }
         }
 
@@ -428,6 +450,74 @@ mod tests {
             let mut gathered = Vec::new();
             for_each_element(&view, |at| gathered.extend_from_slice(&memory[at..at + itemsize]));
             prop_assert_eq!(hash_view(&memory, &view), reference(&gathered));
+        }
+    }
+
+    /// A view of `memory` as torch makes one: dimensions `sizes`, laid
+    /// out in the order `order` (outermost first), each padded by `pad`
+    /// elements (a slice of a wider tensor).
+    fn laid_out(sizes: &[usize], order: &[usize], pad: &[usize]) -> Vec<usize> {
+        let mut stride = vec![0; sizes.len()];
+        let mut step = 1;
+        for &d in order.iter().rev() {
+            stride[d] = step;
+            step *= sizes[d] + pad[d];
+        }
+        stride
+    }
+
+    proptest! {
+        #[test]
+        fn any_permuted_padded_view_hashes_its_own_elements(
+            sizes in prop::collection::vec(1usize..7, 1..5),
+            shuffle in any::<u64>(),
+            pads in prop::collection::vec(prop::sample::select(vec![0usize, 0, 1, 3]), 4),
+            itemsize in prop::sample::select(vec![1usize, 2, 4, 8, 16]),
+        ) {
+            let dims = sizes.len();
+            let mut order: Vec<usize> = (0..dims).collect();
+            let mut seed = shuffle;
+            for i in (1..dims).rev() {
+                order.swap(i, (seed % (i as u64 + 1)) as usize);
+                seed /= i as u64 + 1;
+            }
+            let stride = laid_out(&sizes, &order, &pads[..dims]);
+            let view = View { itemsize, shape: &sizes, stride: &stride };
+            let memory: Vec<u8> = (0..view.extent()).map(|i| (i * 37 + 11) as u8).collect();
+            let mut gathered = Vec::new();
+            for_each_element(&view, |at| gathered.extend_from_slice(&memory[at..at + itemsize]));
+            prop_assert_eq!(hash_view(&memory, &view), reference(&gathered));
+        }
+    }
+
+    #[test]
+    fn transposed_and_split_views_are_summed_where_they_lie() {
+        // A Linear's weight read transposed in its backward, float32 and
+        // bfloat16; heads split off a fused projection ([8, 2, 16, 16] of
+        // a [8, 16, 96] buffer); a column of words across whole rows.
+        let cases: [(usize, &[usize], &[usize]); 4] = [
+            (4, &[2048, 128], &[1, 2048]),
+            (2, &[640, 96], &[1, 640]),
+            (4, &[8, 2, 16, 16], &[1536, 16, 96, 1]),
+            (8, &[3, 700, 5], &[3500, 1, 700]),
+        ];
+        for (itemsize, shape, stride) in cases {
+            let view = View {
+                itemsize,
+                shape,
+                stride,
+            };
+            let memory: Vec<u8> = (0..view.extent()).map(|i| (i * 29 + 1) as u8).collect();
+            let summed = in_place::sum(&memory, &view).expect("a layout summed in place");
+            let mut gathered = Vec::new();
+            for_each_element(&view, |at| {
+                gathered.extend_from_slice(&memory[at..at + itemsize])
+            });
+            assert_eq!(
+                summed.finish(gathered.len() as u64),
+                reference(&gathered),
+                "{shape:?} {stride:?}"
+            );
         }
     }
 

@@ -366,6 +366,40 @@ void remove_callbacks() {
   }
 }
 
+// A Python number as a wrapped number (the 0-dim tensor torch makes of a
+// Python scalar argument) that has no Python object of its own: what
+// toPyObject returns for it, without making it a Python tensor to ask it
+// for a `_wrapped_number` attribute it cannot have (most of an eager op's
+// conversion: a failed attribute lookup raises and clears an exception).
+// Null for any other value, or on an error.
+PyObject* wrapped_number_python(const c10::IValue& value) {
+  if (!value.isTensor()) {
+    return nullptr;
+  }
+  const auto& tensor = value.toTensor();
+  auto* impl = tensor.unsafeGetTensorImpl();
+  if (!impl->is_wrapped_number() || !tensor.device().is_cpu() ||
+      impl->pyobj_slot()->load_pyobj() != nullptr) {
+    return nullptr;
+  }
+  switch (tensor.scalar_type()) {
+    case at::ScalarType::Bool:
+      return PyBool_FromLong(*tensor.const_data_ptr<bool>() ? 1 : 0);
+    case at::ScalarType::Long:
+      return PyLong_FromLongLong(*tensor.const_data_ptr<int64_t>());
+    case at::ScalarType::UInt64:
+      return PyLong_FromUnsignedLongLong(*tensor.const_data_ptr<uint64_t>());
+    case at::ScalarType::Double:
+      return PyFloat_FromDouble(*tensor.const_data_ptr<double>());
+    case at::ScalarType::ComplexDouble: {
+      const auto z = *tensor.const_data_ptr<c10::complex<double>>();
+      return PyComplex_FromDoubles(z.real(), z.imag());
+    }
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
 
 #define TT_EXPORT __attribute__((visibility("default")))
@@ -498,6 +532,9 @@ TT_EXPORT void* tritontui_observer_arg_python(const Op* op, const c10::IValue* i
         *borrowed = 1;
         return object;
       }
+    }
+    if (PyObject* number = wrapped_number_python(value)) {
+      return number;
     }
     return torch::jit::toPyObject(value).release().ptr();
   } catch (...) {

@@ -56,6 +56,39 @@ def test_the_mode_records_instead_when_told(tmp_path: Path, monkeypatch) -> None
     assert kernels == ["aten::ones", "aten::add_.Tensor"], kernels
 
 
+def _scalar_ops(trace: Path) -> list[tuple]:
+    """Each launch's kernel and its non-tensor arguments' values."""
+    values = []
+    with tritontui.record(trace):
+        x, i = torch.ones(4), torch.arange(4)
+        b, z = torch.ones(4, dtype=torch.bool), torch.ones(4, dtype=torch.complex128)
+        x.add_(1.5).mul_(2).add_(x, alpha=0.25)
+        i.add_(3).sub_(-(2**62))
+        torch.bitwise_and(b, True)
+        z.mul_(1 + 2j)
+        torch.where(b, x, 0.25)
+    for r in launches(trace):
+        args = tuple(
+            (a["name"], type(a["value"]).__name__, a["value"]) for a in r["args"] if "value" in a
+        )
+        values.append((r["kernel"], args))
+    return values
+
+
+def test_scalar_arguments_are_recorded_as_the_mode_records_them(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # A Python scalar reaches the observer as a wrapped-number tensor,
+    # which it hands over as the number itself (aten_observer.cpp,
+    # wrapped_number_python).
+    observed = _scalar_ops(tmp_path / "observer.msgpack")
+    monkeypatch.setenv("TRITONTUI_ATEN_OBSERVER", "0")
+    by_mode = _scalar_ops(tmp_path / "mode.msgpack")
+    assert observed == by_mode
+    values = {value for _, args in observed for _, _, value in args}
+    assert {1.5, 2, 0.25, 3, -(2**62), True, "(1+2j)"} <= values, values
+
+
 def test_a_recording_stopped_on_another_thread_leaves_no_second_claim(tmp_path: Path) -> None:
     # The observer is attached on the thread that starts recording; stopped
     # from another thread, it stays there until that thread records again,

@@ -211,26 +211,23 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
     }
     let unsure: Vec<&AlignedPoint> = accuracy.unsure().collect();
     if let Some(first) = unsure.first() {
+        let one = unsure.len() == 1;
         lines.push(format!(
-            "{} aligned point{} past {} bound, not called root causes: what {} read differs between the runs (32 samples can miss an error that sits in a few elements) or is a tensor only B materializes; `--reference` judges them. The first: {}: {}, {}",
+            "{} aligned point{} past {} bound, not called root causes: what {} read differs between the runs (32 samples can miss an error that sits in a few elements) or is a tensor only B materializes; `--reference` judges them. The first: {}",
             unsure.len(),
-            if unsure.len() == 1 { "" } else { "s" },
-            if unsure.len() == 1 { "its" } else { "their" },
-            if unsure.len() == 1 { "its launch" } else { "their launches" },
-            point_words(runs, first),
-            error_words(first),
-            bound_words(first)
+            if one { "" } else { "s" },
+            if one { "its" } else { "their" },
+            if one { "its launch" } else { "their launches" },
+            point_in_full(runs, first)
         ));
     }
     let absorbed: Vec<&AlignedPoint> = accuracy.absorbed().collect();
     if let Some(first) = absorbed.first() {
         lines.push(format!(
-            "{} aligned point{} past the accuracy minifier's rule against the reference run, absorbed: every differing result stays within it, and the minifier judges a program by its results. The first: {}: {}, {}",
+            "{} aligned point{} past the accuracy minifier's rule against the reference run, absorbed: every differing result stays within it, and the minifier judges a program by its results. The first: {}",
             absorbed.len(),
             if absorbed.len() == 1 { "" } else { "s" },
-            point_words(runs, first),
-            error_words(first),
-            bound_words(first)
+            point_in_full(runs, first)
         ));
     }
     if !accuracy.unsampled_results.is_empty() {
@@ -247,4 +244,15 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// A point, its error and its bound, as a summary line names the first of
+/// several.
+fn point_in_full(runs: TracePair<'_>, p: &AlignedPoint) -> String {
+    format!(
+        "{}: {}, {}",
+        point_words(runs, p),
+        error_words(p),
+        bound_words(p)
+    )
 }

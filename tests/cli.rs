@@ -329,6 +329,25 @@ fn a_reference_run_judges_two_programs_by_the_minifier_s_rule() {
     assert_eq!(planted.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_str(&stdout(&planted)).expect("json");
     assert_eq!(report["root_causes"][0]["kind"], "accuracy");
+    assert_eq!(report["accuracy"]["results_within_reference"], false);
+    // Every result within the rule: an intermediate past it is absorbed,
+    // not a root cause.
+    let absorbed = diff(
+        "gpt_intermediate_past_rule",
+        &file("gpt_intermediate_past_rule", "reference.msgpack"),
+    );
+    assert_eq!(absorbed.status.code(), Some(0), "{}", stderr(&absorbed));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&absorbed)).expect("json");
+    assert_eq!(report["verdict"], "equivalent");
+    assert_eq!(report["accuracy"]["results_within_reference"], true);
+    assert!(report["accuracy"]["first_past_bound"].is_null(), "{report}");
+    let detail = report["accuracy"]["detail"].to_string();
+    assert!(
+        detail.contains(
+            "1 aligned point past the accuracy minifier's rule against the reference run, absorbed"
+        ),
+        "{detail}"
+    );
     // A trace recorded without samples cannot be a reference.
     let unsampled = file("config_code", "a.msgpack");
     let refused = diff("eager_against_compiled", &unsampled);

@@ -494,12 +494,15 @@ mod tests {
     fn transposed_and_split_views_are_summed_where_they_lie() {
         // A Linear's weight read transposed in its backward, float32 and
         // bfloat16; heads split off a fused projection ([8, 2, 16, 16] of
-        // a [8, 16, 96] buffer); a column of words across whole rows.
-        let cases: [(usize, &[usize], &[usize]); 4] = [
+        // a [8, 16, 96] buffer); a column of words across whole rows;
+        // broadcast rows and columns (stride 0).
+        let cases: [(usize, &[usize], &[usize]); 6] = [
             (4, &[2048, 128], &[1, 2048]),
             (2, &[640, 96], &[1, 640]),
             (4, &[8, 2, 16, 16], &[1536, 16, 96, 1]),
             (8, &[3, 700, 5], &[3500, 1, 700]),
+            (4, &[6, 16], &[0, 1]),
+            (4, &[5, 8], &[1, 0]),
         ];
         for (itemsize, shape, stride) in cases {
             let view = View {

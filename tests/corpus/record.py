@@ -129,7 +129,8 @@ def record_pair(name: str) -> bool:
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     fingerprints = {"a": a, "b": b, "differ": differ}
     if fp64 is not None:
-        # Each result's relative error against the program in float64.
+        # Each result's error against the program in float64 (relative and
+        # root mean square, with its element count and dtype: same()'s rule).
         fingerprints["fp64_error"] = fp64
     if confirmed is not None:
         # Each suspected kernel run alone by run B's program, unrecorded.

@@ -68,7 +68,7 @@ def run(
     """Records ``main()`` (with ``samples``, ``rows`` when asked) and writes the
     fingerprint of what it returns. With a ``reference`` (the same
     program in float64, run after recording stopped), each result's
-    relative error against it goes beside the fingerprint
+    error against it (``fp64_error``) goes beside the fingerprint
     (``FINGERPRINT.fp64``): the truth of a numerics verdict, taken
     without the engine. With ``confirm``, what it measures after
     recording stopped (each suspected kernel run alone, by name) goes

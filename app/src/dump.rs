@@ -61,7 +61,7 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "hash": input.hash.map(hex),
         }))?;
     }
-    for launch in &trace.launches {
+    for (index, launch) in trace.launches.iter().enumerate() {
         let kernel = trace.kernel_of(launch);
         let args: Vec<Value> = trace
             .args_of(launch)
@@ -92,7 +92,8 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "type": "launch", "seq": launch.seq, "kernel": kernel.name, "backend": kernel.backend,
             "grid": launch.grid(), "stream": hex(launch.stream), "device": launch.device, "thread": launch.thread,
             "ts": launch.ts, "autotune": launch.autotune, "replay": replay,
-            "module": trace.module_of(launch), "args": args,
+            "module": trace.module_of(launch), "step": trace.steps.of(index),
+            "fingerprint": trace.steps.is_fingerprint(index), "args": args,
         }))?;
     }
     for g in &trace.cuda_graphs {
@@ -120,6 +121,9 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
     }
     for m in &trace.markers {
         line(json!({"type": "marker", "label": m.label, "after": m.after, "ts": m.ts}))?;
+    }
+    for s in &trace.steps.records {
+        line(json!({"type": "step", "step": s.step, "after": s.after, "by": s.by, "ts": s.ts}))?;
     }
     for p in &trace.pauses {
         line(json!({

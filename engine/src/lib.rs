@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod batch;
 pub mod compare;
 pub mod compile_events;
+pub mod fingerprints;
 pub mod gaps;
 pub mod parallel;
 pub mod producer;

@@ -14,6 +14,8 @@ pub enum Values {
     Flag,
     /// A number of bytes.
     Bytes,
+    /// A count (a step number).
+    Count,
     /// One of these words.
     OneOf(&'static [&'static str]),
 }
@@ -116,8 +118,33 @@ pub const CUDA_GRAPHS: RecordingOption = RecordingOption {
     values: Values::Flag,
 };
 
+/// Whether only fingerprints are recorded: each compiled graph call's
+/// outputs, each host read and collective, and the parameters and
+/// optimizer state at each step's end, hashed; no launch of its own.
+pub const FINGERPRINT: RecordingOption = RecordingOption {
+    name: "fingerprint",
+    env: "TRITONTUI_FINGERPRINT",
+    default: Some("0"),
+    values: Values::Flag,
+};
+/// The first step recorded in full: before it only fingerprints are
+/// recorded.
+pub const FROM_STEP: RecordingOption = RecordingOption {
+    name: "from_step",
+    env: "TRITONTUI_FROM_STEP",
+    default: None,
+    values: Values::Count,
+};
+/// The last step recorded: recording stops when it ends.
+pub const TO_STEP: RecordingOption = RecordingOption {
+    name: "to_step",
+    env: "TRITONTUI_TO_STEP",
+    default: None,
+    values: Values::Count,
+};
+
 /// Every recording option, in `start()`'s order.
-pub const ALL: [RecordingOption; 11] = [
+pub const ALL: [RecordingOption; 14] = [
     HASH,
     ATEN,
     KERNELS,
@@ -129,6 +156,9 @@ pub const ALL: [RecordingOption; 11] = [
     CAPTURE_BUDGET,
     HASH_FN,
     CUDA_GRAPHS,
+    FINGERPRINT,
+    FROM_STEP,
+    TO_STEP,
 ];
 
 impl RecordingOption {
@@ -146,7 +176,7 @@ impl RecordingOption {
         let fits = match self.values {
             Values::Text => true,
             Values::Flag => flag(text).is_some(),
-            Values::Bytes => text.parse::<u64>().is_ok(),
+            Values::Bytes | Values::Count => text.parse::<u64>().is_ok(),
             Values::OneOf(words) => words.contains(&text),
         };
         if fits {
@@ -156,6 +186,7 @@ impl RecordingOption {
             Values::Text => String::new(),
             Values::Flag => "1, true, yes, 0, false or no".to_owned(),
             Values::Bytes => "a number of bytes".to_owned(),
+            Values::Count => "a number".to_owned(),
             Values::OneOf(words) => words.join(", "),
         };
         Err(format!(

@@ -293,6 +293,12 @@ pub struct CheckArgs {
     /// the values of the first divergence that reaches the results.
     #[arg(long)]
     pub no_values: bool,
+    /// For long runs: run the program twice recording only fingerprints
+    /// (graph calls' outputs, host reads, collectives, the state at each
+    /// step's end), find the first step where they differ, then record
+    /// only that step and the one before it in full.
+    #[arg(long)]
+    pub steps: bool,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

@@ -2,6 +2,7 @@
 //! recorder, every run compared with the first.
 
 use super::args::CheckArgs;
+use super::check_steps::{self, Zoomed};
 use super::inputs::options;
 use super::output::print_ignoring_closed_pipe;
 use super::record::{recorded, unattended};
@@ -31,35 +32,24 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     };
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("{}: cannot create", args.dir.display()))?;
-    let shown = args.command.join(" ");
-    let mut traces = Vec::new();
-    for i in 0..args.runs {
-        let trace = args.dir.join(format!("run{i}.msgpack"));
-        eprintln!("tritontui: run {}/{}: {shown}", i + 1, args.runs);
-        let started = std::time::Instant::now();
-        // The program's output goes to stderr, so that stdout holds only
-        // the verdict.
-        let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-        let status = unattended(recorded(program, rest, &trace, &args.hash, args.no_aten))
-            .stdout(std::process::Stdio::from(stdout))
-            .status()
-            .with_context(|| format!("{program}: cannot run"))?;
-        if !status.success() {
-            anyhow::bail!(
-                "run {} of `{shown}` failed ({status}); its trace is {}",
-                i + 1,
-                trace.display()
-            );
+    let runs = Runs {
+        args,
+        program,
+        rest,
+        shown: args.command.join(" "),
+    };
+    let shown = &runs.shown;
+    let (traces, steps) = if args.steps {
+        match check_steps::zoom(&runs, options)? {
+            Zoomed::Agree(text) => {
+                print_ignoring_closed_pipe(&text)?;
+                return Ok(SUCCESS);
+            }
+            Zoomed::Window { traces, said, json } => (traces, Some((said, json))),
         }
-        eprintln!(
-            "tritontui: run {}/{} done in {:.1} s: {}",
-            i + 1,
-            args.runs,
-            started.elapsed().as_secs_f64(),
-            trace.display()
-        );
-        traces.push(trace);
-    }
+    } else {
+        (runs.all("run", &[])?, None)
+    };
     let first = Trace::open(&traces[0])?;
     let mut comparisons = Vec::new();
     let mut divergent_run = None;
@@ -136,12 +126,16 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                 (None, None, None) => "deterministic",
             },
             "command": args.command,
+            "steps": steps.as_ref().map(|(_, json)| json),
             "traces": traces,
             "comparisons": runs,
             "values": escalation,
         });
         print_ignoring_closed_pipe(&format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
     } else if let (Some(i), true) = (divergent_run, interactive) {
+        for line in steps.iter().flat_map(|(said, _)| said) {
+            eprintln!("{line}");
+        }
         if let Some(escalation) = &escalation {
             eprint!("{}", values_rerun::summary(escalation));
         }
@@ -162,6 +156,13 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             ),
             (Some(_), ..) => format!("nondeterministic: `{shown}` gave different results\n"),
         };
+        if let Some((said, _)) = &steps {
+            text = said
+                .iter()
+                .map(|line| format!("{line}\n"))
+                .collect::<String>()
+                + &text;
+        }
         for (i, report) in &comparisons {
             if report.first_divergence.is_some() || report.verdict == Verdict::Inconclusive {
                 text += &format!(
@@ -182,4 +183,63 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => INCONCLUSIVE,
         (None, None) => SUCCESS,
     })
+}
+
+/// The program `check` runs, and how it runs it recorded.
+pub(super) struct Runs<'a> {
+    args: &'a CheckArgs,
+    program: &'a str,
+    rest: &'a [String],
+    /// The command line, as said.
+    pub(super) shown: String,
+}
+
+impl Runs<'_> {
+    /// Runs the program `-n` times recorded, with the recording options
+    /// `env` set, into `PREFIX{i}.msgpack` in the check's folder; the
+    /// program's output goes to stderr, so that stdout holds only the
+    /// verdict. A run that fails is an error naming its trace.
+    pub(super) fn all(
+        &self,
+        prefix: &str,
+        env: &[(&str, String)],
+    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
+        let (args, shown) = (self.args, &self.shown);
+        let mut traces = Vec::new();
+        for i in 0..args.runs {
+            let trace = args.dir.join(format!("{prefix}{i}.msgpack"));
+            eprintln!("tritontui: {prefix} {}/{}: {shown}", i + 1, args.runs);
+            let started = std::time::Instant::now();
+            let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
+            let mut command = unattended(recorded(
+                self.program,
+                self.rest,
+                &trace,
+                &args.hash,
+                args.no_aten,
+            ));
+            command.envs(env.iter().map(|(k, v)| (k, v)));
+            let status = command
+                .stdout(std::process::Stdio::from(stdout))
+                .status()
+                .with_context(|| format!("{}: cannot run", self.program))?;
+            if !status.success() {
+                anyhow::bail!(
+                    "{prefix} {} of `{shown}` failed ({status}); its trace is {}",
+                    i + 1,
+                    trace.display()
+                );
+            }
+            eprintln!(
+                "tritontui: {prefix} {}/{} done in {:.1} s ({} bytes): {}",
+                i + 1,
+                args.runs,
+                started.elapsed().as_secs_f64(),
+                std::fs::metadata(&trace).map_or(0, |m| m.len()),
+                trace.display()
+            );
+            traces.push(trace);
+        }
+        Ok(traces)
+    }
 }

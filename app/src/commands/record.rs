@@ -62,8 +62,16 @@ pub(super) fn recorded(
 }
 
 /// `command` run unattended (by `check`): no pause point of the user's
-/// environment stops it.
+/// environment stops it, and no fingerprint option of it decides what is
+/// recorded.
 pub(super) fn unattended(mut command: std::process::Command) -> std::process::Command {
-    command.env_remove(options::BREAK_AT.env);
+    for option in [
+        options::BREAK_AT,
+        options::FINGERPRINT,
+        options::FROM_STEP,
+        options::TO_STEP,
+    ] {
+        command.env_remove(option.env);
+    }
     command
 }

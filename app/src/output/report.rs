@@ -38,6 +38,9 @@ pub struct Report {
     /// (`record --rows`) and their batch extents are known or found; null
     /// otherwise.
     pub batch: Option<super::batch::BatchReport>,
+    /// The runs' fingerprints compared, when a trace holds any (recorded
+    /// with `fingerprint`, or before `from_step`); null otherwise.
+    pub fingerprints: Option<FingerprintReport>,
     /// What each trace did not see; any gap forbids `identical` and `benign`.
     #[serde(serialize_with = "said_gaps")]
     pub gaps: Sides<Vec<Gap>>,
@@ -80,6 +83,39 @@ pub struct Report {
     pub divergences: Vec<DivergenceReport>,
     /// True when `divergences` was cut at the limit.
     pub divergences_truncated: bool,
+}
+
+/// Two runs' fingerprints compared (`Analysis::fingerprints`).
+#[derive(Debug, Clone, Serialize)]
+pub struct FingerprintReport {
+    /// How many fingerprints each run recorded.
+    pub counts: Sides<usize>,
+    /// How many steps each run's fingerprints cover, when known.
+    pub steps: Sides<Option<u64>>,
+    /// The first fingerprint that differs: null when all agree.
+    pub first_difference: Option<FingerprintDifferenceReport>,
+    /// The same in words.
+    pub detail: Vec<String>,
+}
+
+/// The first fingerprint two runs recorded differently.
+#[derive(Debug, Clone, Serialize)]
+pub struct FingerprintDifferenceReport {
+    /// The step it was recorded in, when steps are known.
+    pub step: Option<u64>,
+    /// Which fingerprint of its step, from 0.
+    pub in_step: usize,
+    /// Its launch (sequence number) in each run; null where that run's
+    /// fingerprints had ended.
+    pub launches: Sides<Option<u64>>,
+    /// What it is: `graph call ...`, `the state at the step's end`, `host
+    /// read ...`, `collective ...`.
+    pub what: String,
+    /// How it differs: `calls` (different calls: the runs took different
+    /// paths), `values` (with the differing tensors' names) or `ended`.
+    pub parted: &'static str,
+    /// The names of the tensors hashed differently (for `values`).
+    pub tensors: Vec<String>,
 }
 
 /// Two different programs' numerics compared (`Analysis::accuracy`).
@@ -343,6 +379,10 @@ pub struct DivergenceReport {
     pub a_index: Option<u64>,
     /// Sequence number in B, or null.
     pub b_index: Option<u64>,
+    /// The training step its launch ran in (A's, else B's), where the
+    /// trace says (`step` records); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
     /// Kernel name.
     pub kernel: String,
     /// Names of the arguments that differ.
@@ -477,9 +517,14 @@ impl Report {
             }
             super::batch::BatchReport::new(runs, batch)
         });
+        let fingerprints = analysis
+            .fingerprints
+            .as_ref()
+            .map(|f| fingerprint_report(runs, f));
         Report {
             report_version: REPORT_VERSION,
             verdict: analysis.verdict,
+            fingerprints,
             accuracy,
             batch,
             gaps: analysis.gaps.clone(),
@@ -595,12 +640,51 @@ fn reported_root(kind: Kind, writer: LaunchRef, args: Vec<String>) -> Divergence
         compile_settings: None,
         only_in_a: 0,
         only_in_b: 0,
+        step: None,
         reached_from: None,
         root: writer,
         detail: String::new(),
         impact_detail: String::new(),
         values: None,
         values_error: None,
+    }
+}
+
+fn fingerprint_report(
+    runs: TracePair<'_>,
+    fingerprints: &tritontui_engine::fingerprints::FingerprintComparison,
+) -> FingerprintReport {
+    use tritontui_engine::fingerprints::Parted;
+    let first_difference = fingerprints.first_difference.as_ref().map(|first| {
+        let (trace, launch) = match (first.launches.a, first.launches.b) {
+            (Some(i), _) => (runs.a, i),
+            (None, i) => (runs.b, i.unwrap_or_default()),
+        };
+        let kernel = trace.kernel_of(&trace.launches[launch]);
+        let (parted, tensors) = match &first.what {
+            Parted::Calls => ("calls", Vec::new()),
+            Parted::Values { args } => {
+                ("values", args.iter().map(|&i| kernel.arg_name(i)).collect())
+            }
+            Parted::Ended => ("ended", Vec::new()),
+        };
+        FingerprintDifferenceReport {
+            step: first.step,
+            in_step: first.in_step,
+            launches: Sides {
+                a: first.launches.a.map(|i| runs.a.launches[i].seq),
+                b: first.launches.b.map(|i| runs.b.launches[i].seq),
+            },
+            what: crate::words::fingerprints::what(trace, launch),
+            parted,
+            tensors,
+        }
+    });
+    FingerprintReport {
+        counts: fingerprints.counts,
+        steps: fingerprints.steps,
+        first_difference,
+        detail: crate::words::fingerprints::lines(runs, fingerprints),
     }
 }
 
@@ -680,6 +764,7 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
         kernel: point.b_kernel.clone(),
     };
     let mut root = reported_root(Kind::Accuracy, writer, vec![point.b_arg.clone()]);
+    root.step = step_of(runs, Some(p.a.0), Some(p.b.0));
     root.detail = crate::words::accuracy::past_bound_words(runs, p);
     root.impact_detail = "its error is carried on to the results".to_owned();
     root
@@ -700,6 +785,7 @@ fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Dive
         .map(|d| kernel.arg_name(usize::from(d.arg)))
         .collect();
     let mut root = reported_root(Kind::BatchVariant, writer, args);
+    root.step = step_of(runs, Some(variant.a), Some(variant.b));
     // The request's rows (request-relative indices).
     root.rows = super::batch::differing_rows(runs, variant);
     root.detail = crate::words::batch::variant_words(runs, variant);
@@ -725,6 +811,13 @@ fn run_info(trace: &Trace) -> RunInfo {
         complete: trace.early_end.is_none(),
         ended_early: trace.early_end.map(|e| e.to_string()),
     }
+}
+
+/// The step launch `a` of run A ran in, else launch `b` of run B, where
+/// the trace says.
+fn step_of(runs: TracePair<'_>, a: Option<u32>, b: Option<u32>) -> Option<u64> {
+    a.and_then(|x| runs.a.steps.of(x as usize))
+        .or_else(|| b.and_then(|y| runs.b.steps.of(y as usize)))
 }
 
 fn launch_ref(runs: TracePair<'_>, d: &Divergence) -> LaunchRef {
@@ -831,6 +924,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         compile_settings: runs.compiles_differ(d),
         only_in_a: d.only.0,
         only_in_b: d.only.1,
+        step: step_of(runs, d.a, d.b),
         reached_from: d
             .reached_from
             .map(|(up, _)| launch_ref(runs, &analysis.divergences[up])),

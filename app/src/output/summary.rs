@@ -3,7 +3,7 @@
 //! the root causes, in words.
 
 use super::report::{InReplay, Reach, Report};
-use crate::words::index_words;
+use crate::words::at_words;
 use std::fmt::Write as _;
 use tritontui_engine::Sides;
 use tritontui_engine::analysis::Verdict;
@@ -73,6 +73,12 @@ pub fn summary(report: &Report) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
+    if let Some(fingerprints) = &report.fingerprints {
+        let _ = writeln!(out, "fingerprints:");
+        for line in &fingerprints.detail {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     if let Some(accuracy) = &report.accuracy {
         let _ = writeln!(out, "numerics (from samples):");
         for line in &accuracy.detail {
@@ -115,6 +121,10 @@ pub fn summary(report: &Report) -> String {
             "tensors held from before recording, unchanged (not compared): {} in A, {} in B",
             report.results.held_a, report.results.held_b
         );
+    }
+    if let Some(line) = fingerprints_only_headline(report) {
+        let _ = writeln!(out, "{line}");
+        return out;
     }
     let Some(first) = &report.first_divergence else {
         let _ = if report.verdict == Verdict::Inconclusive {
@@ -233,7 +243,7 @@ pub fn summary(report: &Report) -> String {
         } else {
             "first divergence"
         },
-        index_words(first.a_index, first.b_index),
+        at_words(first.step, first.a_index, first.b_index),
         first.kernel,
         first.kind.as_str()
     );
@@ -256,7 +266,7 @@ pub fn summary(report: &Report) -> String {
         let _ = writeln!(
             out,
             "  leads back to {}  {}",
-            index_words(root.a_index, root.b_index),
+            crate::words::index_words(root.a_index, root.b_index),
             root.kernel
         );
     }
@@ -270,7 +280,7 @@ pub fn summary(report: &Report) -> String {
         let _ = writeln!(
             out,
             "  {}  {}  {}  {}  ({})",
-            index_words(root.a_index, root.b_index),
+            at_words(root.step, root.a_index, root.b_index),
             root.kernel,
             root.kind.as_str(),
             root.args.join(", "),
@@ -295,4 +305,35 @@ pub fn summary(report: &Report) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// The headline of two runs recorded only as fingerprints (no launch
+/// recorded in full): where they part, and how to find the kernel; or
+/// that they agree.
+fn fingerprints_only_headline(report: &Report) -> Option<String> {
+    let fingerprints = report.fingerprints.as_ref()?;
+    if report.launches.a + report.launches.b > 0 {
+        return None;
+    }
+    Some(match (&fingerprints.first_difference, report.verdict) {
+        (Some(first), _) => {
+            let window = match first.step {
+                Some(0) => "TRITONTUI_TO_STEP=0".to_owned(),
+                Some(step) => format!("TRITONTUI_FROM_STEP={} TRITONTUI_TO_STEP={step}", step - 1),
+                None => "the whole run".to_owned(),
+            };
+            format!(
+                "divergent: the runs part{} (fingerprints above); to find the kernel, record \
+                 both again with {window} (`tritontui check --steps` does it all)",
+                first
+                    .step
+                    .map_or(String::new(), |s| format!(" at step {s}"))
+            )
+        }
+        (None, Verdict::Identical) => format!(
+            "identical: every one of the {} fingerprints agrees, and so do the results",
+            fingerprints.counts.a
+        ),
+        (None, _) => return None,
+    })
 }

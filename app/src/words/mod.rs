@@ -5,6 +5,7 @@
 pub mod accuracy;
 pub mod autotuning;
 pub mod batch;
+pub mod fingerprints;
 mod gaps;
 
 pub use gaps::{gap, unseen_work};
@@ -610,6 +611,13 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
 pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
     let side = |run: &str, i: Option<u64>| i.map_or(format!("{run} -"), |i| format!("{run}#{i}"));
     format!("{} {}", side("A", a), side("B", b))
+}
+
+/// Where a launch is: `step 400, A#10809 B#10809`, the step named where
+/// the trace says.
+pub fn at_words(step: Option<u64>, a: Option<u64>, b: Option<u64>) -> String {
+    let launches = index_words(a, b);
+    step.map_or_else(|| launches.clone(), |s| format!("step {s}, {launches}"))
 }
 
 /// The first tensor argument launch `launch` reads, followed to where its

@@ -13,6 +13,7 @@ use crate::accuracy::Accuracy;
 use crate::align::{Alignment, DEFAULT_DEADLINE, Row};
 use crate::batch::{BatchComparison, Requests};
 use crate::compare::PairDiff;
+use crate::fingerprints::FingerprintComparison;
 use crate::gaps::Gap;
 use crate::producer::Origin;
 use crate::programs::ProgramDifferences;
@@ -300,6 +301,9 @@ pub struct Analysis {
     /// One request's rows compared, when both traces hold row hashes
     /// (`rows`) and their batch extents are known or found.
     pub batch: Option<BatchComparison>,
+    /// The runs' fingerprints compared, when a trace holds any (recorded
+    /// with `fingerprint`): where the runs first part, by step.
+    pub fingerprints: Option<FingerprintComparison>,
     /// What the differences amount to.
     pub verdict: Verdict,
 }
@@ -386,6 +390,10 @@ impl Analysis {
             .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
         let batch = BatchComparison::of(a, b, options.requests, options.align_deadline);
+        let fingerprints = FingerprintComparison::of(a, b);
+        let fingerprints_part = fingerprints
+            .as_ref()
+            .is_some_and(|f| f.first_difference.is_some());
         let gapless = gaps.a.is_empty() && gaps.b.is_empty();
         // A result of one shape in both runs (the request's own output)
         // that differs outweighs any launch's rows.
@@ -398,6 +406,9 @@ impl Analysis {
         let verdict = if rows_identical && gapless {
             // The request's rows are what the two batchings are compared by.
             Verdict::Identical
+        } else if fingerprints_part {
+            // Steps that ran apart before what was recorded in full.
+            Verdict::Divergent
         } else if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty()
         {
             match &accuracy {
@@ -425,6 +436,7 @@ impl Analysis {
             programs,
             accuracy,
             batch,
+            fingerprints,
             verdict,
         }
     }

@@ -45,6 +45,7 @@ __all__ = [
     "mark",
     "record",
     "start",
+    "step",
     "stop",
 ]
 
@@ -77,6 +78,22 @@ def mark(label: str) -> None:
         try:
             with _active.dynamo_off():
                 session.mark(label)
+        except Exception as e:
+            session.fail(e)
+
+
+def step() -> None:
+    """Ends a training step, for loops without an optimizer (an
+    optimizer's ``step()`` ends one by itself; whichever of the two ends
+    a step first counts the steps): the trace says which step each
+    launch ran in, ``fingerprint`` recordings fingerprint the model's
+    parameters here, and ``from_step``/``to_step`` count these. No-op
+    when not recording."""
+    session = _active.active()
+    if session is not None:
+        try:
+            with _active.dynamo_off():
+                session.step_ended("user")
         except Exception as e:
             session.fail(e)
 

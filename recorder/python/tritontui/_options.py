@@ -43,6 +43,19 @@ class Options:
     hash_fn: Any
     # Whether CUDA graphs stay on and are recorded as they replay.
     cuda_graphs: bool
+    # Whether only fingerprints are recorded (graph calls' outputs, host
+    # reads, collectives, the state at each step's end).
+    fingerprint: bool
+    # The first step recorded in full (fingerprints before it), or None.
+    from_step: int | None
+    # The last step recorded (recording stops as it ends), or None.
+    to_step: int | None
+
+    @property
+    def windowed(self) -> bool:
+        """Only some steps are recorded in full (``from_step`` or
+        ``to_step``)."""
+        return self.from_step is not None or self.to_step is not None
 
     @property
     def hash_inputs(self) -> bool:
@@ -73,8 +86,18 @@ def resolve(given: Mapping[str, Any], environ: Mapping[str, str] | None = None) 
             value = None if text is None else _from_text(name, kind, text)
         elif isinstance(value, str):
             _check(name, value)
+        elif kind == "count" and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise ValueError(f"{name} is {value!r}; it takes a step number (0 or more)")
         values[name] = value
-    return Options(**values)
+    options = Options(**values)
+    window = (options.from_step, options.to_step)
+    if None not in window and window[1] < window[0]:
+        raise ValueError(
+            f"to_step ({options.to_step}) comes before from_step ({options.from_step})"
+        )
+    return options
 
 
 def _from_text(name: str, kind: str, text: str) -> Any:
@@ -82,7 +105,7 @@ def _from_text(name: str, kind: str, text: str) -> Any:
     _check(name, text)
     if kind == "flag":
         return _native.parse_flag(text)
-    if kind == "bytes":
+    if kind in ("bytes", "count"):
         return int(text)
     return text
 

@@ -24,6 +24,9 @@ def start(
     capture_budget: int | None = None,
     hash_fn: Any = None,
     cuda_graphs: bool | None = None,
+    fingerprint: bool | None = None,
+    from_step: int | None = None,
+    to_step: int | None = None,
 ) -> None:
     """Starts recording to ``path`` (``{pid}`` and ``{rank}`` are filled in).
 
@@ -60,6 +63,17 @@ def start(
     not). ``cuda_graphs`` (``TRITONTUI_CUDA_GRAPHS``, on): leave CUDA
     graphs as the program configured them and record every replay, or
     with False turn them off while recording (the header says so).
+    ``fingerprint`` (``TRITONTUI_FINGERPRINT``, off): record only
+    fingerprints, for long runs: each compiled graph call's outputs (and
+    the inputs it wrote), each host read and collective, and the
+    parameters and optimizer state at each step's end, hashed, and no
+    launch of their own; two runs' fingerprints name the step where they
+    first part. A step ends where an optimizer's ``step()`` returns, or
+    where the program calls :func:`tritontui.step` (whichever ends one
+    first counts the steps). ``from_step`` (``TRITONTUI_FROM_STEP``):
+    record fingerprints until that step (counted from 0) begins, then
+    everything. ``to_step`` (``TRITONTUI_TO_STEP``): stop recording when
+    that step ends.
     Flags in the environment are ``1``, ``true``, ``yes`` or ``0``,
     ``false``, ``no``; a value an option does not take raises ValueError."""
     from . import _options, _session, _spawned_ranks
@@ -77,6 +91,9 @@ def start(
             "capture_budget": capture_budget,
             "hash_fn": hash_fn,
             "cuda_graphs": cuda_graphs,
+            "fingerprint": fingerprint,
+            "from_step": from_step,
+            "to_step": to_step,
         }
     )
     _session.start(path, options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import itertools
 import sys
+import weakref
 from typing import NamedTuple
 
 import torch
@@ -158,3 +159,68 @@ def by_device(live: list[Live]) -> dict[int, list[Live]]:
         device = entry.tensor.device
         groups.setdefault(-1 if device.type == "cpu" else device.index, []).append(entry)
     return groups
+
+
+class TrainingState:
+    """What a program trains: its optimizers (or, without one, its
+    outermost modules), found once among Python's objects and held
+    weakly; at each step's end their tensors, named, in a fixed order
+    (each optimizer's parameters group by group, each followed by its
+    state in key order; a module's parameters, then its buffers)."""
+
+    def __init__(self) -> None:
+        self._optimizers: list[weakref.ref] = []
+        self._modules: list[weakref.ref] = []
+        self._found = False
+
+    def tensors(self) -> list[Live]:
+        """The tensors held now, each view once."""
+        optimizers = [o for o in (ref() for ref in self._optimizers) if o is not None]
+        modules = [m for m in (ref() for ref in self._modules) if m is not None]
+        if not self._found or (not optimizers and not modules):
+            modules, optimizers = _holders()
+            self._modules = [weakref.ref(m) for m in modules]
+            self._optimizers = [weakref.ref(o) for o in optimizers]
+            self._found = True
+        given = names(modules, optimizers)
+        ordered: list[torch.Tensor] = []
+        if optimizers:
+            for optimizer in optimizers:
+                for group in optimizer.param_groups:
+                    for p in group["params"]:
+                        ordered.append(p)
+                        state = optimizer.state.get(p)
+                        if isinstance(state, dict):
+                            ordered.extend(state[key] for key in sorted(state, key=str))
+        else:
+            children = {id(c) for m in modules for c in m._modules.values() if c is not None}
+            for root in modules:
+                if id(root) in children or isinstance(root, torch.fx.GraphModule):
+                    continue
+                ordered.extend(p for _, p in root.named_parameters())
+                ordered.extend(b for _, b in root.named_buffers())
+        seen: set[int] = set()
+        live = []
+        for t in ordered:
+            if not isinstance(t, torch.Tensor) or id(t) in seen:
+                continue
+            seen.add(id(t))
+            held = _tensors.with_storage(t)
+            if held is not None and _tensors.is_hashable(held) and held.numel() > 0:
+                live.append(Live(held, given.get(id(t), "")))
+        return live
+
+
+def _holders() -> tuple[list[torch.nn.Module], list[torch.optim.Optimizer]]:
+    """The modules and optimizers alive now, in the garbage collector's
+    order (picked out by type, as :func:`live_tensors` does)."""
+    objects = gc.get_objects()
+    kinds = _Kinds(None)
+    modules, optimizers = [], []
+    for obj in itertools.compress(objects, map(kinds.__getitem__, map(type, objects))):
+        kind = kinds[type(obj)]
+        if kind == "module":
+            modules.append(obj)
+        elif kind == "optimizer":
+            optimizers.append(obj)
+    return modules, optimizers

@@ -28,6 +28,7 @@ from . import (
     _capture,
     _custom_hash,
     _environment,
+    _fingerprints,
     _native,
     _options,
     _pause,
@@ -171,6 +172,26 @@ class Session:
         # Whether device hashes inside a graph call may wait for later
         # launches (set when the trace opens).
         self.defers_hashes = False
+        # The training step running, from 0 at the start, and what ends
+        # one: the first of an optimizer's step() (``optimizer``) and
+        # ``tritontui.step()`` (``user``) to end one.
+        self.step = 0
+        self.steps_ended_by: str | None = None
+        # What the program trains, whose tensors are fingerprinted at each
+        # step's end.
+        self.training = _results.TrainingState()
+        # Whether a graph call inside a CUDA graph capture went without
+        # fingerprints (said once in the trace).
+        self.said_captured_fingerprint = False
+
+    @property
+    def fingerprints_now(self) -> bool:
+        """Whether only fingerprints are recorded now: with
+        ``fingerprint``, or with ``from_step`` before that step begins."""
+        options = self.options
+        if not options.fingerprint and options.from_step is None:
+            return False
+        return options.from_step is None or self.step < options.from_step
 
     # -- lifecycle -------------------------------------------------------
 
@@ -202,6 +223,9 @@ class Session:
                 "kernels": self.options.kernels,
                 "cuda_graphs_disabled": not self.options.cuda_graphs,
                 "inherited_hashes": inherits,
+                "fingerprint": self.options.fingerprint or self.options.from_step is not None,
+                "from_step": self.options.from_step,
+                "to_step": self.options.to_step,
             },
         }
         if self.place is not None:
@@ -228,7 +252,10 @@ class Session:
         _environment.hand_over(_environment.TRACE, self.path)
         if self.breaks is not None:
             _environment.hand_over(_environment.BREAK_ID, f"{os.getpid()}-{time.time_ns()}")
-        self._record_held()
+        # Steps recorded in full from a later step hold what they began
+        # with from there.
+        if not (self.fingerprints_now and self.options.from_step is not None):
+            self._record_held()
 
     def inherits_hashes(self) -> bool:
         """Whether a launch inside a graph call takes its hashes before
@@ -578,6 +605,33 @@ class Session:
 
     def mark(self, label: str) -> None:
         self.file.marker(str(label), threading.get_native_id())
+
+    def step_ended(self, by: str) -> None:
+        """Training step ``self.step`` ended (``by`` an optimizer's
+        ``step()`` or ``tritontui.step()``; steps are counted by whichever
+        ended one first): its state fingerprinted when fingerprints are
+        recorded, its ``step`` record written; then the steps recorded in
+        full begin (``from_step``), or recording stops after the last
+        (``to_step``)."""
+        if self.file is None or self.failed:
+            return
+        if self.steps_ended_by is None:
+            self.steps_ended_by = by
+        elif by != self.steps_ended_by:
+            return
+        if self.fingerprints_now:
+            with _active.dynamo_off():
+                _fingerprints.state(self, self.training.tensors())
+        self.file.step(self.step, by)
+        self.step += 1
+        options = self.options
+        if options.to_step is not None and self.step > options.to_step:
+            stop(f"step {options.to_step} ended (to_step)")
+        elif options.from_step is not None and self.step == options.from_step:
+            # The window begins: every launch is recorded from here.
+            hooks.uninstall()
+            self._record_held()
+            hooks.install(self)
 
 
 def _probe_tensor_impl() -> None:

@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How one op is handled, fixed at its first call.
@@ -78,6 +79,10 @@ struct Traits {
     /// It writes only the arguments its schema marks written (an aten
     /// op): see [`Described::writes_declared`].
     writes_declared: bool,
+    /// A copy recorded only when it leaves for the host (while only
+    /// fingerprints are recorded): asked of Python before it runs
+    /// (`tritontui.hooks.aten.leaves_for_host`).
+    only_to_host: bool,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
@@ -110,6 +115,9 @@ pub struct AtenHook {
     /// `torch._C._len_torch_dispatch_stack`: other modes than this one
     /// (which is off the stack while it runs) are rare, and one may trace.
     stack_len: Py<PyAny>,
+    /// Optimizer steps begun and not ended (one optimizer's `step()` may
+    /// call another's): a training step ends with the outermost.
+    steps_open: AtomicU32,
 }
 
 /// What [`AtenHook::prepare`] decided for one call.
@@ -235,6 +243,7 @@ impl AtenHook {
                 .import("torch._C")?
                 .getattr("_len_torch_dispatch_stack")?
                 .unbind(),
+            steps_open: AtomicU32::new(0),
         })
     }
 
@@ -360,6 +369,15 @@ impl AtenHook {
         if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
             return Ok(Prepared::Run(plan));
         }
+        if recorded.traits.only_to_host
+            && !self
+                .helpers
+                .bind(py)
+                .call_method1(intern!(py, "leaves_for_host"), (func, args, kwargs))?
+                .extract::<bool>()?
+        {
+            return Ok(Prepared::Run(plan));
+        }
         if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
             let sampled = self.helpers.bind(py).call_method1(
                 intern!(py, "sample_settings"),
@@ -431,7 +449,19 @@ impl AtenHook {
         if !self.recording(py) {
             return;
         }
-        if let Err(e) = self.session.optimizer_step(py, begins) {
+        let outermost = if begins {
+            self.steps_open.fetch_add(1, Ordering::Relaxed) == 0
+        } else {
+            self.steps_open.fetch_sub(1, Ordering::Relaxed) == 1
+        };
+        let told = self.session.optimizer_step(py, begins).and_then(|()| {
+            if !begins && outermost {
+                self.session.step_ended(py, "optimizer")
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = told {
             self.session.fail(py, e);
         }
     }

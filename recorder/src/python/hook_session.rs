@@ -46,6 +46,16 @@ impl HookSession {
         self.trace.get().optimizer_step(py, begins)
     }
 
+    /// A training step ended (`by` what): the session writes its `step`
+    /// record, its fingerprints, and begins or ends a window of steps
+    /// recorded in full.
+    pub fn step_ended(&self, py: Python<'_>, by: &str) -> PyResult<()> {
+        self.python
+            .bind(py)
+            .call_method1(intern!(py, "step_ended"), (by,))
+            .map(drop)
+    }
+
     /// Memory written where no launch records it ([`TraceFile::forget`]).
     pub fn forget(&self, py: Python<'_>, spans: &[(u64, u64)]) -> PyResult<()> {
         self.trace.get().forget(py, spans)

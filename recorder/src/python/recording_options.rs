@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use tritontui_trace::options::{self, Values};
 
 /// `(name, environment variable, default, kind)` of each recording
-/// option, kind being `text`, `flag`, `bytes` or `one of`.
+/// option, kind being `text`, `flag`, `bytes`, `count` or `one of`.
 #[pyfunction]
 pub fn recording_options() -> Vec<(
     &'static str,
@@ -23,6 +23,7 @@ pub fn recording_options() -> Vec<(
                 Values::Text => "text",
                 Values::Flag => "flag",
                 Values::Bytes => "bytes",
+                Values::Count => "count",
                 Values::OneOf(_) => "one of",
             };
             (o.name, o.env, o.default, kind)

@@ -32,7 +32,7 @@ use std::time::Instant;
 use tritontui_trace::format::{
     CallRecord, CompileRecord, CustomHashRecord, GapRecord, Header, KernelDef, LaunchRecord,
     MarkerRecord, PauseRecord, ProcessGroupRecord, Record, ResultsRecord, SettingsRecord,
-    ValuesRecord,
+    StepRecord, ValuesRecord,
 };
 
 /// Writes one trace file from a background thread.
@@ -530,6 +530,18 @@ impl TraceFile {
             thread,
         };
         self.queue_record(py, Record::Marker(marker))
+    }
+
+    /// Queues a `step` record: step `step` ended (`by` an optimizer's
+    /// `step()` or the program's `tritontui.step()`), after the last launch.
+    fn step(&self, py: Python<'_>, step: u64, by: String) -> PyResult<()> {
+        let record = StepRecord {
+            step,
+            after: self.next_seq().checked_sub(1),
+            by,
+            ts: self.elapsed(),
+        };
+        self.queue_record(py, Record::Step(record))
     }
 
     /// Queues a `pause` record of this process (`state` `paused`, or

@@ -133,6 +133,17 @@ pub struct RecordOptions {
     /// before from the data flow (1.5, [`TensorArg::INHERITED`]).
     #[serde(default)]
     pub inherited_hashes: bool,
+    /// Whether launches were recorded only as fingerprints (1.22): each
+    /// compiled graph call's outputs, host reads, collectives and the
+    /// state at each step's end, before `from_step` where it is set.
+    #[serde(default)]
+    pub fingerprint: bool,
+    /// The first step recorded in full (1.22), fingerprints before it.
+    #[serde(default)]
+    pub from_step: Option<u64>,
+    /// The last step recorded (1.22): recording stopped when it ended.
+    #[serde(default)]
+    pub to_step: Option<u64>,
 }
 
 fn default_hash() -> String {
@@ -156,6 +167,9 @@ impl Default for RecordOptions {
             kernels: default_glob(),
             cuda_graphs_disabled: false,
             inherited_hashes: false,
+            fingerprint: false,
+            from_step: None,
+            to_step: None,
         }
     }
 }

@@ -15,7 +15,7 @@ pub use launch::{Access, ArgDef, Captured, KernelDef, LaunchRecord, LayoutDef, S
 pub use records::{
     CallRecord, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, GraphDef,
     InputRecord, MarkerRecord, PauseRecord, ProcessGroupRecord, ProcessRecord, ReplayRecord,
-    ResultsRecord, RowsRecord, SamplesRecord, SettingsRecord, ValuesRecord,
+    ResultsRecord, RowsRecord, SamplesRecord, SettingsRecord, StepRecord, ValuesRecord,
 };
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -28,7 +28,7 @@ pub const FORMAT_NAME: &str = "tritontui-trace";
 /// files with a larger major version.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: additions that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 21;
+pub const SCHEMA_MINOR: u32 = 22;
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,6 +51,8 @@ pub enum Record {
     Process(ProcessRecord),
     /// A user marker (`tritontui.mark("label")`).
     Marker(MarkerRecord),
+    /// A training step ended (1.22).
+    Step(StepRecord),
     /// A process group this process became a member of (1.8).
     #[serde(rename = "process_group")]
     ProcessGroup(ProcessGroupRecord),
@@ -114,6 +116,7 @@ impl Record {
             Record::Captured(_) => "captured",
             Record::Process(_) => "process",
             Record::Marker(_) => "marker",
+            Record::Step(_) => "step",
             Record::ProcessGroup(_) => "process_group",
             Record::Values(_) => "capture",
             Record::CustomHash(_) => "custom_hash",
@@ -171,6 +174,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
             "captured" => Record::Captured(LaunchRecord::deserialize(rest)?),
             "process" => Record::Process(ProcessRecord::deserialize(rest)?),
             "marker" => Record::Marker(MarkerRecord::deserialize(rest)?),
+            "step" => Record::Step(StepRecord::deserialize(rest)?),
             "process_group" => Record::ProcessGroup(ProcessGroupRecord::deserialize(rest)?),
             "capture" => Record::Values(ValuesRecord::deserialize(rest)?),
             "custom_hash" => Record::CustomHash(CustomHashRecord::deserialize(rest)?),

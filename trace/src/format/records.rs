@@ -196,6 +196,25 @@ pub struct MarkerRecord {
     pub thread: u64,
 }
 
+/// A training step ended (1.22): an optimizer's `step()` returned, or the
+/// program called `tritontui.step()`. The launches after it are the next
+/// step's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step that ended, counted from 0 at the recording's start.
+    pub step: u64,
+    /// Sequence number of the last launch before it, if any.
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// What ended it: `optimizer` (its `step()`) or `user`
+    /// (`tritontui.step()`).
+    #[serde(default)]
+    pub by: String,
+    /// Nanoseconds since the header's `created_ns`.
+    #[serde(default)]
+    pub ts: u64,
+}
+
 /// A compilation or autotuning event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompileRecord {

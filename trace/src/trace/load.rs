@@ -5,7 +5,7 @@
 
 use super::{
     ALLOCATED, Arg, EarlyEnd, GraphCall, GraphInput, HAS_POST, HAS_PRE, HAS_SAMPLES, HAS_STATS,
-    INHERITED, Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Trace, WRITTEN,
+    INHERITED, Kernel, Launch, LiveTensor, Replayed, SCALAR, Source, Steps, Trace, WRITTEN,
 };
 use crate::format::{
     ArgValue, CallRecord, GraphDef, InputRecord, KernelDef, LaunchRecord, Record, ReplayRecord,
@@ -131,6 +131,7 @@ impl Trace {
             modules: Vec::new(),
             processes: Vec::new(),
             markers: Vec::new(),
+            steps: Steps::default(),
             process_groups: Vec::new(),
             captured_values: Vec::new(),
             custom_hashes: HashMap::new(),
@@ -174,6 +175,8 @@ impl Trace {
                 last_report = pos;
             }
         }
+        let launches = trace.launches.len();
+        trace.steps.finish(&trace.header.options, launches);
         Ok(trace)
     }
 
@@ -247,6 +250,7 @@ impl Trace {
                 }
             }
             Record::Marker(marker) => self.markers.push(marker),
+            Record::Step(step) => self.steps.add(step, self.launches.len()),
             Record::ProcessGroup(group) => self.process_groups.push(group),
             Record::Values(capture) => self.captured_values.push(capture),
             Record::CustomHash(custom) => {

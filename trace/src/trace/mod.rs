@@ -4,6 +4,9 @@
 
 mod load;
 mod sites;
+mod steps;
+
+pub use steps::Steps;
 
 use crate::format::{
     Access, ArgDef, CompileRecord, CudaGraphRecord, CustomHashRecord, EndRecord, GapRecord, Header,
@@ -319,6 +322,9 @@ pub struct Trace {
     pub processes: Vec<ProcessRecord>,
     /// User markers.
     pub markers: Vec<MarkerRecord>,
+    /// Where each training step ended (1.22), and which launches are
+    /// fingerprints.
+    pub steps: Steps,
     /// The process groups the process became a member of, in order (1.8).
     pub process_groups: Vec<ProcessGroupRecord>,
     /// Launches captured by value (1.9), in record order.
@@ -492,11 +498,23 @@ impl Trace {
         self.header.options.samples
     }
 
-    /// Launches made by the program itself, i.e. not while autotuning.
+    /// Launches made by the program itself and recorded in full: not
+    /// while autotuning, and no fingerprints (`Steps::is_fingerprint`).
     pub fn program_launches(&self) -> impl Iterator<Item = (usize, &Launch)> {
         self.launches
             .iter()
             .enumerate()
+            .skip(self.steps.fingerprints())
+            .filter(|(_, l)| !l.autotune)
+    }
+
+    /// The fingerprints (1.22): a graph call's outputs, a host read, a
+    /// collective or a step's state, recorded with `fingerprint`, in order.
+    pub fn fingerprints(&self) -> impl Iterator<Item = (usize, &Launch)> {
+        self.launches
+            .iter()
+            .enumerate()
+            .take(self.steps.fingerprints())
             .filter(|(_, l)| !l.autotune)
     }
 }

@@ -43,28 +43,35 @@ _ATEN: aten.AtenObserver | aten.AtenRecorder | None = None
 
 def install(session: Any) -> None:
     """Installs every hook for ``session`` (aten ops and host reads only
-    when it records aten ops)."""
+    when it records aten ops). While the session records fingerprints
+    alone (``session.fingerprints_now``), only the hooks fingerprints
+    need: graph calls, host reads and collectives through the aten
+    observer, optimizer steps; no launch is recorded."""
     global _ATEN
     _hide_from_dynamo()
-    triton.install(session)
+    full = not session.fingerprints_now
+    if full:
+        triton.install(session)
+        user_triton.install()
+        cpp.install()
+        cpp_wrapper.install(session)
+        aot_inductor.install()
+    if full or not session.options.cuda_graphs:
+        cuda_graphs.install(session)
     foreign_work.install()
-    user_triton.install()
-    cpp.install()
-    cpp_wrapper.install(session)
     graph_inputs.install()
     kernel_sites.install()
-    aot_inductor.install()
     compile_events.install()
     autotuning.install()
     process_groups.install(session)
-    cuda_graphs.install(session)
-    if session.options.aten:
+    if session.options.aten or not full:
         host_reads.install()
-        point_to_point.install(session)
+        if full:
+            point_to_point.install(session)
         _ATEN = aten.start(session)
         # The observer sees extern kernels' ops as it sees any; the mode
         # leaves them to native proxies, which cost no Python per call.
-        if isinstance(_ATEN, aten.AtenRecorder) and not _environment.extern_hook_off():
+        if full and isinstance(_ATEN, aten.AtenRecorder) and not _environment.extern_hook_off():
             extern_kernels.install(_ATEN)
 
 

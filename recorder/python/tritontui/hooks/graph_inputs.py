@@ -19,7 +19,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .. import _active, _modules
+from .. import _active, _fingerprints, _modules
 from . import cpp_wrapper, cuda_graphs, extern_kernels, kernel_sites
 
 _ORIGINAL: Any = None
@@ -42,11 +42,16 @@ class _Graph:
     sites: int
     # Whether CUDA graph trees may run it (Inductor kept what they need).
     in_tree: bool
+    # The inputs its calls write (indices), fingerprinted with its outputs.
+    mutated: tuple[int, ...]
 
     @classmethod
     def of(cls, compiled: Any) -> _Graph:
         source = getattr(compiled, "source_code", "") or ""
-        name = getattr(compiled, "_fx_graph_cache_key", "") or f"graph@{id(compiled):x}"
+        # Without a cache key, graphs are named by the order of their first
+        # calls, the same in two runs of one program.
+        name = getattr(compiled, "_fx_graph_cache_key", "") or f"graph#{len(_NAMED)}"
+        _NAMED.add(name)
         return cls(
             weakref.ref(compiled),
             str(name),
@@ -54,11 +59,14 @@ class _Graph:
             _CPP_WRAPPER in source,
             cpp_wrapper.hook_sites(source),
             getattr(compiled, "cudagraph_info", None) is not None,
+            tuple(sorted(getattr(compiled, "mutated_input_idxs", ()) or ())),
         )
 
 
 # The graphs called so far, by id.
 _GRAPHS: dict[int, _Graph] = {}
+# The names given to graphs so far.
+_NAMED: set[str] = set()
 # What the Python module of a cpp_wrapper graph loads its C++ entry with.
 _CPP_WRAPPER = "CppWrapperCodeCache.load_pybinding"
 
@@ -82,6 +90,7 @@ def install() -> None:
     def call(self: Any, inputs: Any) -> Any:
         session = _active.active()
         recorded = False
+        fingerprinted: list[Any] | None = None
         calls = 0
         if session is not None:
             try:
@@ -90,23 +99,35 @@ def install() -> None:
                 if known is None or known.graph() is not self:
                     known = _GRAPHS[id(self)] = _Graph.of(self)
                 in_cpp, graph = known.in_cpp, known.name
-                if in_cpp and not known.sites and graph not in session.unrecorded_graphs:
-                    say_unrecorded(session, graph, "cpp_wrapper")
                 kernel_sites.record(session, graph)
-                session.sample_settings()
-                # A C++ wrapper's copies and zeroing are not recorded: its
-                # launches take their hashes before afresh.
-                session.graph_inputs(
-                    graph,
-                    known.inputs,
-                    list(inputs),
-                    all_recorded=not in_cpp,
-                    may_keep=cuda_graphs.none_from_the_tree if known.in_tree else None,
-                )
-                calls = cpp_wrapper.calls() if in_cpp else 0
-                recorded = True
+                if session.fingerprints_now:
+                    # The call may empty its list of inputs as it goes.
+                    fingerprinted = [inputs[i] for i in known.mutated if i < len(inputs)]
+                else:
+                    if in_cpp and not known.sites and graph not in session.unrecorded_graphs:
+                        say_unrecorded(session, graph, "cpp_wrapper")
+                    session.sample_settings()
+                    # A C++ wrapper's copies and zeroing are not recorded: its
+                    # launches take their hashes before afresh.
+                    session.graph_inputs(
+                        graph,
+                        known.inputs,
+                        list(inputs),
+                        all_recorded=not in_cpp,
+                        may_keep=cuda_graphs.none_from_the_tree if known.in_tree else None,
+                    )
+                    calls = cpp_wrapper.calls() if in_cpp else 0
+                    recorded = True
             except Exception as e:
                 session.fail(e)
+        if fingerprinted is not None:
+            outputs = _ORIGINAL(self, inputs)
+            try:
+                with _active.dynamo_off():
+                    _fingerprints.graph_call(session, graph, [*outputs, *fingerprinted])
+            except Exception as e:
+                session.fail(e)
+            return outputs
         try:
             return _ORIGINAL(self, inputs)
         finally:

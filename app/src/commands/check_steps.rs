@@ -1,0 +1,157 @@
+//! `tritontui check --steps`: a long program run twice recording only
+//! fingerprints; the first step where they differ, and the one before it,
+//! then recorded in full by two more runs (`from_step`, `to_step`), which
+//! `check` compares as it compares any runs.
+
+use super::check::Runs;
+use anyhow::Context;
+use std::path::PathBuf;
+use tritontui_engine::fingerprints::FingerprintComparison;
+use tritontui_engine::{Analysis, Options, TracePair};
+use tritontui_trace::Trace;
+use tritontui_trace::options::{FINGERPRINT, FROM_STEP, TO_STEP};
+
+/// How many times the steps recorded in full move earlier, when the runs
+/// recording them part before the first of them (nondeterminism that
+/// does not strike at the same step each run); after that the last
+/// recording is compared as it is.
+const WINDOW_MOVES: usize = 2;
+
+/// What the fingerprints found.
+pub(super) enum Zoomed {
+    /// Every fingerprint agrees and so do the results: the verdict, said.
+    Agree(String),
+    /// The runs recorded in full to compare, and what led there (lines
+    /// said before the verdict, and the same as JSON).
+    Window {
+        traces: Vec<PathBuf>,
+        said: Vec<String>,
+        json: serde_json::Value,
+    },
+}
+
+/// Runs the program with fingerprints, then the steps where they first
+/// part in full.
+pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> {
+    let fingerprinted = runs.all("fingerprints", &[(FINGERPRINT.env, "1".into())])?;
+    let first = Trace::open(&fingerprinted[0])?;
+    let mut earliest: Option<(Option<u64>, String)> = None;
+    let mut results_differ = false;
+    let mut compared = 0;
+    for path in &fingerprinted[1..] {
+        let other = Trace::open(path)?;
+        let analysis = Analysis::run(&first, &other, options);
+        let fingerprints = analysis.fingerprints.as_ref().with_context(|| {
+            format!(
+                "{}: no fingerprints recorded (does the program run under tritontui's recorder?)",
+                path.display()
+            )
+        })?;
+        compared = compared.max(fingerprints.counts.a);
+        results_differ |= !analysis.results.differences.is_empty();
+        if let Some(difference) = &fingerprints.first_difference {
+            let pair = TracePair {
+                a: &first,
+                b: &other,
+            };
+            let line = crate::words::fingerprints::headline(pair, difference);
+            let step = difference.step;
+            if earliest.as_ref().is_none_or(|(s, _)| step < *s) {
+                earliest = Some((step, line));
+            }
+        }
+    }
+    let steps = first.steps.fingerprinted_steps();
+    let parting_step = earliest.as_ref().and_then(|(s, _)| *s);
+    let json = |window: Option<(u64, u64)>, said: &[String]| {
+        serde_json::json!({
+            "fingerprint_traces": fingerprinted,
+            "fingerprints": compared,
+            "steps": steps,
+            "first_difference_step": parting_step,
+            "window": window.map(|(from, to)| [from, to]),
+            "said": said,
+        })
+    };
+    let (step, headline) = match earliest {
+        None if !results_differ => {
+            return Ok(Zoomed::Agree(format!(
+                "deterministic: {} runs of `{}` fingerprinted {compared} points{} alike (graph \
+                 calls' outputs, host reads, collectives, the state at each step's end), and \
+                 their results agree bit for bit\n",
+                fingerprinted.len(),
+                runs.shown,
+                steps.map_or(String::new(), |n| format!(" over {n} steps")),
+            )));
+        }
+        // The results differ where no fingerprint looks (eager work outside
+        // graph calls and steps): everything is recorded.
+        None => {
+            let said = vec![
+                "every fingerprint agrees but the results differ: the difference is in work no \
+                 fingerprint covers (eager ops outside graph calls); recording every step"
+                    .to_owned(),
+            ];
+            let traces = runs.all("run", &[])?;
+            let json = json(None, &said);
+            return Ok(Zoomed::Window { traces, said, json });
+        }
+        Some(found) => found,
+    };
+    let Some(step) = step else {
+        let said = vec![
+            headline,
+            "the program ended no step (no optimizer's step() and no tritontui.step()): \
+             recording all of it"
+                .to_owned(),
+        ];
+        let traces = runs.all("run", &[])?;
+        let json = json(None, &said);
+        return Ok(Zoomed::Window { traces, said, json });
+    };
+    let mut said = vec![headline];
+    let mut from = step.saturating_sub(1);
+    let mut moves = 0;
+    loop {
+        let window = [
+            (FROM_STEP.env, from.to_string()),
+            (TO_STEP.env, step.to_string()),
+        ];
+        eprintln!("tritontui: recording steps {from} to {step} in full");
+        let traces = runs.all("run", &window)?;
+        match parted_before_window(&traces)? {
+            Some(earlier) if earlier < from && moves < WINDOW_MOVES => {
+                said.push(format!(
+                    "the runs recording steps {from} to {step} in full parted earlier, at step \
+                     {earlier}: recording from step {} instead",
+                    earlier.saturating_sub(1)
+                ));
+                from = earlier.saturating_sub(1);
+                moves += 1;
+            }
+            _ => {
+                said.push(format!("steps {from} to {step} recorded in full:"));
+                let json = json(Some((from, step)), &said);
+                return Ok(Zoomed::Window { traces, said, json });
+            }
+        }
+    }
+}
+
+/// The earliest step where the fingerprints (before the steps recorded
+/// in full) of a run differ from the first run's, if any.
+fn parted_before_window(traces: &[PathBuf]) -> anyhow::Result<Option<u64>> {
+    let first = Trace::open(&traces[0])?;
+    let mut earliest: Option<u64> = None;
+    for path in &traces[1..] {
+        let other = Trace::open(path)?;
+        let step = FingerprintComparison::of(&first, &other)
+            .and_then(|f| f.first_difference)
+            .and_then(|d| d.step);
+        earliest = match (earliest, step) {
+            (Some(e), Some(s)) => Some(e.min(s)),
+            (e, s) => e.or(s),
+        };
+    }
+    Ok(earliest)
+}

@@ -1,0 +1,71 @@
+"""Fingerprints (``fingerprint``, and the steps before ``from_step``): a
+compiled graph call's outputs and the inputs it wrote, hashed after it
+returns, and the training state at a step's end, hashed then, each
+written as a launch of a kernel of its own (meta ``fingerprint``:
+``call`` or ``state``) with no launch inside it recorded. Host reads and
+collectives are fingerprinted as the aten recorder records them.
+Comparing two runs' fingerprints in order finds the step where they
+first part (``tritontui diff``, ``check --steps``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from . import _tensors
+
+# The most tensors one fingerprint launch holds (a call's outputs, a step's
+# state, split into launches of at most this many).
+PER_LAUNCH = 512
+
+
+def graph_call(session: Any, graph: str, tensors: list[Any]) -> None:
+    """Graph ``graph``'s call just returned what ``tensors`` hold (its
+    outputs, then the inputs it wrote): hashed now, on each tensor's
+    current stream. A call inside a CUDA graph's capture is not: its
+    outputs are not there yet (a ``gap`` says so, once)."""
+    tensors = [t for t in tensors if isinstance(t, torch.Tensor) and _tensors.is_hashable(t)]
+    if any(t.is_cuda for t in tensors) and torch.cuda.is_current_stream_capturing():
+        if not session.said_captured_fingerprint:
+            session.said_captured_fingerprint = True
+            session.record_gap(
+                "fingerprint",
+                f"graph {graph} was called inside a CUDA graph capture: its outputs were not "
+                "fingerprinted",
+            )
+        return
+    for start in range(0, max(len(tensors), 1), PER_LAUNCH):
+        chunk = tensors[start : start + PER_LAUNCH]
+        names = [f"out{start + k}" for k in range(len(chunk))]
+        _write(session, "call", f"graph {graph}", names, chunk, b"o")
+
+
+def state(session: Any, held: list[Any]) -> None:
+    """The training state at a step's end (``_results.Live`` each: the
+    tensor and its name), hashed now."""
+    for start in range(0, len(held), PER_LAUNCH):
+        chunk = held[start : start + PER_LAUNCH]
+        names = [live.name or f"tensor{start + k}" for k, live in enumerate(chunk)]
+        _write(session, "state", "step state", names, [live.tensor for live in chunk], b"i")
+
+
+def _write(
+    session: Any, what: str, name: str, names: list[str], tensors: list[Any], code: bytes
+) -> None:
+    """One fingerprint launch of kernel ``name`` over ``tensors`` (each
+    read, ``i``, and hashed before, or written, ``o``, and hashed after)."""
+    access = "in" if code == b"i" else "out"
+    kernel = session.kernel_id(
+        ("fingerprint", what, name, tuple(names)),
+        lambda: {
+            "name": name,
+            "backend": "tritontui",
+            "args": [{"name": n, "type": "", "access": access} for n in names],
+            "source": None,
+            "meta": {"fingerprint": what},
+            "config": {},
+        },
+    )
+    described = session.describe(tensors, code * len(tensors), hash_pre=code == b"i", inherit=False)
+    session.launch(kernel, [], 0, described)

@@ -222,6 +222,43 @@ fn every_pair_gets_its_expected_verdict() {
                 ));
             }
         }
+        // The step of the first divergence, where the pair says it.
+        if let Some(step) = expected["first_divergence"]["step"].as_u64() {
+            failures.extend(got(
+                "the first divergence's step",
+                format!(
+                    "{:?}",
+                    report.first_divergence.as_ref().and_then(|d| d.step)
+                ),
+                format!("{:?}", Some(step)),
+            ));
+        }
+        // Where fingerprints first differ (runs recorded with
+        // `fingerprint`), or that they agree, where the pair says.
+        let parted = report
+            .fingerprints
+            .as_ref()
+            .and_then(|f| f.first_difference.as_ref());
+        if let Some(want) = expected.get("fingerprints_first_differ") {
+            failures.extend(got(
+                "where the fingerprints first differ",
+                parted.map_or_else(String::new, |d| {
+                    let what = d.what.split_whitespace().take(2).collect::<Vec<_>>();
+                    format!("{:?} {} {}", d.step, what.join(" "), d.parted)
+                }),
+                format!(
+                    "{:?} {} {}",
+                    want["step"].as_u64(),
+                    field(want, "what"),
+                    field(want, "parted")
+                ),
+            ));
+        }
+        if expected["fingerprints_agree"] == true
+            && (report.fingerprints.is_none() || parted.is_some())
+        {
+            failures.push(format!("{name}: the fingerprints do not agree"));
+        }
         // What the batch comparison must say, where the pair asks.
         if let Some(words) = expected["batch_detail_contains"].as_str() {
             let detail = report

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use tritontui_trace::format::{
     CompileRecord, CustomHashRecord, EndRecord, MarkerRecord, ProcessGroupRecord, ProcessRecord,
-    RecordOptions, SourceDef, ValuesRecord,
+    RecordOptions, SourceDef, StepRecord, ValuesRecord,
 };
 use tritontui_trace::{
     Access, ArgDef, ArgRef, ArgValue, CallRecord, EarlyEnd, GraphDef, Header, InputRecord,
@@ -168,6 +168,14 @@ fn record() -> impl Strategy<Value = Record> {
             ts: 9,
             thread: 3,
         })),
+        (any::<u64>(), any::<Option<u64>>(), "optimizer|user").prop_map(|(step, after, by)| {
+            Record::Step(StepRecord {
+                step,
+                after,
+                by,
+                ts: 4,
+            })
+        }),
         (
             ".{0,10}",
             ".{0,10}",

@@ -166,6 +166,13 @@ fn programs_differ(page: &mut String, report: &Report) {
         }
         page.push_str("</ul>\n");
     }
+    if let Some(fingerprints) = &report.fingerprints {
+        page.push_str("<h2>Fingerprints</h2>\n<ul>\n");
+        for line in &fingerprints.detail {
+            let _ = writeln!(page, "<li>{}</li>", escape(line));
+        }
+        page.push_str("</ul>\n");
+    }
     if let Some(accuracy) = &report.accuracy {
         numerics(page, accuracy);
     }
@@ -291,8 +298,9 @@ fn divergence(page: &mut String, a: &Trace, b: &Trace, d: &DivergenceReport, wit
     let index = |i: Option<u64>| i.map_or_else(|| "–".to_owned(), |i| format!("#{i}"));
     let _ = write!(
         page,
-        "<div class=\"card\"><p><b>{}</b> at A {} / B {}: <code>{}</code></p><p>{}</p><p>Impact: {}</p>",
+        "<div class=\"card\"><p><b>{}</b> at {}A {} / B {}: <code>{}</code></p><p>{}</p><p>Impact: {}</p>",
         escape(d.kind.as_str()),
+        d.step.map_or_else(String::new, |s| format!("step {s}, ")),
         index(d.a_index),
         index(d.b_index),
         escape(&d.kernel),

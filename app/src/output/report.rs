@@ -477,9 +477,13 @@ impl Report {
             .iter()
             .map(|r| result_difference_report(runs, analysis, r))
             .collect();
+        // Runs recorded only as fingerprints wrote their results in launches
+        // recorded by no record of their own: where the fingerprints part
+        // says more than a result nobody recorded writing.
+        let fingerprints_only = analysis.fingerprints.is_some() && analysis.launches == (0, 0);
         let result_roots: Vec<DivergenceReport> = result_differences
             .iter()
-            .filter(|r| r.explained_by.is_none())
+            .filter(|r| r.explained_by.is_none() && !fingerprints_only)
             .map(result_root_cause)
             .collect();
         let mut root_causes: Vec<DivergenceReport> = analysis
@@ -764,7 +768,7 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
         kernel: point.b_kernel.clone(),
     };
     let mut root = reported_root(Kind::Accuracy, writer, vec![point.b_arg.clone()]);
-    root.step = step_of(runs, Some(p.a.0), Some(p.b.0));
+    root.step = crate::words::step_of(runs, Some(p.a.0), Some(p.b.0));
     root.detail = crate::words::accuracy::past_bound_words(runs, p);
     root.impact_detail = "its error is carried on to the results".to_owned();
     root
@@ -785,7 +789,7 @@ fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Dive
         .map(|d| kernel.arg_name(usize::from(d.arg)))
         .collect();
     let mut root = reported_root(Kind::BatchVariant, writer, args);
-    root.step = step_of(runs, Some(variant.a), Some(variant.b));
+    root.step = crate::words::step_of(runs, Some(variant.a), Some(variant.b));
     // The request's rows (request-relative indices).
     root.rows = super::batch::differing_rows(runs, variant);
     root.detail = crate::words::batch::variant_words(runs, variant);
@@ -811,13 +815,6 @@ fn run_info(trace: &Trace) -> RunInfo {
         complete: trace.early_end.is_none(),
         ended_early: trace.early_end.map(|e| e.to_string()),
     }
-}
-
-/// The step launch `a` of run A ran in, else launch `b` of run B, where
-/// the trace says.
-fn step_of(runs: TracePair<'_>, a: Option<u32>, b: Option<u32>) -> Option<u64> {
-    a.and_then(|x| runs.a.steps.of(x as usize))
-        .or_else(|| b.and_then(|y| runs.b.steps.of(y as usize)))
 }
 
 fn launch_ref(runs: TracePair<'_>, d: &Divergence) -> LaunchRef {
@@ -924,7 +921,7 @@ fn divergence_report(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> 
         compile_settings: runs.compiles_differ(d),
         only_in_a: d.only.0,
         only_in_b: d.only.1,
-        step: step_of(runs, d.a, d.b),
+        step: crate::words::step_of(runs, d.a, d.b),
         reached_from: d
             .reached_from
             .map(|(up, _)| launch_ref(runs, &analysis.divergences[up])),

@@ -85,6 +85,8 @@ impl Comparison {
             !self.settings.is_empty(),
             !self.programs.is_empty(),
             self.numerics.is_some(),
+            analysis.batch.is_some(),
+            analysis.fingerprints.is_some(),
             gaps,
             results,
         ]

@@ -613,6 +613,13 @@ pub fn index_words(a: Option<u64>, b: Option<u64>) -> String {
     format!("{} {}", side("A", a), side("B", b))
 }
 
+/// The step launch `a` of run A ran in, else launch `b` of run B, where
+/// its trace says (`step` records).
+pub fn step_of(runs: TracePair<'_>, a: Option<u32>, b: Option<u32>) -> Option<u64> {
+    a.and_then(|x| runs.a.steps.of(x as usize))
+        .or_else(|| b.and_then(|y| runs.b.steps.of(y as usize)))
+}
+
 /// Where a launch is: `step 400, A#10809 B#10809`, the step named where
 /// the trace says.
 pub fn at_words(step: Option<u64>, a: Option<u64>, b: Option<u64>) -> String {

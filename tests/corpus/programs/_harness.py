@@ -64,6 +64,7 @@ def run(
     reference: Callable[[], dict[str, torch.Tensor]] | None = None,
     rows: bool = False,
     confirm: Callable[[], dict[str, float]] | None = None,
+    options: dict[str, object] | None = None,
 ) -> None:
     """Records ``main()`` (with ``samples``, ``rows`` when asked) and writes the
     fingerprint of what it returns. With a ``reference`` (the same
@@ -72,9 +73,13 @@ def run(
     (``FINGERPRINT.fp64``): the truth of a numerics verdict, taken
     without the engine. With ``confirm``, what it measures after
     recording stopped (each suspected kernel run alone, by name) goes
-    beside it too (``FINGERPRINT.confirmed``)."""
+    beside it too (``FINGERPRINT.confirmed``). ``options``: other
+    recording options (``fingerprint``, ``from_step``, ``to_step``)."""
     torch.set_num_threads(threads)
-    options = {name: True for name, on in (("samples", samples), ("rows", rows)) if on}
+    options = {
+        **{name: True for name, on in (("samples", samples), ("rows", rows)) if on},
+        **(options or {}),
+    }
     with recording(args.out, **options):
         results = main()
     write_fingerprint(args, fingerprint(results))

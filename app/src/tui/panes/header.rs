@@ -116,6 +116,22 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             Span::raw(lines_said[1..].join(" · ")),
         ]));
     }
+    // Runs recorded as fingerprints: the step where they part first.
+    if let Some(fingerprints) = comparison
+        .analysis
+        .as_ref()
+        .and_then(|a| a.fingerprints.as_ref())
+    {
+        let style = if fingerprints.first_difference.is_some() {
+            theme.root()
+        } else {
+            theme.only()
+        };
+        lines.push(Line::from(vec![
+            Span::styled("FINGERPRINTS  ", style),
+            Span::raw(crate::words::fingerprints::lines(runs, fingerprints).join(" · ")),
+        ]));
+    }
     if let Some(analysis) = &comparison.analysis {
         let unseen = crate::words::unseen_work(&analysis.gaps.a, &analysis.gaps.b);
         if !unseen.is_empty() {
@@ -214,7 +230,9 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
                         _ => Span::styled("DIVERGENT", theme.root()),
                     },
                     Span::raw(format!(
-                        "  first {} {} ",
+                        "  first {}{} {} ",
+                        crate::words::step_of(runs, first.a, first.b)
+                            .map_or_else(String::new, |s| format!("step {s}, ")),
                         at(first.a, &|i| runs.seq_a(i), "A"),
                         at(first.b, &|i| runs.seq_b(i), "B"),
                     )),

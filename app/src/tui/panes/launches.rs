@@ -35,6 +35,8 @@ pub fn glyph(app: &App, comparison: &Comparison, row: usize) -> (&'static str, S
 
 struct Columns {
     index: usize,
+    /// The training step a launch ran in (0 wide when no run says).
+    step: usize,
     /// The CUDA graph replay a launch ran in (0 wide when no run has one).
     replay: usize,
     name: usize,
@@ -59,6 +61,15 @@ fn replay_width(trace: &Trace) -> usize {
         .unwrap_or(0)
 }
 
+/// The widest step cell of a trace (0 when it records no steps).
+fn step_width(trace: &Trace) -> usize {
+    trace
+        .steps
+        .records
+        .last()
+        .map_or(0, |last| (last.step + 1).to_string().len())
+}
+
 fn columns(side: usize, comparison: &Comparison) -> Columns {
     let max_seq = comparison.a.launches.last().map_or(0, |l| l.seq).max(
         comparison
@@ -72,11 +83,15 @@ fn columns(side: usize, comparison: &Comparison) -> Columns {
     let replays = replay_width(&comparison.a).max(comparison.b.as_ref().map_or(0, replay_width));
     // Its header is `replay`; with its space before it.
     let replay = if replays > 0 { replays.max(6) + 1 } else { 0 };
+    let steps = step_width(&comparison.a).max(comparison.b.as_ref().map_or(0, step_width));
+    // Its header is `step`; with its space before it.
+    let step = if steps > 0 { steps.max(4) + 1 } else { 0 };
     Columns {
         index,
+        step,
         replay,
         grid,
-        name: side.saturating_sub(index + replay + grid + 2),
+        name: side.saturating_sub(index + step + replay + grid + 2),
     }
 }
 
@@ -88,13 +103,23 @@ fn side_spans(
     theme_dim: Style,
 ) -> Vec<Span<'static>> {
     match launch {
-        None => vec![Span::raw(
-            " ".repeat(cols.index + cols.replay + cols.name + cols.grid + 2),
-        )],
+        None => vec![Span::raw(" ".repeat(
+            cols.index + cols.step + cols.replay + cols.name + cols.grid + 2,
+        ))],
         Some(i) => {
             let l = &trace.launches[i as usize];
             vec![
                 Span::styled(fit_right(&format!("#{}", l.seq), cols.index), theme_dim),
+                Span::styled(
+                    fit_right(
+                        &trace
+                            .steps
+                            .of(i as usize)
+                            .map_or_else(String::new, |s| s.to_string()),
+                        cols.step,
+                    ),
+                    theme_dim,
+                ),
                 Span::styled(fit_right(&replay_cell(trace, l), cols.replay), theme_dim),
                 Span::raw(" "),
                 Span::styled(fit(&trace.kernel_of(l).name, cols.name), style),
@@ -129,8 +154,9 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
     let cols = columns(side, comparison);
     let head_side = |run: &str| {
         format!(
-            "{}{} {} {}",
+            "{}{}{} {} {}",
             fit_right(run, cols.index),
+            fit_right(if cols.step > 0 { "step" } else { "" }, cols.step),
             fit_right(if cols.replay > 0 { "replay" } else { "" }, cols.replay),
             fit("kernel", cols.name),
             fit_right("grid", cols.grid)

@@ -36,6 +36,8 @@ pub fn dump(trace: &Trace, out: &mut impl Write) -> io::Result<()> {
             "stats": h.options.stats, "samples": h.options.samples, "rows": h.options.rows, "aten": h.options.aten, "kernels": h.options.kernels,
             "cuda_graphs_disabled": h.options.cuda_graphs_disabled,
             "inherited_hashes": h.options.inherited_hashes,
+            "fingerprint": h.options.fingerprint, "from_step": h.options.from_step,
+            "to_step": h.options.to_step,
         },
         "distributed": h.distributed, "settings": h.settings,
     }))?;

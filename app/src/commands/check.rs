@@ -2,19 +2,19 @@
 //! recorder, every run compared with the first.
 
 use super::args::CheckArgs;
+use super::check_runs::Runs;
 use super::check_steps::{self, Zoomed};
 use super::inputs::options;
 use super::output::print_ignoring_closed_pipe;
-use super::record::{recorded, unattended};
 use super::status::{ExitCode, FOUND, INCONCLUSIVE, SUCCESS};
 use super::values_rerun;
 use crate::Report;
 use crate::tui::load::Inputs;
 use anyhow::Context;
-use std::os::fd::AsFd;
 use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options};
 use tritontui_trace::Trace;
+use tritontui_trace::options::CAPTURE;
 
 /// `tritontui check`: runs the program `-n` times under the recorder and
 /// compares every run with the first.
@@ -39,16 +39,22 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         shown: args.command.join(" "),
     };
     let shown = &runs.shown;
-    let (traces, steps) = if args.steps {
+    // The steps recorded in full (`--steps`): the options that say so.
+    let (traces, window, steps) = if args.steps {
         match check_steps::zoom(&runs, options)? {
             Zoomed::Agree(text) => {
                 print_ignoring_closed_pipe(&text)?;
                 return Ok(SUCCESS);
             }
-            Zoomed::Window { traces, said, json } => (traces, Some((said, json))),
+            Zoomed::Window {
+                traces,
+                window,
+                said,
+                json,
+            } => (traces, window, Some((said, json))),
         }
     } else {
-        (runs.all("run", &[])?, None)
+        (runs.all("run", &[])?, Vec::new(), None)
     };
     let first = Trace::open(&traces[0])?;
     let mut comparisons = Vec::new();
@@ -72,20 +78,11 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         Some(i) if !args.no_values => {
             let report = &comparisons[i - 1].1;
             values_rerun::escalate(report, &args.dir, |trace, selection, n| {
-                eprintln!(
-                    "tritontui: capturing launch {selection}: run {}/2: {shown}",
-                    n + 1
-                );
-                let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-                let status = unattended(recorded(program, rest, trace, &args.hash, args.no_aten))
-                    .env("TRITONTUI_CAPTURE", selection)
-                    .stdout(std::process::Stdio::from(stdout))
-                    .status()
-                    .with_context(|| format!("{program}: cannot run"))?;
-                if !status.success() {
-                    anyhow::bail!("capturing run {} of `{shown}` failed ({status})", n + 1);
-                }
-                Ok(())
+                let what = format!("capturing run {}/2", n + 1);
+                eprintln!("tritontui: capturing launch {selection}: {what}: {shown}");
+                let mut env = window.clone();
+                env.push((CAPTURE.env, selection.to_owned()));
+                runs.one(trace, &env, &what)
             })?
         }
         _ => None,
@@ -183,63 +180,4 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         (None, Some(_)) => INCONCLUSIVE,
         (None, None) => SUCCESS,
     })
-}
-
-/// The program `check` runs, and how it runs it recorded.
-pub(super) struct Runs<'a> {
-    args: &'a CheckArgs,
-    program: &'a str,
-    rest: &'a [String],
-    /// The command line, as said.
-    pub(super) shown: String,
-}
-
-impl Runs<'_> {
-    /// Runs the program `-n` times recorded, with the recording options
-    /// `env` set, into `PREFIX{i}.msgpack` in the check's folder; the
-    /// program's output goes to stderr, so that stdout holds only the
-    /// verdict. A run that fails is an error naming its trace.
-    pub(super) fn all(
-        &self,
-        prefix: &str,
-        env: &[(&str, String)],
-    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
-        let (args, shown) = (self.args, &self.shown);
-        let mut traces = Vec::new();
-        for i in 0..args.runs {
-            let trace = args.dir.join(format!("{prefix}{i}.msgpack"));
-            eprintln!("tritontui: {prefix} {}/{}: {shown}", i + 1, args.runs);
-            let started = std::time::Instant::now();
-            let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
-            let mut command = unattended(recorded(
-                self.program,
-                self.rest,
-                &trace,
-                &args.hash,
-                args.no_aten,
-            ));
-            command.envs(env.iter().map(|(k, v)| (k, v)));
-            let status = command
-                .stdout(std::process::Stdio::from(stdout))
-                .status()
-                .with_context(|| format!("{}: cannot run", self.program))?;
-            if !status.success() {
-                anyhow::bail!(
-                    "{prefix} {} of `{shown}` failed ({status}); its trace is {}",
-                    i + 1,
-                    trace.display()
-                );
-            }
-            eprintln!(
-                "tritontui: {prefix} {}/{} done in {:.1} s ({} bytes): {}",
-                i + 1,
-                args.runs,
-                started.elapsed().as_secs_f64(),
-                std::fs::metadata(&trace).map_or(0, |m| m.len()),
-                trace.display()
-            );
-            traces.push(trace);
-        }
-        Ok(traces)
-    }
 }

@@ -3,7 +3,7 @@
 //! then recorded in full by two more runs (`from_step`, `to_step`), which
 //! `check` compares as it compares any runs.
 
-use super::check::Runs;
+use super::check_runs::Runs;
 use anyhow::Context;
 use std::path::PathBuf;
 use tritontui_engine::fingerprints::FingerprintComparison;
@@ -21,10 +21,12 @@ const WINDOW_MOVES: usize = 2;
 pub(super) enum Zoomed {
     /// Every fingerprint agrees and so do the results: the verdict, said.
     Agree(String),
-    /// The runs recorded in full to compare, and what led there (lines
-    /// said before the verdict, and the same as JSON).
+    /// The runs recorded in full to compare, the recording options that
+    /// chose their steps (for more runs of the same steps), and what led
+    /// there (lines said before the verdict, and the same as JSON).
     Window {
         traces: Vec<PathBuf>,
+        window: Vec<(&'static str, String)>,
         said: Vec<String>,
         json: serde_json::Value,
     },
@@ -94,7 +96,12 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
             ];
             let traces = runs.all("run", &[])?;
             let json = json(None, &said);
-            return Ok(Zoomed::Window { traces, said, json });
+            return Ok(Zoomed::Window {
+                traces,
+                window: Vec::new(),
+                said,
+                json,
+            });
         }
         Some(found) => found,
     };
@@ -107,13 +114,18 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
         ];
         let traces = runs.all("run", &[])?;
         let json = json(None, &said);
-        return Ok(Zoomed::Window { traces, said, json });
+        return Ok(Zoomed::Window {
+            traces,
+            window: Vec::new(),
+            said,
+            json,
+        });
     };
     let mut said = vec![headline];
     let mut from = step.saturating_sub(1);
     let mut moves = 0;
     loop {
-        let window = [
+        let window = vec![
             (FROM_STEP.env, from.to_string()),
             (TO_STEP.env, step.to_string()),
         ];
@@ -132,7 +144,12 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
             _ => {
                 said.push(format!("steps {from} to {step} recorded in full:"));
                 let json = json(Some((from, step)), &said);
-                return Ok(Zoomed::Window { traces, said, json });
+                return Ok(Zoomed::Window {
+                    traces,
+                    window,
+                    said,
+                    json,
+                });
             }
         }
     }

@@ -17,9 +17,7 @@ def train_long() -> dict[str, torch.Tensor]:
     """Trains for STEPS steps, the batch at NOISY_STEP drawn with noise
     from a generator seeded by the clock; the results."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1)
-    )
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     loss_of = torch.compile(lambda x, y: torch.nn.functional.mse_loss(model(x), y))
     data, target = torch.randn(64, 32), torch.randn(64, 1)

@@ -1,0 +1,172 @@
+"""Long runs (issue 60): steps, fingerprints, windows of steps recorded
+in full, and ``check --steps``, on the CPU (and on a GPU where marked).
+``programs/long_steps.py`` trains a compiled MLP for a few steps and
+writes, after recording stopped, the hashes of the clones it took as each
+step ended: the truth the fingerprints are checked against."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+import tritontui
+from conftest import check, dump
+
+LONG_STEPS = "long_steps.py"
+
+
+def fingerprint_env(**variables: str) -> dict[str, str]:
+    return {"OUT": "trace.msgpack", "EXPECT": "expect.json", **variables}
+
+
+def records(trace: Path, kind: str) -> list[dict]:
+    return [r for r in dump(trace) if r.get("type") == kind]
+
+
+def fingerprints_match_their_clones(tmp_path: Path, run_program, device: str) -> None:
+    run_program(LONG_STEPS, env=fingerprint_env(TRITONTUI_FINGERPRINT="1", DEVICE=device))
+    expect = json.loads((tmp_path / "expect.json").read_text())
+    trace = tmp_path / "trace.msgpack"
+    launches = records(trace, "launch")
+    steps = records(trace, "step")
+    assert [s["step"] for s in steps] == list(range(6)), steps
+    assert {s["by"] for s in steps} == {"optimizer"}
+    # Only fingerprints: graph calls, host reads (AdamW's step counts, the
+    # last loss), the state at each step's end; no launch of a kernel.
+    assert all(launch["fingerprint"] for launch in launches)
+    assert {launch["backend"] for launch in launches} == {"tritontui", "aten"}
+    assert {launch["kernel"] for launch in launches if launch["backend"] == "aten"} == {
+        "aten::_local_scalar_dense"
+    }
+    for step, hashes in enumerate(expect):
+        mine = [launch for launch in launches if launch["step"] == step]
+        state = [launch for launch in mine if launch["kernel"] == "step state"]
+        assert len(state) == 1, mine
+        held = {a["name"]: int(a["pre"], 16) for a in state[0]["args"]}
+        for name, value in hashes.items():
+            if not name.startswith("loss@"):
+                assert held[name] == value, (step, name)
+        # The forward graph's outputs hold the loss, hashed after the call.
+        calls = [launch for launch in mine if launch["kernel"].startswith("graph ")]
+        assert len(calls) == 2, [launch["kernel"] for launch in mine]
+        outputs = {int(a["post"], 16) for a in calls[0]["args"]}
+        assert hashes[f"loss@{step}"] in outputs, step
+
+
+def test_fingerprints_are_the_hashes_of_what_they_name(tmp_path: Path, run_program) -> None:
+    fingerprints_match_their_clones(tmp_path, run_program, "cpu")
+
+
+@pytest.mark.gpu
+def test_fingerprints_on_the_device_are_the_hashes_of_what_they_name(
+    tmp_path: Path, run_program
+) -> None:
+    fingerprints_match_their_clones(tmp_path, run_program, "cuda")
+
+
+@pytest.mark.parametrize(("mode", "by"), [("manual", "user"), ("both", "optimizer")])
+def test_steps_end_where_an_optimizer_or_the_program_says(
+    tmp_path: Path, run_program, mode: str, by: str
+) -> None:
+    """``tritontui.step()`` ends the steps of a loop without an optimizer;
+    with both, the optimizer ended one first and alone counts them."""
+    run_program(LONG_STEPS, env={"OUT": "trace.msgpack", "MODE": mode})
+    trace = tmp_path / "trace.msgpack"
+    steps = records(trace, "step")
+    assert [(s["step"], s["by"]) for s in steps] == [(i, by) for i in range(6)]
+    launches = records(trace, "launch")
+    assert not any(launch["fingerprint"] for launch in launches)
+    # Every launch carries its step: those before the first end are step 0.
+    assert [launch["step"] for launch in launches] == sorted(launch["step"] for launch in launches)
+    assert launches[0]["step"] == 0 and launches[-1]["step"] in (5, 6)
+
+
+def test_a_window_records_its_steps_alone_in_full(tmp_path: Path, run_program) -> None:
+    run_program(
+        LONG_STEPS,
+        env={"OUT": "trace.msgpack", "TRITONTUI_FROM_STEP": "2", "TRITONTUI_TO_STEP": "3"},
+    )
+    trace = tmp_path / "trace.msgpack"
+    rows = dump(trace)
+    assert rows[0]["options"]["fingerprint"] and rows[0]["options"]["from_step"] == 2
+    launches = records(trace, "launch")
+    assert {launch["step"] for launch in launches if launch["fingerprint"]} == {0, 1}
+    full = [launch for launch in launches if not launch["fingerprint"]]
+    assert {launch["step"] for launch in full} == {2, 3}
+    # Kernels and aten ops alike are recorded from step 2 on.
+    assert any(launch["kernel"].startswith("cpp_fused") for launch in full)
+    assert any(launch["kernel"] == "aten::addcdiv_" for launch in full)
+    assert [s["step"] for s in records(trace, "step")] == [0, 1, 2, 3]
+    end = rows[-1]
+    assert end["type"] == "end" and "to_step" in end["reason"], end
+    # What the program held as step 2 began, for the results to be judged by.
+    assert records(trace, "held")
+
+
+def test_step_options_take_step_numbers(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="from_step"):
+        tritontui.start(tmp_path / "t.msgpack", from_step=-1)
+    with pytest.raises(ValueError, match=r"to_step \(3\) comes before from_step \(4\)"):
+        tritontui.start(tmp_path / "t.msgpack", from_step=4, to_step=3)
+    os.environ["TRITONTUI_TO_STEP"] = "four"
+    try:
+        with pytest.raises(ValueError, match="TRITONTUI_TO_STEP"):
+            tritontui.start(tmp_path / "t.msgpack")
+    finally:
+        del os.environ["TRITONTUI_TO_STEP"]
+    assert not tritontui.is_recording()
+
+
+def test_check_steps_names_the_step_and_the_draw(tmp_path: Path, inductor_cache: Path) -> None:
+    os.environ["NOISY"] = "4"
+    try:
+        proc = check(tmp_path, inductor_cache, LONG_STEPS, "--steps", "--no-values", "--json")
+    finally:
+        del os.environ["NOISY"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "nondeterministic"
+    steps = verdict["steps"]
+    assert steps["first_difference_step"] == 4 and steps["window"] == [3, 4], steps
+    assert steps["said"][0].startswith("fingerprints first differ at step 4 (graph call")
+    first = verdict["comparisons"][0]["report"]["first_divergence"]
+    assert (first["kernel"], first["kind"], first["step"]) == (
+        "aten::randn.generator",
+        "divergent-input",
+        4,
+    ), first
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert runs == [
+        "fingerprints0.msgpack",
+        "fingerprints1.msgpack",
+        "run0.msgpack",
+        "run1.msgpack",
+    ]
+    assert "recording steps 3 to 4 in full" in proc.stderr
+
+
+def test_check_steps_passes_a_deterministic_loop(tmp_path: Path, inductor_cache: Path) -> None:
+    proc = check(tmp_path, inductor_cache, LONG_STEPS, "--steps")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("deterministic: 2 runs of"), proc.stdout
+    assert "over 6 steps alike" in proc.stdout, proc.stdout
+    assert not (tmp_path / "runs" / "run0.msgpack").exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.gpu
+def test_check_steps_names_the_step_on_the_device(tmp_path: Path, inductor_cache: Path) -> None:
+    os.environ.update(NOISY="3", DEVICE="cuda")
+    try:
+        proc = check(tmp_path, inductor_cache, LONG_STEPS, "--steps", "--no-values", "--json")
+    finally:
+        for name in ("NOISY", "DEVICE"):
+            del os.environ[name]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["steps"]["window"] == [2, 3], verdict["steps"]
+    first = verdict["comparisons"][0]["report"]["first_divergence"]
+    assert first["step"] == 3 and first["kernel"] == "aten::randn.generator", first

@@ -209,6 +209,7 @@ def compiled_step(dtype: torch.dtype) -> Callable[[], None]:
 MODES = {
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "defaults (exact hashes in+out)": {},
+    "fingerprints only (fingerprint=True)": {"fingerprint": True},
     "defaults + samples": {"samples": True},
     "defaults + rows": {"rows": True},
     "defaults, hashes launch by launch": {"env": {"TRITONTUI_DEFER_HASHES": "0"}},

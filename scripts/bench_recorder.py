@@ -57,6 +57,7 @@ from _gpt import GPT, T
 MODES = {
     "defaults (aten ops, hashes)": {},
     "defaults, metadata only": {"hash": "none"},
+    "fingerprints only (fingerprint=True)": {"fingerprint": True},
     "aten ops by the mode (no native observer)": {"env": {"TRITONTUI_ATEN_OBSERVER": "0"}},
     "the mode, metadata only": {"hash": "none", "env": {"TRITONTUI_ATEN_OBSERVER": "0"}},
     "aten off, exact hashes": {"aten": False},

@@ -335,37 +335,56 @@ fn write(writer: &mut TraceWriter<BufWriter<File>>, mut record: Record) -> io::R
     writer.write(&record)
 }
 
-/// How long the writer thread sleeps when its queue is empty. It polls
-/// rather than blocks so that queuing a record never has to wake it (a
-/// system call on the recorded program's thread for every launch).
+/// How long the writer thread sleeps when its queue is empty, and how
+/// many such sleeps in a row it takes before it blocks until the next
+/// command. While records come often it polls rather than blocks, so that
+/// queuing a record never has to wake it (a system call on the recorded
+/// program's thread for every launch); once the queue has stayed empty
+/// that long (a recording of fingerprints, a program between steps) it
+/// blocks, so that it does not wake thousands of times a second and take
+/// a core from the program's threads (on a 2-core machine, a compiled
+/// step's two OpenMP threads then waited for each other at every barrier).
 const POLL: Duration = Duration::from_micros(500);
+const IDLE_POLLS: u32 = 1;
 
 fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io::Result<()> {
     let mut unflushed = false;
+    let mut idle = 0;
     loop {
-        match rx.try_recv() {
-            Ok(Command::Record(record)) => write(&mut writer, *record)?,
-            Ok(Command::Pending(mut record, fills, pending)) => {
-                let results = pending().map_err(io::Error::other)?;
-                fill(&mut record, &fills, &results)?;
-                write(&mut writer, *record)?;
-            }
-            Ok(Command::Flush(done)) => {
-                writer.flush()?;
-                let _ = done.send(());
-                continue;
-            }
-            Ok(Command::Finish(end)) => return writer.finish(end.ts, &end.reason).map(drop),
+        let command = match rx.try_recv() {
+            Ok(command) => command,
             Err(TryRecvError::Empty) => {
                 // The queue ran dry: let the OS have what we have.
                 if unflushed {
                     writer.flush()?;
                     unflushed = false;
                 }
-                std::thread::sleep(POLL);
-                continue;
+                idle += 1;
+                if idle <= IDLE_POLLS {
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+                match rx.recv() {
+                    Ok(command) => command,
+                    Err(_) => return writer.flush(),
+                }
             }
             Err(TryRecvError::Disconnected) => return writer.flush(),
+        };
+        idle = 0;
+        match command {
+            Command::Record(record) => write(&mut writer, *record)?,
+            Command::Pending(mut record, fills, pending) => {
+                let results = pending().map_err(io::Error::other)?;
+                fill(&mut record, &fills, &results)?;
+                write(&mut writer, *record)?;
+            }
+            Command::Flush(done) => {
+                writer.flush()?;
+                let _ = done.send(());
+                continue;
+            }
+            Command::Finish(end) => return writer.finish(end.ts, &end.reason).map(drop),
         }
         unflushed = true;
     }

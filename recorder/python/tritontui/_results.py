@@ -172,6 +172,9 @@ class TrainingState:
         self._optimizers: list[weakref.ref] = []
         self._modules: list[weakref.ref] = []
         self._found = False
+        # The last step's answer, by the ids of the tensors it held: named
+        # again only when they change (a new optimizer state, say).
+        self._last: tuple[tuple[int, ...], list[Live]] = ((), [])
 
     def tensors(self) -> list[Live]:
         """The tensors held now, each view once."""
@@ -182,7 +185,6 @@ class TrainingState:
             self._modules = [weakref.ref(m) for m in modules]
             self._optimizers = [weakref.ref(o) for o in optimizers]
             self._found = True
-        given = names(modules, optimizers)
         ordered: list[torch.Tensor] = []
         if optimizers:
             for optimizer in optimizers:
@@ -199,6 +201,10 @@ class TrainingState:
                     continue
                 ordered.extend(p for _, p in root.named_parameters())
                 ordered.extend(b for _, b in root.named_buffers())
+        key = tuple(map(id, ordered))
+        if key == self._last[0]:
+            return self._last[1]
+        given = names(modules, optimizers)
         seen: set[int] = set()
         live = []
         for t in ordered:
@@ -208,6 +214,7 @@ class TrainingState:
             held = _tensors.with_storage(t)
             if held is not None and _tensors.is_hashable(held) and held.numel() > 0:
                 live.append(Live(held, given.get(id(t), "")))
+        self._last = (key, live)
         return live
 
 

@@ -118,6 +118,11 @@ pub struct AtenHook {
     /// Optimizer steps begun and not ended (one optimizer's `step()` may
     /// call another's): a training step ends with the outermost.
     steps_open: AtomicU32,
+    /// Whether its session records fingerprints alone (a hook is made
+    /// again when steps recorded in full begin): then a host read inside
+    /// an optimizer's step (its step count) is its own bookkeeping,
+    /// fingerprinted with its state when the step ends, and not recorded.
+    fingerprints: bool,
 }
 
 /// What [`AtenHook::prepare`] decided for one call.
@@ -234,6 +239,10 @@ impl AtenHook {
     /// (`device_hashing` at every op).
     #[new]
     fn new(py: Python<'_>, session: Py<PyAny>, helpers: Py<PyAny>) -> PyResult<Self> {
+        let fingerprints = session
+            .bind(py)
+            .getattr(intern!(py, "fingerprints_now"))?
+            .extract()?;
         Ok(AtenHook {
             session: HookSession::new(py, session)?,
             active: py.import("tritontui._active")?.unbind().into_any(),
@@ -244,6 +253,7 @@ impl AtenHook {
                 .getattr("_len_torch_dispatch_stack")?
                 .unbind(),
             steps_open: AtomicU32::new(0),
+            fingerprints,
         })
     }
 
@@ -366,6 +376,9 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Ok(Prepared::Run(plan));
         };
+        if self.fingerprints && self.steps_open.load(Ordering::Relaxed) > 0 {
+            return Ok(Prepared::Run(plan));
+        }
         if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
             return Ok(Prepared::Run(plan));
         }

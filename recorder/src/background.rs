@@ -6,6 +6,7 @@
 //! order, and the writer thread flushes whenever the channel runs dry, so
 //! a killed process loses at most the records still in flight.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -14,7 +15,9 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tritontui_trace::format::{EndRecord, Header, KernelDef, LaunchRecord, Record, Stats};
+use tritontui_trace::format::{
+    ArgValue, EndRecord, Header, KernelDef, LaunchRecord, Record, Scalar, Stats,
+};
 use tritontui_trace::writer::TraceWriter;
 
 enum Command {
@@ -71,7 +74,7 @@ pub struct Fill {
 /// Puts delivered hashes into a record (a launch or a graph call; a CUDA
 /// graph's replay takes them all, in slot order).
 fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Result<()> {
-    use tritontui_trace::format::{ArgValue, TensorArg};
+    use tritontui_trace::format::TensorArg;
     if let Record::Replay(replay) = record {
         replay.hashes = results
             .iter()
@@ -134,7 +137,7 @@ fn fill(record: &mut Record, fills: &[Fill], results: &[Delivered]) -> io::Resul
 /// hashes alike (a `captured` record holds slots, not hashes: the reader
 /// decides it for each replay).
 fn mark_changed(launch: &mut LaunchRecord) {
-    use tritontui_trace::format::{ArgValue, TensorArg};
+    use tritontui_trace::format::TensorArg;
     for arg in &mut launch.args {
         if let ArgValue::Tensor(t) = arg
             && matches!((t.pre, t.post), (Some(a), Some(b)) if a != b)
@@ -327,12 +330,48 @@ impl Drop for BackgroundWriter {
     }
 }
 
-/// Writes one record, flagging the launch arguments whose hash changed.
-fn write(writer: &mut TraceWriter<BufWriter<File>>, mut record: Record) -> io::Result<()> {
-    if let Record::Launch(launch) = &mut record {
-        mark_changed(launch);
+/// Writes one record, flagging the launch arguments whose hash changed;
+/// a launch of a kernel whose definition asks for a digest (meta `digest`:
+/// a fingerprint) is written with its tensors' hashes folded into one
+/// scalar argument ([`digest`]), its hashes delivered first.
+fn write(
+    writer: &mut TraceWriter<BufWriter<File>>,
+    digested: &mut HashSet<u64>,
+    mut record: Record,
+) -> io::Result<()> {
+    match &mut record {
+        Record::Kernel(kernel) if kernel.meta.get("digest") == Some(&Scalar::Bool(true)) => {
+            digested.insert(kernel.id);
+        }
+        Record::Launch(launch) => {
+            mark_changed(launch);
+            if digested.contains(&launch.kernel) {
+                launch.args = vec![ArgValue::Scalar(digest(&launch.args))];
+            }
+        }
+        _ => {}
     }
     writer.write(&record)
+}
+
+/// One hash of many tensors' hashes, in order: `tthash64-v1` of, per
+/// tensor argument, a byte 1 and its hash (after the launch, else before)
+/// as 8 little-endian bytes, or a byte 0 where it has none.
+fn digest(args: &[ArgValue]) -> Scalar {
+    let mut bytes = Vec::with_capacity(args.len() * 9);
+    for arg in args {
+        if let ArgValue::Tensor(t) = arg {
+            match t.post.or(t.pre) {
+                Some(hash) => {
+                    bytes.push(1);
+                    bytes.extend_from_slice(&hash.to_le_bytes());
+                }
+                None => bytes.push(0),
+            }
+        }
+    }
+    let hash = tritontui_trace::hash::hash_bytes(&bytes);
+    i64::try_from(hash).map_or(Scalar::UInt(hash), Scalar::Int)
 }
 
 /// How long the writer thread sleeps when its queue is empty, and how
@@ -349,6 +388,7 @@ const IDLE_POLLS: u32 = 1;
 
 fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io::Result<()> {
     let mut unflushed = false;
+    let mut digested = HashSet::new();
     let mut idle = 0;
     loop {
         let command = match rx.try_recv() {
@@ -373,11 +413,11 @@ fn drain(mut writer: TraceWriter<BufWriter<File>>, rx: &Receiver<Command>) -> io
         };
         idle = 0;
         match command {
-            Command::Record(record) => write(&mut writer, *record)?,
+            Command::Record(record) => write(&mut writer, &mut digested, *record)?,
             Command::Pending(mut record, fills, pending) => {
                 let results = pending().map_err(io::Error::other)?;
                 fill(&mut record, &fills, &results)?;
-                write(&mut writer, *record)?;
+                write(&mut writer, &mut digested, *record)?;
             }
             Command::Flush(done) => {
                 writer.flush()?;
@@ -476,6 +516,50 @@ mod tests {
         assert_eq!(trace.launches.len(), 1000);
         assert!(trace.launches.windows(2).all(|p| p[0].seq + 1 == p[1].seq));
         assert_eq!(trace.end.map(|e| e.reason), Some("exit".into()));
+    }
+
+    #[test]
+    fn a_digest_kernels_launch_is_written_with_its_hashes_folded_into_one() {
+        let (_dir, path, mut w, kernel, layout) = test_writer();
+        let folded = w
+            .kernel(KernelDef {
+                id: 0,
+                name: "step state".into(),
+                backend: "tritontui".into(),
+                args: vec![],
+                source: None,
+                meta: [("digest".to_owned(), Scalar::Bool(true))].into(),
+                config: Default::default(),
+            })
+            .expect("kernel");
+        let args = || {
+            vec![
+                tensor(layout, 1, Some(7), None),
+                tensor(layout, 2, None, Some(u64::MAX)),
+                tensor(layout, 3, None, None),
+            ]
+        };
+        w.launch(launch(0, folded, args())).expect("launch");
+        w.launch(launch(1, kernel, args())).expect("launch");
+        w.finish(5, "exit").expect("finish");
+        let trace = Trace::open(&path).expect("load");
+        let mut bytes = vec![1];
+        bytes.extend(7u64.to_le_bytes());
+        bytes.push(1);
+        bytes.extend(u64::MAX.to_le_bytes());
+        bytes.push(0);
+        let want = tritontui_trace::hash::hash_bytes(&bytes);
+        let seen: Vec<_> = trace.args_of(&trace.launches[0]).collect();
+        match seen[..] {
+            [ArgRef::Scalar(s)] => assert!(
+                matches!(*s, Scalar::UInt(v) if v == want)
+                    || matches!(*s, Scalar::Int(v) if v as u64 == want),
+                "{s:?}"
+            ),
+            ref other => panic!("one scalar expected, got {other:?}"),
+        }
+        // Any other kernel's launch keeps its tensors.
+        assert_eq!(trace.args_of(&trace.launches[1]).len(), 3);
     }
 
     #[test]

@@ -25,24 +25,33 @@ pub fn lines(runs: TracePair<'_>, fingerprints: &FingerprintComparison) -> Vec<S
         Parted::Values { args } => {
             let (trace, launch) = side(runs, first);
             let kernel = trace.kernel_of(&trace.launches[launch]);
-            let names: Vec<String> = args
-                .iter()
-                .take(4)
-                .map(|&i| format!("`{}`", kernel.arg_name(i)))
-                .collect();
-            let more = args.len().saturating_sub(names.len());
-            format!(
-                "{} of its {} tensor{} hashed differently: {}{}",
-                args.len(),
-                kernel.args.len(),
-                if kernel.args.len() == 1 { "" } else { "s" },
-                names.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            )
+            if matches!(kernel.meta.get("digest"), Some(Scalar::Bool(true))) {
+                // Its tensors' hashes were folded into one.
+                format!(
+                    "the one hash of all its {} differs: the window of steps recorded in full \
+                     says which tensor and which kernel",
+                    kernel.arg_name(0)
+                )
+            } else {
+                let names: Vec<String> = args
+                    .iter()
+                    .take(4)
+                    .map(|&i| format!("`{}`", kernel.arg_name(i)))
+                    .collect();
+                let more = args.len().saturating_sub(names.len());
+                format!(
+                    "{} of its {} argument{} hashed differently: {}{}",
+                    args.len(),
+                    kernel.args.len(),
+                    if kernel.args.len() == 1 { "" } else { "s" },
+                    names.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                )
+            }
         }
         Parted::Calls => {
             let name = |trace: &Trace, i: Option<usize>| {

@@ -2,8 +2,11 @@
 compiled graph call's outputs and the inputs it wrote, hashed after it
 returns, and the training state at a step's end, hashed then, each
 written as a launch of a kernel of its own (meta ``fingerprint``:
-``call`` or ``state``) with no launch inside it recorded. Host reads and
-collectives are fingerprinted as the aten recorder records them.
+``call`` or ``state``) with no launch inside it recorded. Its tensors'
+hashes are folded into one (meta ``digest``: the writer thread folds
+them once they are delivered, into the launch's one scalar argument), so
+that a step costs the trace tens of bytes. Host reads and collectives
+are fingerprinted as the aten recorder records them.
 Comparing two runs' fingerprints in order finds the step where they
 first part (``tritontui diff``, ``check --steps``)."""
 
@@ -36,34 +39,30 @@ def graph_call(session: Any, graph: str, tensors: list[Any]) -> None:
             )
         return
     for start in range(0, max(len(tensors), 1), PER_LAUNCH):
-        chunk = tensors[start : start + PER_LAUNCH]
-        names = [f"out{start + k}" for k in range(len(chunk))]
-        _write(session, "call", f"graph {graph}", names, chunk, b"o")
+        _write(session, "call", f"graph {graph}", "outputs", tensors[start : start + PER_LAUNCH])
 
 
 def state(session: Any, held: list[Any]) -> None:
     """The training state at a step's end (``_results.Live`` each: the
     tensor and its name), hashed now."""
     for start in range(0, len(held), PER_LAUNCH):
-        chunk = held[start : start + PER_LAUNCH]
-        names = [live.name or f"tensor{start + k}" for k, live in enumerate(chunk)]
-        _write(session, "state", "step state", names, [live.tensor for live in chunk], b"i")
+        chunk = [live.tensor for live in held[start : start + PER_LAUNCH]]
+        _write(session, "state", "step state", "state", chunk)
 
 
-def _write(
-    session: Any, what: str, name: str, names: list[str], tensors: list[Any], code: bytes
-) -> None:
-    """One fingerprint launch of kernel ``name`` over ``tensors`` (each
-    read, ``i``, and hashed before, or written, ``o``, and hashed after)."""
-    access = "in" if code == b"i" else "out"
+def _write(session: Any, what: str, name: str, arg: str, tensors: list[Any]) -> None:
+    """One fingerprint launch of kernel ``name`` over ``tensors`` (the
+    state read and hashed before, or the outputs written and hashed
+    after), their hashes folded into its one argument ``arg``."""
+    code = b"i" if what == "state" else b"o"
     kernel = session.kernel_id(
-        ("fingerprint", what, name, tuple(names)),
+        ("fingerprint", what, name),
         lambda: {
             "name": name,
             "backend": "tritontui",
-            "args": [{"name": n, "type": "", "access": access} for n in names],
+            "args": [{"name": arg, "type": "", "access": "in" if code == b"i" else "out"}],
             "source": None,
-            "meta": {"fingerprint": what},
+            "meta": {"fingerprint": what, "digest": True},
             "config": {},
         },
     )

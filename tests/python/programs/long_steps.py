@@ -1,11 +1,12 @@
 """A compiled MLP trained for a few steps, by AdamW or (``MODE=manual``)
 by hand with ``tritontui.step()`` ending each step; the batch of step
 ``NOISY`` (none by default) adds noise from a generator seeded by the
-clock. Records to ``OUT`` when set (else ``TRITONTUI_RECORD`` records it,
+clock. Records to ``LONG_STEPS_TRACE`` when set (else ``TRITONTUI_RECORD`` records it,
 as ``tritontui check`` runs it), with the options of the environment.
-With ``EXPECT``, writes there (after recording stopped) the hash of each
-step's loss and of the parameters and AdamW state as each step ended,
-taken from clones made in the loop.
+With ``EXPECT``, writes there (after recording stopped) the hashes of
+the parameters and AdamW state as each step ended, in the order the
+recorder fingerprints them (each parameter, then its state by key), taken
+from clones made in the loop.
 
 Environment: STEPS (6), NOISY (-1), DEVICE (cpu), MODE (optimizer,
 manual, or both: AdamW and tritontui.step())."""
@@ -32,9 +33,9 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2) if MODE != "manual" e
 loss_of = torch.compile(lambda x, y: torch.nn.functional.mse_loss(model(x), y))
 data, target = torch.randn(8, 16, device=DEVICE), torch.randn(8, 1, device=DEVICE)
 clock = torch.Generator(device=DEVICE).manual_seed(time.time_ns())
-kept: list[dict[str, torch.Tensor]] = []
+kept: list[list[torch.Tensor]] = []
 
-out = os.environ.get("OUT")
+out = os.environ.get("LONG_STEPS_TRACE")
 with tritontui.record(out) if out else contextlib.nullcontext():
     for step in range(STEPS):
         x = data
@@ -52,16 +53,16 @@ with tritontui.record(out) if out else contextlib.nullcontext():
                     p.grad = None
         if MODE != "optimizer":
             tritontui.step()
-        state = {f"loss@{step}": loss.detach().clone()}
-        for name, p in model.named_parameters():
-            state[name] = p.detach().clone()
+        state = []
+        for p in model.parameters():
+            state.append(p.detach().clone())
             if optimizer is not None:
-                for key, value in optimizer.state[p].items():
-                    state[f"{name}.{key}"] = value.detach().clone()
+                held = optimizer.state[p]
+                state.extend(held[key].detach().clone() for key in sorted(held))
         kept.append(state)
     print("loss", loss.item())
 
 if os.environ.get("EXPECT"):
-    hashes = [{name: tritontui.hash_tensor(t) for name, t in s.items()} for s in kept]
+    hashes = [[tritontui.hash_tensor(t) for t in s] for s in kept]
     with open(os.environ["EXPECT"], "w") as f:
         json.dump(hashes, f)

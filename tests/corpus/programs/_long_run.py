@@ -1,6 +1,8 @@
 """A long compiled training loop (500 steps of a small MLP, AdamW) whose
 data picks up clock-seeded noise at one step only (step 400): what
-``check --steps`` is for. Every other step is deterministic on the CPU."""
+``check --steps`` is for. Every other step is deterministic on the CPU.
+Run as a script (no arguments) it trains unrecorded, as ``tritontui
+check`` runs it; the corpus pairs record it with the harness."""
 
 from __future__ import annotations
 
@@ -34,3 +36,7 @@ def train_long() -> dict[str, torch.Tensor]:
         if step % 100 == 0:
             losses.append(loss.item())
     return {"losses": torch.tensor(losses), **state(model, optimizer)}
+
+
+if __name__ == "__main__":
+    train_long()

@@ -79,10 +79,6 @@ struct Traits {
     /// It writes only the arguments its schema marks written (an aten
     /// op): see [`Described::writes_declared`].
     writes_declared: bool,
-    /// A copy recorded only when it leaves for the host (while only
-    /// fingerprints are recorded): asked of Python before it runs
-    /// (`tritontui.hooks.aten.leaves_for_host`).
-    only_to_host: bool,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
@@ -380,15 +376,6 @@ impl AtenHook {
             return Ok(Prepared::Run(plan));
         }
         if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
-            return Ok(Prepared::Run(plan));
-        }
-        if recorded.traits.only_to_host
-            && !self
-                .helpers
-                .bind(py)
-                .call_method1(intern!(py, "leaves_for_host"), (func, args, kwargs))?
-                .extract::<bool>()?
-        {
             return Ok(Prepared::Run(plan));
         }
         if recorded.traits.samples_settings && !self.session.in_graph_call(py) {

@@ -319,8 +319,7 @@ def plan(
     name, base = _op_name(func)
     if func.is_view or base in _SKIP or name in _RECEIVES or not session.wants(name):
         return run, None, [], None
-    fingerprints = session.fingerprints_now
-    if fingerprints and not (base in _COPIES or fingerprinted(func)):
+    if session.fingerprints_now and not fingerprinted(func):
         return run, None, [], None
     params = [
         (arg.name, ord(_tensors.ACCESS_CODES[_call_access(func, arg)]))
@@ -335,35 +334,22 @@ def plan(
         "may_copy_to_host": base in _COPIES,
         "may_be_dtype_probe": base == "empty",
         "writes_declared": writes_declared(name),
-        "only_to_host": fingerprints and base in _COPIES,
     }
     return run, name, params, traits
 
 
 def fingerprinted(func: Any) -> bool:
     """Whether op ``func`` is recorded while only fingerprints are: a host
-    read (its value in the host's hands) or a collective (the data ranks
-    exchange). A copy is recorded then only when it leaves for the host
-    (:func:`leaves_for_host`)."""
+    read, whose every result is a value in the host's hands (``.item()``,
+    ``torch.equal``; not an attention op that also returns its sizes), or
+    a collective (the data ranks exchange). Copies are not: telling one
+    that leaves for the host from the others asks Python of every copy,
+    and what a ``.cpu()`` copy holds reaches the program through later
+    fingerprinted work or its results."""
     name, _ = _op_name(func)
-    return reads_to_host(func) or name.startswith(("c10d::", _FUNCTIONAL + "::"))
-
-
-def leaves_for_host(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> bool:
-    """Whether a copy op about to run moves a device tensor's bytes into
-    host memory (``.cpu()``, ``.to("cpu")``, a host tensor's ``copy_``),
-    judged before it runs from its arguments."""
-    kwargs = kwargs or {}
-    if func._schema.name.endswith("copy_"):  # copy_(self, src): self written
-        dest = args[0] if args else kwargs.get("self")
-        src = args[1] if len(args) > 1 else kwargs.get("src")
-        dest_device = getattr(dest, "device", None)
-    else:  # _to_copy(self, *, device=...): the copy's device, else self's
-        src = args[0] if args else kwargs.get("self")
-        dest_device = kwargs.get("device") or getattr(src, "device", None)
-    if not isinstance(src, torch.Tensor) or dest_device is None:
-        return False
-    return src.device.type != "cpu" and torch.device(dest_device).type == "cpu"
+    returns = func._schema.returns
+    host_only = bool(returns) and all(r.type.kind() in _HOST_VALUE_TYPES for r in returns)
+    return host_only or name.startswith(("c10d::", _FUNCTIONAL + "::"))
 
 
 def writes_declared(name: str) -> bool:

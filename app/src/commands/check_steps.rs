@@ -75,6 +75,17 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
             "said": said,
         })
     };
+    // Every step recorded in full, `said` first.
+    let everything = |said: Vec<String>| -> anyhow::Result<Zoomed> {
+        let traces = runs.all("run", &[])?;
+        let json = json(None, &said);
+        Ok(Zoomed::Window {
+            traces,
+            window: Vec::new(),
+            said,
+            json,
+        })
+    };
     let (step, headline) = match earliest {
         None if !results_differ => {
             return Ok(Zoomed::Agree(format!(
@@ -89,37 +100,21 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
         // The results differ where no fingerprint looks (eager work outside
         // graph calls and steps): everything is recorded.
         None => {
-            let said = vec![
+            return everything(vec![
                 "every fingerprint agrees but the results differ: the difference is in work no \
                  fingerprint covers (eager ops outside graph calls); recording every step"
                     .to_owned(),
-            ];
-            let traces = runs.all("run", &[])?;
-            let json = json(None, &said);
-            return Ok(Zoomed::Window {
-                traces,
-                window: Vec::new(),
-                said,
-                json,
-            });
+            ]);
         }
         Some(found) => found,
     };
     let Some(step) = step else {
-        let said = vec![
+        return everything(vec![
             headline,
             "the program ended no step (no optimizer's step() and no tritontui.step()): \
              recording all of it"
                 .to_owned(),
-        ];
-        let traces = runs.all("run", &[])?;
-        let json = json(None, &said);
-        return Ok(Zoomed::Window {
-            traces,
-            window: Vec::new(),
-            said,
-            json,
-        });
+        ]);
     };
     let mut said = vec![headline];
     let mut from = step.saturating_sub(1);

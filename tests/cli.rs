@@ -849,3 +849,37 @@ fn repro_refuses_a_launch_of_a_cpp_wrapper_graph_naming_why() {
     assert!(err.contains("launch 0 ran from a C++ wrapper"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// Two runs recorded as fingerprints: `diff` says the step where they part
+/// and how to find the kernel, names no root cause, and exits 1; a run
+/// against itself agrees.
+#[test]
+fn fingerprints_name_the_step_where_two_runs_part() {
+    let corpus =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/long_run_fingerprints");
+    let (a, b) = (corpus.join("a.msgpack"), corpus.join("b.msgpack"));
+    let (a, b) = (a.to_str().expect("path"), b.to_str().expect("path"));
+    let text = tritontui(&["diff", a, b]);
+    assert_eq!(text.status.code(), Some(1), "{}", stderr(&text));
+    let said = stdout(&text);
+    assert!(
+        said.contains("fingerprints first differ at step 400 (graph call")
+            && said.contains("steps before 400 agree")
+            && said.contains("TRITONTUI_FROM_STEP=399 TRITONTUI_TO_STEP=400")
+            && !said.contains("root cause"),
+        "{said}"
+    );
+    let json = tritontui(&["diff", "--json", a, b]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
+    let first = &report["fingerprints"]["first_difference"];
+    assert_eq!(first["step"], 400, "{report}");
+    assert_eq!(first["parted"], "values");
+    assert!(report["root_causes"].as_array().is_some_and(Vec::is_empty));
+    let same = tritontui(&["diff", a, a]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(
+        stdout(&same).contains("identical: every one of the"),
+        "{}",
+        stdout(&same)
+    );
+}

@@ -316,20 +316,10 @@ fn fingerprints_only_headline(report: &Report) -> Option<String> {
         return None;
     }
     Some(match (&fingerprints.first_difference, report.verdict) {
-        (Some(first), _) => {
-            let window = match first.step {
-                Some(0) => "TRITONTUI_TO_STEP=0".to_owned(),
-                Some(step) => format!("TRITONTUI_FROM_STEP={} TRITONTUI_TO_STEP={step}", step - 1),
-                None => "the whole run".to_owned(),
-            };
-            format!(
-                "divergent: the runs part{} (fingerprints above); to find the kernel, record \
-                 both again with {window} (`tritontui check --steps` does it all)",
-                first
-                    .step
-                    .map_or(String::new(), |s| format!(" at step {s}"))
-            )
-        }
+        (Some(first), _) => format!(
+            "divergent: {} (fingerprints above)",
+            crate::words::fingerprints::where_to_look(first.step)
+        ),
         (None, Verdict::Identical) => format!(
             "identical: every one of the {} fingerprints agrees, and so do the results",
             fingerprints.counts.a

@@ -126,3 +126,19 @@ pub fn what(trace: &Trace, i: usize) -> String {
         _ => format!("`{}`", kernel.name),
     }
 }
+
+/// What two runs recorded only as fingerprints say, parted at `step`:
+/// `the runs part at step 1500; to find the kernel, record both again with
+/// TRITONTUI_FROM_STEP=1499 TRITONTUI_TO_STEP=1500 (...)`.
+pub fn where_to_look(step: Option<u64>) -> String {
+    let window = match step {
+        Some(0) => "TRITONTUI_TO_STEP=0".to_owned(),
+        Some(step) => format!("TRITONTUI_FROM_STEP={} TRITONTUI_TO_STEP={step}", step - 1),
+        None => "every step".to_owned(),
+    };
+    format!(
+        "the runs part{}; to find the kernel, record both again with {window} (`tritontui \
+         check --steps` does it all)",
+        step.map_or(String::new(), |s| format!(" at step {s}"))
+    )
+}

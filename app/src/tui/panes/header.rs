@@ -62,6 +62,14 @@ fn rank_spans<'a>(app: &App, comparison: &Comparison) -> Vec<Span<'a>> {
     spans
 }
 
+/// The step where the runs' fingerprints first differ (None inside when
+/// steps are unknown), when they do.
+fn parted_fingerprints(comparison: &Comparison) -> Option<Option<u64>> {
+    let analysis = comparison.analysis.as_ref()?;
+    let first = analysis.fingerprints.as_ref()?.first_difference.as_ref()?;
+    Some(first.step)
+}
+
 /// Draws the header.
 pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect) {
     let theme = &app.theme;
@@ -177,9 +185,15 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
                 ],
                 Some(Verdict::Divergent) => [
                     Span::styled("DIVERGENT", theme.root()),
-                    Span::raw(format!(
-                        "  {matched} launches aligned, every recorded launch wrote the same bits, yet the results differ"
-                    )),
+                    Span::raw(match parted_fingerprints(comparison) {
+                        // Runs recorded as fingerprints alone.
+                        Some(step) if matched == 0 => {
+                            format!("  {}", crate::words::fingerprints::where_to_look(step))
+                        }
+                        _ => format!(
+                            "  {matched} launches aligned, every recorded launch wrote the same bits, yet the results differ"
+                        ),
+                    }),
                 ],
                 _ => [
                     Span::styled("IDENTICAL", theme.verdict_ok()),

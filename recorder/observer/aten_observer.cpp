@@ -42,7 +42,7 @@
 namespace {
 
 // The version of the interface below; the core refuses another.
-constexpr int kAbi = 2;
+constexpr int kAbi = 3;
 
 // How an argument of a call is handed to Python, as torch's own
 // `parseIValuesToPyArgsKwargs` hands it to `__torch_dispatch__`.
@@ -414,22 +414,29 @@ TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSIO
 
 // Adds the observer to this thread (and the threads torch hands its
 // state to: autograd's workers): returns its handle, or 0 on an error,
-// with the message in `error` (`size` bytes).
+// with the message in `error` (`size` bytes). Without `ops`, only
+// optimizer steps are observed: once any callback asks for an op's
+// inputs, torch boxes every op's inputs for it, which a recording of
+// fingerprints does not need.
 TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn end, StepFn step,
-                                             ForgetFn forget, char* error, size_t size) {
+                                             ForgetFn forget, int ops, char* error,
+                                             size_t size) {
   try {
     remove_callbacks();
     attacher.store(pthread_self());
     generation.fetch_add(1);
     attached.store(new Core{core, start, end, step, forget}, std::memory_order_release);
+    auto steps = at::RecordFunctionCallback(on_step_start, on_step_end)
+                     .scopes({at::RecordScope::USER_SCOPE});
+    registered_steps = at::addThreadLocalCallback(steps);
+    if (ops == 0) {
+      return registered_steps;
+    }
     auto callback = at::RecordFunctionCallback(on_start, on_end)
                         .needsInputs(true)
                         .needsOutputs(true)
                         .scopes({at::RecordScope::FUNCTION});
     registered = at::addThreadLocalCallback(callback);
-    auto steps = at::RecordFunctionCallback(on_step_start, on_step_end)
-                     .scopes({at::RecordScope::USER_SCOPE});
-    registered_steps = at::addThreadLocalCallback(steps);
     return registered;
   } catch (const std::exception& e) {
     std::snprintf(error, size, "%s", e.what());
@@ -443,7 +450,7 @@ TT_EXPORT uint64_t tritontui_observer_attach(void* core, StartFn start, EndFn en
 // nothing from now on and is removed when that thread attaches again.
 TT_EXPORT void tritontui_observer_detach(uint64_t handle) {
   attached.store(nullptr, std::memory_order_release);
-  if (handle != registered) {
+  if (handle != (registered != 0 ? registered : registered_steps)) {
     return;  // another thread's: it is removed there at its next attach
   }
   remove_callbacks();

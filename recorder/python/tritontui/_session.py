@@ -183,6 +183,9 @@ class Session:
         # Whether a graph call inside a CUDA graph capture went without
         # fingerprints (said once in the trace).
         self.said_captured_fingerprint = False
+        # Whether an optimizer's step() runs now (its host reads, of its
+        # step counts, are its own, held in its state).
+        self.in_optimizer_step = False
 
     @property
     def fingerprints_now(self) -> bool:
@@ -606,6 +609,10 @@ class Session:
     def mark(self, label: str) -> None:
         self.file.marker(str(label), threading.get_native_id())
 
+    def optimizer_step_began(self) -> None:
+        """An optimizer's ``step()`` began (it ends in :meth:`step_ended`)."""
+        self.in_optimizer_step = True
+
     def step_ended(self, by: str) -> None:
         """Training step ``self.step`` ended (``by`` an optimizer's
         ``step()`` or ``tritontui.step()``; steps are counted by whichever
@@ -613,6 +620,8 @@ class Session:
         recorded, its ``step`` record written; then the steps recorded in
         full begin (``from_step``), or recording stops after the last
         (``to_step``)."""
+        if by == "optimizer":
+            self.in_optimizer_step = False
         if self.file is None or self.failed:
             return
         if self.steps_ended_by is None:

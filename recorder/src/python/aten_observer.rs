@@ -36,7 +36,7 @@ mod built {
 
 /// The interface version the library must have
 /// (`tritontui_observer_abi`).
-const ABI: c_int = 2;
+const ABI: c_int = 3;
 
 /// A claimed op's start: `(core, op, inputs, count) -> token` (null: not
 /// recorded).
@@ -60,6 +60,7 @@ struct Library {
         EndFn,
         StepFn,
         ForgetFn,
+        c_int,
         *mut c_char,
         usize,
     ) -> u64,
@@ -191,9 +192,12 @@ pub struct AtenObserver {
 
 #[pymethods]
 impl AtenObserver {
-    /// Attaches the observer, recording through `hook`, to this thread.
+    /// Attaches the observer, recording through `hook`, to this thread:
+    /// aten ops and optimizer steps, or (without `ops`) optimizer steps
+    /// alone.
     #[new]
-    fn new(py: Python<'_>, hook: Py<AtenHook>) -> PyResult<Self> {
+    #[pyo3(signature = (hook, ops=true))]
+    fn new(py: Python<'_>, hook: Py<AtenHook>, ops: bool) -> PyResult<Self> {
         let library = library(py)
             .as_ref()
             .map_err(|why| PyRuntimeError::new_err(why.clone()))?;
@@ -208,6 +212,7 @@ impl AtenObserver {
                 on_end,
                 on_step,
                 on_forget,
+                c_int::from(ops),
                 error.as_mut_ptr(),
                 error.len(),
             )

@@ -46,6 +46,15 @@ impl HookSession {
         self.trace.get().optimizer_step(py, begins)
     }
 
+    /// An optimizer's `step()` began (the outermost): the session knows
+    /// its host reads are the optimizer's own until the step ends.
+    pub fn optimizer_step_began(&self, py: Python<'_>) -> PyResult<()> {
+        self.python
+            .bind(py)
+            .call_method0(intern!(py, "optimizer_step_began"))
+            .map(drop)
+    }
+
     /// A training step ended (`by` what): the session writes its `step`
     /// record, its fingerprints, and begins or ends a window of steps
     /// recorded in full.

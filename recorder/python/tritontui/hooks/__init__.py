@@ -65,10 +65,15 @@ def install(session: Any) -> None:
     autotuning.install()
     process_groups.install(session)
     if session.options.aten or not full:
-        host_reads.install()
+        # Fingerprints need no op of a process without collectives but its
+        # host reads, hooked where they return (`Tensor.item`); the
+        # observer then sees optimizer steps alone, and torch boxes no
+        # op's inputs for it.
+        ops = full or _collectives_run()
+        host_reads.install(item=not ops)
         if full:
             point_to_point.install(session)
-        _ATEN = aten.start(session)
+        _ATEN = aten.start(session, ops)
         # The observer sees extern kernels' ops as it sees any; the mode
         # leaves them to native proxies, which cost no Python per call.
         if full and isinstance(_ATEN, aten.AtenRecorder) and not _environment.extern_hook_off():
@@ -100,6 +105,16 @@ def uninstall() -> None:
     host_reads.uninstall()
     cuda_graphs.uninstall()
     _modules.forget()
+
+
+def _collectives_run() -> bool:
+    """Whether this process is in a process group (its collectives are
+    fingerprinted through the aten observer)."""
+    distributed = sys.modules.get("torch.distributed")
+    try:
+        return bool(distributed and distributed.is_available() and distributed.is_initialized())
+    except Exception:
+        return True
 
 
 def _hide_from_dynamo() -> None:

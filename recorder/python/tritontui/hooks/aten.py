@@ -130,9 +130,9 @@ class AtenObserver:
     work goes to) until :meth:`detach`: no dispatch mode on the stack, no
     Python for the ops it does not record."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, ops: bool = True) -> None:
         self.hook = _native.AtenHook(session, sys.modules[__name__])
-        self._observer = _native.AtenObserver(self.hook)
+        self._observer = _native.AtenObserver(self.hook, ops)
 
     def detach(self) -> None:
         """Stops recording aten ops (a second call does nothing)."""
@@ -143,16 +143,17 @@ class AtenObserver:
 _FALLBACK_SAID = {"said": False}
 
 
-def start(session: Any) -> AtenObserver | AtenRecorder:
+def start(session: Any, ops: bool = True) -> AtenObserver | AtenRecorder:
     """The aten recorder of ``session``, recording from now on this
     thread: the native observer where it loads (unless
     ``TRITONTUI_ATEN_OBSERVER=0``), else the dispatch mode, pushed on
     the thread's dispatch stack, with a warning the first time saying
-    why."""
+    why. Without ``ops`` the observer sees optimizer steps alone (no op
+    is recorded: what fingerprints need outside a distributed run)."""
     if not _environment.aten_observer_off():
         available, why = _native.observer_status()
         if available:
-            return AtenObserver(session)
+            return AtenObserver(session, ops)
         if not _FALLBACK_SAID["said"]:
             _FALLBACK_SAID["said"] = True
             warnings.warn(

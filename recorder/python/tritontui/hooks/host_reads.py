@@ -1,5 +1,6 @@
 """Values the host copies out of tensors without a dispatched op
-(``Tensor.tolist``), recorded as launches of a kernel marked
+(``Tensor.tolist``; ``Tensor.item`` while fingerprints are recorded
+with no aten op observed), recorded as launches of a kernel marked
 ``host_read`` while recording with aten ops: what the program reads out
 of its tensors is part of its results, even when no tensor is left at
 the end. (``.item()`` is the dispatched ``aten::_local_scalar_dense``,
@@ -21,8 +22,11 @@ _METHODS = ("tolist",)
 _ORIGINALS: dict[str, Any] = {}
 
 
-def install() -> None:
-    for name in _METHODS:
+def install(item: bool = False) -> None:
+    """Replaces the host-read methods; with ``item`` ``Tensor.item`` too
+    (while fingerprints are recorded with no aten op observed, where
+    ``.item()``'s ``aten::_local_scalar_dense`` is not seen)."""
+    for name in _METHODS + (("item",) if item else ()):
         if name not in _ORIGINALS:
             original = getattr(torch.Tensor, name)
             _ORIGINALS[name] = original
@@ -42,6 +46,7 @@ def _recording(kernel_name: str, original: Any) -> Any:
         if (
             session is not None
             and not _active.in_launch()
+            and not (session.in_optimizer_step and session.fingerprints_now)
             and _tensors.is_hashable(self)
             and session.wants(kernel_name)
         ):

@@ -454,14 +454,14 @@ impl AtenHook {
         } else {
             self.steps_open.fetch_sub(1, Ordering::Relaxed) == 1
         };
-        let told = self
-            .session
-            .optimizer_step(py, begins)
-            .and_then(|()| match (begins, outermost) {
-                (true, true) => self.session.optimizer_step_began(py),
-                (false, true) => self.session.step_ended(py, "optimizer"),
-                _ => Ok(()),
-            });
+        let told =
+            self.session
+                .optimizer_step(py, begins)
+                .and_then(|()| match (begins, outermost) {
+                    (true, true) => self.session.optimizer_step_began(py),
+                    (false, true) => self.session.step_ended(py, "optimizer"),
+                    _ => Ok(()),
+                });
         if let Err(e) = told {
             self.session.fail(py, e);
         }

@@ -7,6 +7,7 @@ use super::check_runs::Runs;
 use anyhow::Context;
 use std::path::PathBuf;
 use tritontui_engine::fingerprints::FingerprintComparison;
+use tritontui_engine::analysis::Verdict;
 use tritontui_engine::{Analysis, Options, TracePair};
 use tritontui_trace::Trace;
 use tritontui_trace::options::{FINGERPRINT, FROM_STEP, TO_STEP};
@@ -39,6 +40,9 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
     let first = Trace::open(&fingerprinted[0])?;
     let mut earliest: Option<(Option<u64>, String)> = None;
     let mut results_differ = false;
+    // A fingerprint trace with gaps (a recording stopped on an error) can
+    // never show the runs agree.
+    let mut unseen = false;
     let mut compared = 0;
     for path in &fingerprinted[1..] {
         let other = Trace::open(path)?;
@@ -51,6 +55,7 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
         })?;
         compared = compared.max(fingerprints.counts.a);
         results_differ |= !analysis.results.differences.is_empty();
+        unseen |= analysis.verdict == Verdict::Inconclusive;
         if let Some(difference) = &fingerprints.first_difference {
             let pair = TracePair {
                 a: &first,
@@ -87,7 +92,7 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
         })
     };
     let (step, headline) = match earliest {
-        None if !results_differ => {
+        None if !results_differ && !unseen => {
             return Ok(Zoomed::Agree(format!(
                 "deterministic: {} runs of `{}` fingerprinted {compared} points{} alike (graph \
                  calls' outputs, host reads, collectives, the state at each step's end), and \
@@ -99,10 +104,17 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
         }
         // The results differ where no fingerprint looks (eager work outside
         // graph calls and steps): everything is recorded.
-        None => {
+        None if results_differ => {
             return everything(vec![
                 "every fingerprint agrees but the results differ: the difference is in work no \
                  fingerprint covers (eager ops outside graph calls); recording every step"
+                    .to_owned(),
+            ]);
+        }
+        None => {
+            return everything(vec![
+                "every fingerprint agrees, but the fingerprint runs did not see everything \
+                 (their traces have gaps); recording every step"
                     .to_owned(),
             ]);
         }

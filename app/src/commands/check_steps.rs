@@ -6,8 +6,8 @@
 use super::check_runs::Runs;
 use anyhow::Context;
 use std::path::PathBuf;
-use tritontui_engine::fingerprints::FingerprintComparison;
 use tritontui_engine::analysis::Verdict;
+use tritontui_engine::fingerprints::FingerprintComparison;
 use tritontui_engine::{Analysis, Options, TracePair};
 use tritontui_trace::Trace;
 use tritontui_trace::options::{FINGERPRINT, FROM_STEP, TO_STEP};

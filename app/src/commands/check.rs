@@ -78,11 +78,13 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         Some(i) if !args.no_values => {
             let report = &comparisons[i - 1].1;
             values_rerun::escalate(report, &args.dir, |trace, selection, n| {
-                let what = format!("capturing run {}/2", n + 1);
-                eprintln!("tritontui: capturing launch {selection}: {what}: {shown}");
+                eprintln!(
+                    "tritontui: capturing launch {selection}: run {}/2: {shown}",
+                    n + 1
+                );
                 let mut env = window.clone();
                 env.push((CAPTURE.env, selection.to_owned()));
-                runs.one(trace, &env, &what)
+                runs.one(trace, &env, &format!("capturing run {}", n + 1))
             })?
         }
         _ => None,

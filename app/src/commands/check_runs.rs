@@ -30,7 +30,7 @@ impl Runs<'_> {
             let what = format!("{prefix} {}/{runs}", i + 1);
             eprintln!("tritontui: {what}: {}", self.shown);
             let started = std::time::Instant::now();
-            self.one(&trace, env, &what)?;
+            self.one(&trace, env, &format!("{prefix} {}", i + 1))?;
             eprintln!(
                 "tritontui: {what} done in {:.1} s ({} bytes): {}",
                 started.elapsed().as_secs_f64(),

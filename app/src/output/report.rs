@@ -660,10 +660,7 @@ fn fingerprint_report(
 ) -> FingerprintReport {
     use tritontui_engine::fingerprints::Parted;
     let first_difference = fingerprints.first_difference.as_ref().map(|first| {
-        let (trace, launch) = match (first.launches.a, first.launches.b) {
-            (Some(i), _) => (runs.a, i),
-            (None, i) => (runs.b, i.unwrap_or_default()),
-        };
+        let (trace, launch) = crate::words::fingerprints::side(runs, first);
         let kernel = trace.kernel_of(&trace.launches[launch]);
         let (parted, tensors) = match &first.what {
             Parted::Calls => ("calls", Vec::new()),

@@ -99,7 +99,7 @@ pub fn headline(runs: TracePair<'_>, first: &FingerprintDifference) -> String {
 
 /// The run whose fingerprint is named (A's where it has one) and its
 /// launch index.
-fn side<'t>(runs: TracePair<'t>, first: &FingerprintDifference) -> (&'t Trace, usize) {
+pub fn side<'t>(runs: TracePair<'t>, first: &FingerprintDifference) -> (&'t Trace, usize) {
     match (first.launches.a, first.launches.b) {
         (Some(i), _) => (runs.a, i),
         (None, Some(i)) => (runs.b, i),

@@ -818,7 +818,8 @@ fn record_keeps_the_user_s_pause_points_and_check_drops_them() {
     assert_eq!(std::fs::read_to_string(&seen).expect("ran"), "[5]\n");
     std::fs::remove_file(&seen).expect("remove");
     // check runs the program unattended: its runs never pause. (The
-    // program records nothing, so check fails after the first run.)
+    // program records nothing, so check fails after the first run,
+    // saying so.)
     let o = Command::new(env!("CARGO_BIN_EXE_tritontui"))
         .args(["check", "-n", "2", "--dir"])
         .arg(dir.path().join("runs"))
@@ -829,7 +830,13 @@ fn record_keeps_the_user_s_pause_points_and_check_drops_them() {
         .expect("run tritontui");
     assert_eq!(
         std::fs::read_to_string(&seen).expect("ran"),
-        "[]\n[]\n",
+        "[]\n",
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("recorded nothing into"),
         "{}",
         stderr(&o)
     );
@@ -853,6 +860,22 @@ fn repro_refuses_a_launch_of_a_cpp_wrapper_graph_naming_why() {
 /// Two runs recorded as fingerprints: `diff` says the step where they part
 /// and how to find the kernel, names no root cause, and exits 1; a run
 /// against itself agrees.
+#[test]
+fn fingerprints_parting_in_the_first_step_say_which_agree_before() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/ranks_fingerprints");
+    let (a, b) = (corpus.join("a.msgpack"), corpus.join("b.msgpack"));
+    let text = tritontui(&["diff", a.to_str().expect("path"), b.to_str().expect("path")]);
+    assert_eq!(text.status.code(), Some(1), "{}", stderr(&text));
+    let said = stdout(&text);
+    assert!(
+        said.contains(
+            "fingerprints first differ at step 0 (collective c10d::allreduce_, fingerprint 5 of \
+             the step, A#4); the 4 before it agree"
+        ),
+        "{said}"
+    );
+}
+
 #[test]
 fn fingerprints_name_the_step_where_two_runs_part() {
     let corpus =

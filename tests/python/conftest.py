@@ -127,10 +127,12 @@ def run_program(inductor_cache: Path, tmp_path: Path):
 
 
 def check(
-    tmp_path: Path, cache: Path, program: str | Path, *flags: str
+    tmp_path: Path, cache: Path, program: str | Path, *flags: str, ranks: int = 0
 ) -> subprocess.CompletedProcess:
     """``tritontui check [flags] -- python PROGRAM`` (a name in programs/,
-    or a path), its kernels (and their reruns alone) on two threads."""
+    or a path), its kernels (and their reruns alone) on two threads; with
+    ``ranks``, PROGRAM runs under torchrun on that many ranks."""
+    launcher = [*TORCHRUN[1:-1], f"--nproc_per_node={ranks}"] if ranks else []
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "OMP_NUM_THREADS": "2"}
     return subprocess.run(
         [
@@ -141,6 +143,7 @@ def check(
             *flags,
             "--",
             sys.executable,
+            *launcher,
             str(PROGRAMS / program),  # an absolute path stays as it is
         ],
         capture_output=True,

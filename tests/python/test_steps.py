@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 import torch
 import tritontui
-from conftest import check, dump
+from conftest import binary, check, dump
 
 LONG_STEPS = "long_steps.py"
 
@@ -157,6 +158,63 @@ def test_check_steps_passes_a_deterministic_loop(tmp_path: Path, inductor_cache:
     assert proc.stdout.startswith("deterministic: 2 runs of"), proc.stdout
     assert "over 6 steps alike" in proc.stdout, proc.stdout
     assert not (tmp_path / "runs" / "run0.msgpack").exists()
+
+
+def test_check_steps_names_the_rank_and_the_step_of_a_torchrun_job(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    _check_steps_of_a_torchrun_job(tmp_path, inductor_cache, "cpu")
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+@pytest.mark.gpu
+def test_check_steps_names_the_rank_and_the_step_on_two_gpus(
+    tmp_path: Path, inductor_cache: Path
+) -> None:
+    _check_steps_of_a_torchrun_job(tmp_path, inductor_cache, "cuda")
+
+
+def _check_steps_of_a_torchrun_job(tmp_path: Path, inductor_cache: Path, device: str) -> None:
+    # Rank 1's batches pick up clock-seeded noise from step 5: its forward
+    # graph call parts there first; rank 0 sees it only through the
+    # gradients' all-reduce (fingerprinted though the recording started
+    # before the program joined its process group).
+    os.environ.update(NOISY="5", DEVICE=device)
+    try:
+        proc = check(tmp_path, inductor_cache, "ddp_steps.py", "--steps", "--json", ranks=2)
+    finally:
+        for name in ("NOISY", "DEVICE"):
+            del os.environ[name]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    verdict = json.loads(proc.stdout)
+    assert verdict["verdict"] == "nondeterministic"
+    steps = verdict["steps"]
+    assert steps["first_difference_step"] == 5 and steps["window"] == [4, 5], steps
+    assert steps["said"][0].startswith("rank 1: fingerprints first differ at step 5 (graph call")
+    runs = tmp_path / "runs"
+    assert sorted(p.name for p in (runs / "run0").iterdir()) == [
+        "run0-rank0.msgpack",
+        "run0-rank1.msgpack",
+    ]
+    ranks = verdict["comparisons"][0]["ranks"]
+    cause = ranks["earliest_cause"]
+    assert cause["rank"] == 1, cause
+    assert (cause["divergence"]["kernel"], cause["divergence"]["step"]) == (
+        "aten::randn.generator",
+        5,
+    )
+    rank0 = ranks["ranks"][0]["report"]
+    assert rank0["first_divergence"]["kind"] == "collective", rank0["first_divergence"]
+    fingerprinted = dump(runs / "fingerprints0" / "fingerprints0-rank0.msgpack")
+    collectives = [
+        r for r in fingerprinted if r.get("type") == "launch" and r["kernel"] == "c10d::allreduce_"
+    ]
+    assert collectives and all(r["fingerprint"] for r in collectives), len(fingerprinted)
+    # The runs' folders compared by diff: the earliest cause with its step.
+    diff = subprocess.run(
+        [binary(), "diff", str(runs / "run0"), str(runs / "run1")], capture_output=True, text=True
+    )
+    assert "earliest cause: rank 1  step 5, A#" in diff.stdout, diff.stdout + diff.stderr
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

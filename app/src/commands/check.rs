@@ -2,18 +2,17 @@
 //! recorder, every run compared with the first.
 
 use super::args::CheckArgs;
+use super::check_compare::Comparison;
 use super::check_runs::Runs;
 use super::check_steps::{self, Zoomed};
 use super::inputs::options;
 use super::output::print_ignoring_closed_pipe;
 use super::status::{ExitCode, FOUND, INCONCLUSIVE, SUCCESS};
 use super::values_rerun;
-use crate::Report;
 use crate::tui::load::Inputs;
 use anyhow::Context;
+use tritontui_engine::Options;
 use tritontui_engine::analysis::Verdict;
-use tritontui_engine::{Analysis, Options};
-use tritontui_trace::Trace;
 use tritontui_trace::options::CAPTURE;
 
 /// `tritontui check`: runs the program `-n` times under the recorder and
@@ -56,27 +55,26 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         (runs.all("run", &[])?, Vec::new(), None)
     };
-    let first = Trace::open(&traces[0])?;
     let mut comparisons = Vec::new();
     let mut divergent_run = None;
     let mut benign_run = None;
     let mut inconclusive_run = None;
     for (i, path) in traces.iter().enumerate().skip(1) {
-        let other = Trace::open(path)?;
-        let analysis = Analysis::run(&first, &other, options);
-        match analysis.verdict {
+        let comparison = Comparison::of(&traces[0], path, options)?;
+        match comparison.verdict() {
             // (Equivalent is never given here: numerics are not compared.)
             Verdict::Divergent | Verdict::Equivalent => _ = divergent_run.get_or_insert(i),
             Verdict::Benign => _ = benign_run.get_or_insert(i),
             Verdict::Inconclusive => _ = inconclusive_run.get_or_insert(i),
             Verdict::Identical => {}
         }
-        let report = Report::new(&first, &other, &analysis, 1000);
-        comparisons.push((i, report));
+        comparisons.push((i, comparison));
     }
-    let mut escalation = match divergent_run {
-        Some(i) if !args.no_values => {
-            let report = &comparisons[i - 1].1;
+    // Values are captured in runs of one process (a rank's launch numbers
+    // are its own).
+    let divergent_report = divergent_run.and_then(|i| comparisons[i - 1].1.process());
+    let mut escalation = match divergent_report {
+        Some(report) if !args.no_values => {
             values_rerun::escalate(report, &args.dir, |trace, selection, n| {
                 eprintln!(
                     "tritontui: capturing launch {selection}: run {}/2: {shown}",
@@ -85,15 +83,16 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                 let mut env = window.clone();
                 env.push((CAPTURE.env, selection.to_owned()));
                 runs.one(trace, &env, &format!("capturing run {}", n + 1))
+                    .map(|_| ())
             })?
         }
         _ => None,
     };
     // A kernel whose outputs differed on equal inputs is rerun alone on
     // the first capturing run's inputs: that confirms it, or not.
-    if let (Some(i), Some(escalated)) = (divergent_run, escalation.as_mut())
+    if let (Some(report), Some(escalated)) = (divergent_report, escalation.as_mut())
         && escalated.values.is_some()
-        && values_rerun::wants_rerun(&comparisons[i - 1].1)
+        && values_rerun::wants_rerun(report)
     {
         let python = std::path::Path::new(program)
             .file_name()
@@ -115,7 +114,11 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         let runs: Vec<_> = comparisons
             .iter()
-            .map(|(i, report)| serde_json::json!({"run": i, "report": report}))
+            .map(|(i, comparison)| {
+                let mut json = comparison.json();
+                json["run"] = (*i).into();
+                json
+            })
             .collect();
         let verdict = serde_json::json!({
             "verdict": match (divergent_run, inconclusive_run, benign_run) {
@@ -138,7 +141,8 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         if let Some(escalation) = &escalation {
             eprint!("{}", values_rerun::summary(escalation));
         }
-        crate::tui::run(Inputs::Two(traces[0].clone(), traces[i].clone()), options)?;
+        let (a, b) = comparisons[i - 1].1.traces_to_show(&traces[0], &traces[i]);
+        crate::tui::run(Inputs::Two(a, b), options)?;
     } else {
         let mut text = match (divergent_run, inconclusive_run, benign_run) {
             (None, None, None) => format!(
@@ -162,18 +166,22 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
                 .collect::<String>()
                 + &text;
         }
-        for (i, report) in &comparisons {
-            if report.first_divergence.is_some() || report.verdict == Verdict::Inconclusive {
+        for (i, comparison) in &comparisons {
+            if comparison.worth_saying() {
                 text += &format!(
                     "\nrun {i} ({}) against run 0 ({}):\n",
                     traces[*i].display(),
                     traces[0].display()
                 );
-                text += &crate::output::summary(report);
+                text += &comparison.summary();
             }
         }
         if let Some(escalation) = &escalation {
             text += &values_rerun::summary(escalation);
+        } else if divergent_run.is_some() && divergent_report.is_none() && !args.no_values {
+            text += "\nvalues are not captured in runs of several ranks (a launch number is \
+                     one rank's); `tritontui record` with TRITONTUI_CAPTURE=N captures launch N \
+                     of every rank\n";
         }
         print_ignoring_closed_pipe(&text)?;
     }

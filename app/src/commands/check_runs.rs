@@ -1,10 +1,13 @@
 //! The program `tritontui check` runs, and how: recorded, unattended,
-//! its output on stderr, `-n` times into the check's folder.
+//! its output on stderr, `-n` times into the check's folder. A run of
+//! several ranks (torchrun, `torch.multiprocessing.spawn`) leaves a
+//! folder of rank traces where a run of one process leaves a trace.
 
 use super::args::CheckArgs;
 use super::record::{recorded, unattended};
 use anyhow::Context;
 use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 
 /// The program `check` runs, and how it runs it recorded.
 pub(super) struct Runs<'a> {
@@ -17,12 +20,9 @@ pub(super) struct Runs<'a> {
 
 impl Runs<'_> {
     /// Runs the program `-n` times recorded, with the recording options
-    /// `env` set, into `PREFIX{i}.msgpack` in the check's folder.
-    pub(super) fn all(
-        &self,
-        prefix: &str,
-        env: &[(&str, String)],
-    ) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    /// `env` set, into `PREFIX{i}.msgpack` in the check's folder (or, for
+    /// a run of several ranks, the folder `PREFIX{i}` of its rank traces).
+    pub(super) fn all(&self, prefix: &str, env: &[(&str, String)]) -> anyhow::Result<Vec<PathBuf>> {
         let runs = self.args.runs;
         let mut traces = Vec::new();
         for i in 0..runs {
@@ -30,29 +30,31 @@ impl Runs<'_> {
             let what = format!("{prefix} {}/{runs}", i + 1);
             eprintln!("tritontui: {what}: {}", self.shown);
             let started = std::time::Instant::now();
-            self.one(&trace, env, &format!("{prefix} {}", i + 1))?;
+            let recorded = self.one(&trace, env, &format!("{prefix} {}", i + 1))?;
             eprintln!(
-                "tritontui: {what} done in {:.1} s ({} bytes): {}",
+                "tritontui: {what} done in {:.1} s ({}): {}",
                 started.elapsed().as_secs_f64(),
-                std::fs::metadata(&trace).map_or(0, |m| m.len()),
-                trace.display()
+                size_words(&recorded),
+                recorded.display()
             );
-            traces.push(trace);
+            traces.push(recorded);
         }
         Ok(traces)
     }
 
     /// Runs the program once recorded into `trace`, with the recording
     /// options `env` set; the program's output goes to stderr, so that
-    /// stdout holds only the verdict. A run that fails is an error naming
-    /// it (`what`) and its trace.
+    /// stdout holds only the verdict. Returns where the recording lies:
+    /// `trace`, or the folder of rank traces of a run of several ranks. A
+    /// run that fails, or records nothing, is an error naming it (`what`).
     pub(super) fn one(
         &self,
-        trace: &std::path::Path,
+        trace: &Path,
         env: &[(&str, String)],
         what: &str,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<PathBuf> {
         let args = self.args;
+        clear(trace)?;
         let stdout = std::io::stderr().as_fd().try_clone_to_owned()?;
         let mut command = unattended(recorded(
             self.program,
@@ -73,6 +75,90 @@ impl Runs<'_> {
                 trace.display()
             );
         }
-        Ok(())
+        gathered(trace)?.with_context(|| {
+            format!(
+                "{what} of `{}` recorded nothing into {} (does the program run in a Python \
+                 with tritontui installed?)",
+                self.shown,
+                trace.display()
+            )
+        })
+    }
+}
+
+/// The folder a run of several ranks recording into `trace` gathers its
+/// rank traces into: `trace` without its extension.
+fn ranks_folder(trace: &Path) -> PathBuf {
+    trace.with_extension("")
+}
+
+/// The rank traces ranks write when told to record into `trace`:
+/// `NAME-rank{N}.msgpack` beside it.
+fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = trace.parent().unwrap_or(Path::new("."));
+    let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
+    let prefix = format!("{stem}-rank");
+    let mut found = Vec::new();
+    for entry in
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?
+    {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let rank = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".msgpack"));
+        if rank.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit())) {
+            found.push(path);
+        }
+    }
+    Ok(found)
+}
+
+/// Removes what an earlier run recording into `trace` left: the trace,
+/// rank traces beside it, the folder they were gathered into.
+fn clear(trace: &Path) -> anyhow::Result<()> {
+    let gone = |r: std::io::Result<()>, path: &Path| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(anyhow::Error::new(e).context(format!("{}: cannot remove", path.display())))
+        }
+        _ => Ok(()),
+    };
+    gone(std::fs::remove_file(trace), trace)?;
+    for path in rank_traces_beside(trace)? {
+        gone(std::fs::remove_file(&path), &path)?;
+    }
+    let folder = ranks_folder(trace);
+    gone(std::fs::remove_dir_all(&folder), &folder)
+}
+
+/// Where a run recording into `trace` left its recording: `trace`, or the
+/// folder its rank traces are moved into; None when it left none.
+fn gathered(trace: &Path) -> anyhow::Result<Option<PathBuf>> {
+    let ranks = rank_traces_beside(trace)?;
+    if ranks.is_empty() {
+        return Ok(trace.exists().then(|| trace.to_owned()));
+    }
+    let folder = ranks_folder(trace);
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("{}: cannot create", folder.display()))?;
+    for path in ranks {
+        let name = path.file_name().expect("a rank trace has a name");
+        std::fs::rename(&path, folder.join(name)).with_context(|| {
+            format!("{}: cannot move into {}", path.display(), folder.display())
+        })?;
+    }
+    Ok(Some(folder))
+}
+
+/// `1234 bytes`, or `2 ranks, 2468 bytes` for a folder of rank traces.
+fn size_words(recorded: &Path) -> String {
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    match std::fs::read_dir(recorded) {
+        Ok(entries) => {
+            let traces: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+            let bytes: u64 = traces.iter().map(|p| size(p)).sum();
+            format!("{} ranks, {bytes} bytes", traces.len())
+        }
+        Err(_) => format!("{} bytes", size(recorded)),
     }
 }

@@ -1,8 +1,10 @@
 //! `tritontui check --steps`: a long program run twice recording only
 //! fingerprints; the first step where they differ, and the one before it,
 //! then recorded in full by two more runs (`from_step`, `to_step`), which
-//! `check` compares as it compares any runs.
+//! `check` compares as it compares any runs. In runs of several ranks the
+//! earliest step any rank parts at is the runs'.
 
+use super::check_compare::trace_pairs;
 use super::check_runs::Runs;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -37,39 +39,50 @@ pub(super) enum Zoomed {
 /// part in full.
 pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> {
     let fingerprinted = runs.all("fingerprints", &[(FINGERPRINT.env, "1".into())])?;
-    let first = Trace::open(&fingerprinted[0])?;
-    let mut earliest: Option<(Option<u64>, String)> = None;
+    let mut earliest: Option<((Option<u64>, usize), String)> = None;
     let mut results_differ = false;
     // A fingerprint trace with gaps (a recording stopped on an error) can
     // never show the runs agree.
     let mut unseen = false;
     let mut compared = 0;
+    let mut steps = None;
     for path in &fingerprinted[1..] {
-        let other = Trace::open(path)?;
-        let analysis = Analysis::run(&first, &other, options);
-        let fingerprints = analysis.fingerprints.as_ref().with_context(|| {
-            format!(
-                "{}: no fingerprints recorded (does the program run under tritontui's recorder?)",
-                path.display()
-            )
-        })?;
-        compared = compared.max(fingerprints.counts.a);
-        results_differ |= !analysis.results.differences.is_empty();
-        unseen |= analysis.verdict == Verdict::Inconclusive;
-        if let Some(difference) = &fingerprints.first_difference {
-            let pair = TracePair {
-                a: &first,
-                b: &other,
-            };
-            let line = crate::words::fingerprints::headline(pair, difference);
-            let step = difference.step;
-            if earliest.as_ref().is_none_or(|(s, _)| step < *s) {
-                earliest = Some((step, line));
+        // Each rank's traces are compared on their own; the earliest step
+        // any rank parts at is the runs'.
+        for (rank, a, b) in trace_pairs(&fingerprinted[0], path)? {
+            let (first, other) = (Trace::open(&a)?, Trace::open(&b)?);
+            let analysis = Analysis::run(&first, &other, options);
+            let fingerprints = analysis.fingerprints.as_ref().with_context(|| {
+                format!(
+                    "{}: no fingerprints recorded (does the program run under tritontui's \
+                     recorder?)",
+                    b.display()
+                )
+            })?;
+            compared = compared.max(fingerprints.counts.a);
+            steps = steps.max(first.steps.fingerprinted_steps());
+            results_differ |= !analysis.results.differences.is_empty();
+            unseen |= analysis.verdict == Verdict::Inconclusive;
+            if let Some(difference) = &fingerprints.first_difference {
+                let pair = TracePair {
+                    a: &first,
+                    b: &other,
+                };
+                let line = crate::words::fingerprints::headline(pair, difference);
+                let line = match rank {
+                    Some(rank) => format!("rank {rank}: {line}"),
+                    None => line,
+                };
+                // Within a step, the rank whose fingerprints parted at an
+                // earlier point of it.
+                let at = (difference.step, difference.in_step);
+                if earliest.as_ref().is_none_or(|(earlier, _)| at < *earlier) {
+                    earliest = Some((at, line));
+                }
             }
         }
     }
-    let steps = first.steps.fingerprinted_steps();
-    let parting_step = earliest.as_ref().and_then(|(s, _)| *s);
+    let parting_step = earliest.as_ref().and_then(|((s, _), _)| *s);
     let json = |window: Option<(u64, u64)>, said: &[String]| {
         serde_json::json!({
             "fingerprint_traces": fingerprinted,
@@ -118,7 +131,7 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
                     .to_owned(),
             ]);
         }
-        Some(found) => found,
+        Some(((step, _), headline)) => (step, headline),
     };
     let Some(step) = step else {
         return everything(vec![
@@ -165,17 +178,17 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
 /// The earliest step where the fingerprints (before the steps recorded
 /// in full) of a run differ from the first run's, if any.
 fn parted_before_window(traces: &[PathBuf]) -> anyhow::Result<Option<u64>> {
-    let first = Trace::open(&traces[0])?;
     let mut earliest: Option<u64> = None;
     for path in &traces[1..] {
-        let other = Trace::open(path)?;
-        let step = FingerprintComparison::of(&first, &other)
-            .and_then(|f| f.first_difference)
-            .and_then(|d| d.step);
-        earliest = match (earliest, step) {
-            (Some(e), Some(s)) => Some(e.min(s)),
-            (e, s) => e.or(s),
-        };
+        for (_, a, b) in trace_pairs(&traces[0], path)? {
+            let step = FingerprintComparison::of(&Trace::open(&a)?, &Trace::open(&b)?)
+                .and_then(|f| f.first_difference)
+                .and_then(|d| d.step);
+            earliest = match (earliest, step) {
+                (Some(e), Some(s)) => Some(e.min(s)),
+                (e, s) => e.or(s),
+            };
+        }
     }
     Ok(earliest)
 }

@@ -5,6 +5,7 @@
 mod args;
 mod attach;
 mod check;
+mod check_compare;
 mod check_runs;
 mod check_steps;
 mod diff;

@@ -146,6 +146,27 @@ fn rank_of(path: &Path) -> anyhow::Result<u32> {
         })
 }
 
+/// The rank traces of run folders `a` and `b`, paired by rank: an error
+/// when one run has a rank the other does not.
+pub fn rank_pairs(a: &Path, b: &Path) -> anyhow::Result<Vec<(u32, PathBuf, PathBuf)>> {
+    let (ranks_a, mut ranks_b) = (rank_traces(a)?, rank_traces(b)?);
+    for (ranks, dir, other) in [(&ranks_a, a, &ranks_b), (&ranks_b, b, &ranks_a)] {
+        if let Some(rank) = ranks.keys().find(|r| !other.contains_key(r)) {
+            anyhow::bail!(
+                "{}: has rank {rank}, which the other run does not",
+                dir.display()
+            );
+        }
+    }
+    Ok(ranks_a
+        .into_iter()
+        .map(|(rank, path)| {
+            let other = ranks_b.remove(&rank).expect("both runs have every rank");
+            (rank, path, other)
+        })
+        .collect())
+}
+
 /// Compares run folders `a` and `b` rank by rank.
 pub fn compare(a: &Path, b: &Path, options: Options, limit: usize) -> anyhow::Result<RanksReport> {
     compare_with_progress(a, b, options, limit, &|_, _| {})
@@ -159,25 +180,13 @@ pub fn compare_with_progress(
     limit: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> anyhow::Result<RanksReport> {
-    let (ranks_a, ranks_b) = (rank_traces(a)?, rank_traces(b)?);
-    for (ranks, dir, other) in [(&ranks_a, a, &ranks_b), (&ranks_b, b, &ranks_a)] {
-        if let Some(rank) = ranks.keys().find(|r| !other.contains_key(r)) {
-            anyhow::bail!(
-                "{}: has rank {rank}, which the other run does not",
-                dir.display()
-            );
-        }
-    }
-    let pairs: Vec<(u32, &PathBuf, &PathBuf)> = ranks_a
-        .iter()
-        .map(|(rank, path)| (*rank, path, &ranks_b[rank]))
-        .collect();
+    let pairs = rank_pairs(a, b)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Each pair loads and compares on two threads of its own.
     let workers = (cores / 2).clamp(1, MAX_LOADED);
     let done = AtomicUsize::new(0);
-    let ranks = in_parallel(&pairs, workers, |&(rank, pa, pb)| {
-        let report = compare_rank(rank, pa, pb, options, limit);
+    let ranks = in_parallel(&pairs, workers, |(rank, pa, pb)| {
+        let report = compare_rank(*rank, pa, pb, options, limit);
         progress(done.fetch_add(1, Ordering::Relaxed) + 1, pairs.len());
         report
     })
@@ -284,7 +293,7 @@ pub fn summary(report: &RanksReport) -> String {
             .map_or(String::new(), |d| {
                 format!(
                     "  first divergence {}  {}  {}",
-                    crate::words::index_words(d.a_index, d.b_index),
+                    crate::words::at_words(d.step, d.a_index, d.b_index),
                     d.kernel,
                     d.kind.as_str()
                 )
@@ -297,7 +306,7 @@ pub fn summary(report: &RanksReport) -> String {
             out += &format!(
                 "\nearliest cause: rank {}  {}  {}  {}\n  {}\n",
                 cause.rank,
-                crate::words::index_words(d.a_index, d.b_index),
+                crate::words::at_words(d.step, d.a_index, d.b_index),
                 d.kernel,
                 d.kind.as_str(),
                 d.detail

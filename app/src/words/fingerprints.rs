@@ -80,7 +80,8 @@ pub fn headline(runs: TracePair<'_>, first: &FingerprintDifference) -> String {
         None => String::new(),
     };
     let agree = match first.step {
-        Some(0) => "; nothing before it was fingerprinted".to_owned(),
+        Some(0) if first.in_step == 0 => "; it is the runs' first fingerprint".to_owned(),
+        Some(0) => format!("; the {} before it agree", first.in_step),
         Some(step) => format!("; steps before {step} agree"),
         None => String::new(),
     };

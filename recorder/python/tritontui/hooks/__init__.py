@@ -69,7 +69,7 @@ def install(session: Any) -> None:
         # host reads, hooked where they return (`Tensor.item`); the
         # observer then sees optimizer steps alone, and torch boxes no
         # op's inputs for it.
-        ops = full or _collectives_run()
+        ops = full or _collectives_run(session)
         host_reads.install(item=not ops)
         if full:
             point_to_point.install(session)
@@ -107,9 +107,13 @@ def uninstall() -> None:
     _modules.forget()
 
 
-def _collectives_run() -> bool:
-    """Whether this process is in a process group (its collectives are
-    fingerprinted through the aten observer)."""
+def _collectives_run(session: Any) -> bool:
+    """Whether this process is one rank of several, as its launcher says,
+    or is in a process group: its collectives are fingerprinted through
+    the aten observer. (A rank records from its start, before the program
+    joins its process group.)"""
+    if session.place is not None and session.place.get("world_size", 1) > 1:
+        return True
     distributed = sys.modules.get("torch.distributed")
     try:
         return bool(distributed and distributed.is_available() and distributed.is_initialized())

@@ -862,7 +862,7 @@ fn repro_refuses_a_launch_of_a_cpp_wrapper_graph_naming_why() {
 /// against itself agrees.
 #[test]
 fn fingerprints_parting_in_the_first_step_say_which_agree_before() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/ranks_fingerprints");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/fingerprint_ranks");
     let (a, b) = (corpus.join("a.msgpack"), corpus.join("b.msgpack"));
     let text = tritontui(&["diff", a.to_str().expect("path"), b.to_str().expect("path")]);
     assert_eq!(text.status.code(), Some(1), "{}", stderr(&text));

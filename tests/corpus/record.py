@@ -50,7 +50,7 @@ VARIANTS = {
     "allreduce_ranks",
     "fsdp_ranks",
     "compiled_ddp_ranks",
-    "ranks_fingerprints",
+    "fingerprint_ranks",
     "p2p_ranks",
     "gpu_host_batch",
     "gpu_ddp_ranks",

@@ -124,15 +124,26 @@ def test_step_options_take_step_numbers(tmp_path: Path) -> None:
     assert not tritontui.is_recording()
 
 
-def test_check_steps_names_the_step_and_the_draw(tmp_path: Path, inductor_cache: Path) -> None:
-    os.environ["NOISY"] = "4"
+def _check_steps_parting(
+    tmp_path: Path, cache: Path, program: str | Path, env: dict[str, str], ranks: int = 0
+) -> tuple[dict, str]:
+    """``check --steps --no-values --json`` of ``program`` (under torchrun
+    on ``ranks`` ranks when given) with ``env`` set, whose runs must part:
+    its verdict and what it said on stderr."""
+    os.environ.update(env)
     try:
-        proc = check(tmp_path, inductor_cache, LONG_STEPS, "--steps", "--no-values", "--json")
+        proc = check(tmp_path, cache, program, "--steps", "--no-values", "--json", ranks=ranks)
     finally:
-        del os.environ["NOISY"]
+        for name in env:
+            del os.environ[name]
     assert proc.returncode == 1, proc.stdout + proc.stderr
     verdict = json.loads(proc.stdout)
     assert verdict["verdict"] == "nondeterministic"
+    return verdict, proc.stderr
+
+
+def test_check_steps_names_the_step_and_the_draw(tmp_path: Path, inductor_cache: Path) -> None:
+    verdict, said = _check_steps_parting(tmp_path, inductor_cache, LONG_STEPS, {"NOISY": "4"})
     steps = verdict["steps"]
     assert steps["first_difference_step"] == 4 and steps["window"] == [3, 4], steps
     assert steps["said"][0].startswith("fingerprints first differ at step 4 (graph call")
@@ -149,7 +160,7 @@ def test_check_steps_names_the_step_and_the_draw(tmp_path: Path, inductor_cache:
         "run0.msgpack",
         "run1.msgpack",
     ]
-    assert "recording steps 3 to 4 in full" in proc.stderr
+    assert "recording steps 3 to 4 in full" in said
 
 
 def test_check_steps_passes_a_deterministic_loop(tmp_path: Path, inductor_cache: Path) -> None:
@@ -179,15 +190,8 @@ def _check_steps_of_a_torchrun_job(tmp_path: Path, inductor_cache: Path, device:
     # graph call parts there first; rank 0 sees it only through the
     # gradients' all-reduce (fingerprinted though the recording started
     # before the program joined its process group).
-    os.environ.update(NOISY="5", DEVICE=device)
-    try:
-        proc = check(tmp_path, inductor_cache, "ddp_steps.py", "--steps", "--json", ranks=2)
-    finally:
-        for name in ("NOISY", "DEVICE"):
-            del os.environ[name]
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    verdict = json.loads(proc.stdout)
-    assert verdict["verdict"] == "nondeterministic"
+    env = {"NOISY": "5", "DEVICE": device}
+    verdict, _ = _check_steps_parting(tmp_path, inductor_cache, "ddp_steps.py", env, ranks=2)
     steps = verdict["steps"]
     assert steps["first_difference_step"] == 5 and steps["window"] == [4, 5], steps
     assert steps["said"][0].startswith("rank 1: fingerprints first differ at step 5 (graph call")
@@ -220,14 +224,8 @@ def _check_steps_of_a_torchrun_job(tmp_path: Path, inductor_cache: Path, device:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.gpu
 def test_check_steps_names_the_step_on_the_device(tmp_path: Path, inductor_cache: Path) -> None:
-    os.environ.update(NOISY="3", DEVICE="cuda")
-    try:
-        proc = check(tmp_path, inductor_cache, LONG_STEPS, "--steps", "--no-values", "--json")
-    finally:
-        for name in ("NOISY", "DEVICE"):
-            del os.environ[name]
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    verdict = json.loads(proc.stdout)
+    env = {"NOISY": "3", "DEVICE": "cuda"}
+    verdict, _ = _check_steps_parting(tmp_path, inductor_cache, LONG_STEPS, env)
     assert verdict["steps"]["window"] == [2, 3], verdict["steps"]
     first = verdict["comparisons"][0]["report"]["first_divergence"]
     assert first["step"] == 3 and first["kernel"] == "aten::randn.generator", first

@@ -162,3 +162,43 @@ fn size_words(recorded: &Path) -> String {
         Err(_) => format!("{} bytes", size(recorded)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_traces_are_gathered_into_a_folder_and_cleared_before_the_next_run() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trace = dir.path().join("run0.msgpack");
+        assert_eq!(gathered(&trace).expect("gathered"), None);
+        // One process: its trace stays where it is.
+        std::fs::write(&trace, b"t").expect("write");
+        assert_eq!(gathered(&trace).expect("gathered"), Some(trace.clone()));
+        clear(&trace).expect("clear");
+        assert!(!trace.exists());
+        // Ranks: their traces (not another run's, nor a launcher's) move
+        // into `run0/`.
+        for name in [
+            "run0-rank0.msgpack",
+            "run0-rank1.msgpack",
+            "run1-rank0.msgpack",
+            "run0-rank.msgpack",
+            "run0.msgpack.launcher",
+        ] {
+            std::fs::write(dir.path().join(name), b"t").expect("write");
+        }
+        let folder = gathered(&trace).expect("gathered").expect("a folder");
+        assert_eq!(folder, dir.path().join("run0"));
+        let mut moved: Vec<String> = std::fs::read_dir(&folder)
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        moved.sort();
+        assert_eq!(moved, ["run0-rank0.msgpack", "run0-rank1.msgpack"]);
+        assert!(dir.path().join("run1-rank0.msgpack").exists());
+        assert_eq!(size_words(&folder), "2 ranks, 2 bytes");
+        clear(&trace).expect("clear");
+        assert!(!folder.exists() && dir.path().join("run1-rank0.msgpack").exists());
+    }
+}

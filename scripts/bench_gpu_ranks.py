@@ -1,7 +1,8 @@
 """What recording costs each rank of a two-GPU job: the GPU benchmark's
 bf16 transformer (bench_gpu.Block, 4 layers, d=1024) trained under DDP
 over NCCL, compiled, with AdamW; each rank times 10 steps unrecorded and
-10 recorded (the defaults, metadata only, and fingerprints only), taking turns for ROUNDS
+10 recorded (the defaults, metadata only, fingerprints only, with and
+without hashes), taking turns for ROUNDS
 rounds, and prints its median step times and per-round ratios. Each rank
 records into a trace of its own.
 
@@ -26,6 +27,8 @@ MODES = {
     "defaults (exact hashes in+out)": {},
     "defaults, metadata only (hash='none')": {"hash": "none"},
     "fingerprints only (fingerprint=True)": {"fingerprint": True},
+    # No collective waited for or hashed: what observing every op costs.
+    "fingerprints, hash='none'": {"fingerprint": True, "hash": "none"},
 }
 
 

@@ -1,10 +1,10 @@
 """What recording costs each rank of a two-GPU job: the GPU benchmark's
 bf16 transformer (bench_gpu.Block, 4 layers, d=1024) trained under DDP
 over NCCL, compiled, with AdamW; each rank times 10 steps unrecorded and
-10 recorded (the defaults, metadata only, fingerprints only, with and
-without hashes), taking turns for ROUNDS
-rounds, and prints its median step times and per-round ratios. Each rank
-records into a trace of its own.
+10 recorded (the defaults, metadata only, fingerprints only with and
+without hashes), taking turns for ROUNDS rounds, and prints its median
+step times and per-round ratios. Each rank records into a trace of its
+own.
 
     torchrun --standalone --nproc_per_node=2 scripts/bench_gpu_ranks.py   # ROUNDS=6
 """

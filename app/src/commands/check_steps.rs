@@ -49,6 +49,7 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
     for path in &fingerprinted[1..] {
         // Each rank's traces are compared on their own; the earliest step
         // any rank parts at is the runs'.
+        let mut in_run = 0;
         for (rank, a, b) in trace_pairs(&fingerprinted[0], path)? {
             let (first, other) = (Trace::open(&a)?, Trace::open(&b)?);
             let analysis = Analysis::run(&first, &other, options);
@@ -59,7 +60,7 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
                     b.display()
                 )
             })?;
-            compared = compared.max(fingerprints.counts.a);
+            in_run += fingerprints.counts.a;
             steps = steps.max(first.steps.fingerprinted_steps());
             results_differ |= !analysis.results.differences.is_empty();
             unseen |= analysis.verdict == Verdict::Inconclusive;
@@ -81,6 +82,8 @@ pub(super) fn zoom(runs: &Runs<'_>, options: Options) -> anyhow::Result<Zoomed> 
                 }
             }
         }
+        // (Every rank's fingerprints count.)
+        compared = compared.max(in_run);
     }
     let parting_step = earliest.as_ref().and_then(|((s, _), _)| *s);
     let json = |window: Option<(u64, u64)>, said: &[String]| {

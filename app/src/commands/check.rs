@@ -9,7 +9,6 @@ use super::inputs::options;
 use super::output::print_ignoring_closed_pipe;
 use super::status::{ExitCode, FOUND, INCONCLUSIVE, SUCCESS};
 use super::values_rerun;
-use crate::tui::load::Inputs;
 use anyhow::Context;
 use tritontui_engine::Options;
 use tritontui_engine::analysis::Verdict;
@@ -141,8 +140,7 @@ pub(super) fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         if let Some(escalation) = &escalation {
             eprint!("{}", values_rerun::summary(escalation));
         }
-        let (a, b) = comparisons[i - 1].1.traces_to_show(&traces[0], &traces[i]);
-        crate::tui::run(Inputs::Two(a, b), options)?;
+        crate::tui::run(comparisons[i - 1].1.inputs(&traces[0], &traces[i]), options)?;
     } else {
         let mut text = match (divergent_run, inconclusive_run, benign_run) {
             (None, None, None) => format!(

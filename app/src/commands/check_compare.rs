@@ -3,7 +3,8 @@
 //! rank by rank.
 
 use crate::Report;
-use crate::ranks::diff::{RankReport, RanksReport};
+use crate::ranks::diff::RanksReport;
+use crate::tui::load::Inputs;
 use std::path::{Path, PathBuf};
 use tritontui_engine::Options;
 use tritontui_engine::analysis::{Analysis, Verdict};
@@ -63,13 +64,13 @@ impl Comparison {
     }
 
     /// What `check` says of it: the report's summary; for ranks, each
-    /// rank's verdict, then the summary of the rank to look at.
+    /// rank's verdict, then the summary of the rank to look at first.
     pub(super) fn summary(&self) -> String {
         match self {
             Self::Process(report) => crate::output::summary(report),
             Self::Ranks(report) => {
                 let mut text = crate::ranks::diff::summary(report);
-                if let Some(rank) = rank_to_look_at(report) {
+                if let Some(rank) = report.rank_to_open() {
                     text += &format!("\nrank {}:\n", rank.rank);
                     text += &crate::output::summary(&rank.report);
                 }
@@ -78,14 +79,13 @@ impl Comparison {
         }
     }
 
-    /// The two traces to open in the UI: the runs', or the rank to look
-    /// at's.
-    pub(super) fn traces_to_show(&self, first: &Path, other: &Path) -> (PathBuf, PathBuf) {
+    /// What the UI opens: the two traces, or the two run folders (with
+    /// their rank picker, at the rank to look at first).
+    pub(super) fn inputs(&self, first: &Path, other: &Path) -> Inputs {
+        let (a, b) = (first.to_owned(), other.to_owned());
         match self {
-            Self::Ranks(report) => rank_to_look_at(report)
-                .map(|rank| rank.traces.clone())
-                .unwrap_or_else(|| (first.to_owned(), other.to_owned())),
-            Self::Process(_) => (first.to_owned(), other.to_owned()),
+            Self::Process(_) => Inputs::Two(a, b),
+            Self::Ranks(_) => Inputs::Ranks(a, b),
         }
     }
 
@@ -96,22 +96,6 @@ impl Comparison {
             Self::Ranks(report) => serde_json::json!({ "ranks": report }),
         }
     }
-}
-
-/// The rank a user looks at first: the one where the earliest cause
-/// happened, else the first whose verdict is not identical.
-fn rank_to_look_at(report: &RanksReport) -> Option<&RankReport> {
-    let earliest = report.earliest_cause.as_ref().map(|c| c.rank);
-    report
-        .ranks
-        .iter()
-        .find(|r| Some(r.rank) == earliest)
-        .or_else(|| {
-            report
-                .ranks
-                .iter()
-                .find(|r| r.report.verdict != Verdict::Identical)
-        })
 }
 
 /// What two recordings are.

@@ -71,6 +71,21 @@ impl RanksReport {
         self.verdict().results_agree()
     }
 
+    /// The rank a user looks at first: the earliest cause's, else the
+    /// first whose results differ, else the first.
+    pub fn rank_to_open(&self) -> Option<&RankReport> {
+        let earliest = self.earliest_cause.as_ref().map(|c| c.rank);
+        self.ranks
+            .iter()
+            .find(|r| Some(r.rank) == earliest)
+            .or_else(|| {
+                self.ranks
+                    .iter()
+                    .find(|r| !r.report.verdict.results_agree())
+            })
+            .or_else(|| self.ranks.first())
+    }
+
     /// The verdict on the runs as a whole: divergent when a rank is,
     /// else inconclusive when a rank is, else benign when a rank is.
     pub fn verdict(&self) -> Verdict {

@@ -15,6 +15,8 @@ pub struct RankSet {
     pub ranks: Vec<RankEntry>,
     /// The earliest cause's rank (`tritontui diff`'s, see `ranks::diff`).
     pub earliest_cause: Option<u32>,
+    /// The rank to open first (`RanksReport::rank_to_open`).
+    first_to_open: u32,
 }
 
 /// One rank in the picker.
@@ -46,6 +48,7 @@ impl RankSet {
 
     fn from_report(a: &Path, b: &Path, report: RanksReport) -> RankSet {
         let earliest_cause = report.earliest_cause.as_ref().map(|c| c.rank);
+        let first_to_open = report.rank_to_open().map_or(0, |r| r.rank);
         let ranks = report
             .ranks
             .into_iter()
@@ -72,16 +75,14 @@ impl RankSet {
             runs: (a.to_owned(), b.to_owned()),
             ranks,
             earliest_cause,
+            first_to_open,
         }
     }
 
     /// The rank to open first: the earliest cause, else the first rank
     /// whose results differ, else the first rank.
     pub fn first_to_open(&self) -> u32 {
-        self.earliest_cause
-            .or_else(|| self.ranks.iter().find(|r| !r.agree).map(|r| r.rank))
-            .or_else(|| self.ranks.first().map(|r| r.rank))
-            .unwrap_or(0)
+        self.first_to_open
     }
 
     /// The entry of `rank`.

@@ -1,4 +1,4 @@
-//! Builds the native aten observer (observer/aten_observer.cpp) against
+//! Builds the native aten observer (observer/*.cpp) against
 //! the torch that the Python building the extension imports, for the
 //! `python` feature: the extension carries the library and loads it where
 //! that torch version runs (src/python/aten_observer.rs). Without torch
@@ -14,7 +14,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SOURCE: &str = "observer/aten_observer.cpp";
+/// The observer's sources: its callbacks, the reading of a claimed op's
+/// values, and what they share.
+const SOURCES: [&str; 2] = ["observer/aten_observer.cpp", "observer/values.cpp"];
+const HEADER: &str = "observer/op.h";
 
 /// What the build learned of the torch to build against.
 struct Torch {
@@ -29,7 +32,9 @@ struct Torch {
 }
 
 fn main() {
-    println!("cargo::rerun-if-changed={SOURCE}");
+    for source in SOURCES.iter().chain([&HEADER]) {
+        println!("cargo::rerun-if-changed={source}");
+    }
     println!("cargo::rerun-if-env-changed=TRITONTUI_TORCH_PYTHON");
     println!("cargo::rerun-if-env-changed=TRITONTUI_NO_OBSERVER");
     println!("cargo::rerun-if-env-changed=PYO3_PYTHON");
@@ -124,7 +129,7 @@ fn compile(torch: &Torch, out: &Path) -> Result<PathBuf, String> {
         .arg(include.join("torch/csrc/api/include"))
         .arg("-I")
         .arg(&torch.python_include)
-        .arg(SOURCE)
+        .args(SOURCES)
         .arg("-L")
         .arg(torch.dir.join("lib"))
         .args(["-ltorch_cpu", "-lc10", "-ltorch_python", "-o"])
@@ -134,6 +139,9 @@ fn compile(torch: &Torch, out: &Path) -> Result<PathBuf, String> {
     if status.success() {
         Ok(library)
     } else {
-        Err(format!("{compiler} failed to compile {SOURCE}"))
+        Err(format!(
+            "{compiler} failed to compile {}",
+            SOURCES.join(" and ")
+        ))
     }
 }

@@ -17,6 +17,8 @@
 // under it. Ops of a tracer (a fake, proxy or functional mode on the
 // stack, meta tensors) are not claimed.
 
+#include "op.h"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -27,6 +29,7 @@
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/tensor_memoryformats.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -42,7 +45,7 @@
 namespace {
 
 // The version of the interface below; the core refuses another.
-constexpr int kAbi = 3;
+constexpr int kAbi = 4;
 
 // How an argument of a call is handed to Python, as torch's own
 // `parseIValuesToPyArgsKwargs` hands it to `__torch_dispatch__`.
@@ -51,22 +54,7 @@ enum ArgPlace : uint8_t {
   kKeyword = 1,
 };
 
-// What the observer knows of one op overload, found at its first call.
-struct Op {
-  Op(std::string base, std::string name, c10::OperatorHandle handle, bool composite)
-      : base(std::move(base)),
-        name(std::move(name)),
-        handle(std::move(handle)),
-        composite(composite) {}
-
-  std::string base;  // "aten::mm": what RecordFunction names it
-  std::string name;  // "aten::mm" with ".overload" unless default
-  c10::OperatorHandle handle;
-  bool composite;  // CompositeImplicitAutograd: decomposes above the mode
-  // The attachment (its generation) whose core said it records no call
-  // of this op (a view, an op its filter leaves out): 0 for none.
-  std::atomic<uint64_t> left_out{0};
-};
+using tritontui::Op;
 
 // The core's callbacks, called with no lock held and the GIL not held.
 // start: a claimed op's inputs (the GIL is the callee's to take); returns
@@ -289,7 +277,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
       try {
         const auto& outputs = fn.outputs();
         auto& spans = claim->spans;
-        auto results = storages({}, {outputs.data(), outputs.size()});
+        auto results =
+            storages({}, c10::ArrayRef<const c10::IValue>(outputs.data(), outputs.size()));
         spans.insert(spans.end(), results.begin(), results.end());
         claim->core->forget(claim->core->core, spans.data(), spans.size() / 2);
       } catch (...) {
@@ -402,8 +391,6 @@ PyObject* wrapped_number_python(const c10::IValue& value) {
 
 }  // namespace
 
-#define TT_EXPORT __attribute__((visibility("default")))
-
 extern "C" {
 
 // The version of this interface.
@@ -505,6 +492,39 @@ TT_EXPORT int tritontui_observer_arg_place(const Op* op, const c10::IValue* inpu
     defaults_at -= 1;
   }
   return index < defaults_at ? kPositional : 2;
+}
+
+// How torch hands each argument to `__torch_dispatch__` for these inputs,
+// as tritontui_observer_arg_place says of one, into `places` (`size`
+// of them): all in one pass over the schema. 1, or 0 on an error.
+TT_EXPORT int tritontui_observer_arg_places(const Op* op, const c10::IValue* inputs,
+                                            size_t count, uint8_t* places, size_t size) try {
+  const auto& arguments = op->handle.schema().arguments();
+  size_t known = std::min(count, arguments.size());
+  auto is_default = [&](size_t i) {
+    const auto& fallback = arguments[i].default_value();
+    return fallback.has_value() && *fallback == inputs[i];
+  };
+  size_t keywords_at = known;
+  while (keywords_at > 0 && arguments[keywords_at - 1].kwarg_only()) {
+    keywords_at -= 1;
+  }
+  size_t defaults_at = keywords_at;
+  while (defaults_at > 0 && is_default(defaults_at - 1)) {
+    defaults_at -= 1;
+  }
+  for (size_t index = 0; index < size; ++index) {
+    if (index >= known) {
+      places[index] = 2;
+    } else if (index >= keywords_at) {
+      places[index] = is_default(index) ? 2 : kKeyword;
+    } else {
+      places[index] = index < defaults_at ? kPositional : 2;
+    }
+  }
+  return 1;
+} catch (...) {
+  return 0;
 }
 
 // Argument `index` as torch hands it to Python (a dtype, layout or memory

@@ -46,11 +46,28 @@ pub enum Phase {
     HashEvent,
     /// One tensor hashed on the host.
     HostHash,
+    /// The native aten observer's start of a claimed op, whole (the GIL
+    /// taken, the call made Python objects, the aten hook's prepare).
+    ObserverStart,
+    /// The native aten observer's end of a claimed op, whole.
+    ObserverEnd,
+    /// A claimed op's arguments made the Python call a dispatch mode sees.
+    ObserverCall,
+    /// A claimed op's results made Python objects.
+    ObserverResults,
+    /// An aten op's arguments spread as the trace records them (and the
+    /// tracer checks).
+    AtenSpread,
+    /// An aten op's numerics flags sampled, outside a graph call.
+    AtenSettings,
+    /// An aten op's results found among what it returned, with its
+    /// kernel and their access codes.
+    AtenResults,
 }
 
 impl Phase {
     /// Every phase, in the order [`totals`] reports them.
-    pub const ALL: [Phase; 16] = [
+    pub const ALL: [Phase; 23] = [
         Phase::TritonHook,
         Phase::TritonRun,
         Phase::CppKernelHook,
@@ -67,6 +84,13 @@ impl Phase {
         Phase::HashTable,
         Phase::HashEvent,
         Phase::HostHash,
+        Phase::ObserverStart,
+        Phase::ObserverEnd,
+        Phase::ObserverCall,
+        Phase::ObserverResults,
+        Phase::AtenSpread,
+        Phase::AtenSettings,
+        Phase::AtenResults,
     ];
 
     /// The phase's name in [`totals`].
@@ -88,6 +112,13 @@ impl Phase {
             Phase::HashTable => "hash table launch",
             Phase::HashEvent => "hash event",
             Phase::HostHash => "host hash",
+            Phase::ObserverStart => "observer start",
+            Phase::ObserverEnd => "observer end",
+            Phase::ObserverCall => "observer call",
+            Phase::ObserverResults => "observer results",
+            Phase::AtenSpread => "aten spread",
+            Phase::AtenSettings => "aten settings",
+            Phase::AtenResults => "aten results",
         }
     }
 }

@@ -15,6 +15,8 @@ whether to import ``_autostart``).
   benchmarks that compare it with the plain path: ``TRITONTUI_GPU_HASH=0``
   (CUDA tensors hashed on the host), ``TRITONTUI_ATEN_OBSERVER=0`` (aten
   ops through the Python dispatch mode, not the native observer),
+  ``TRITONTUI_ATEN_NATIVE=0`` (the observer makes every op's call Python
+  objects instead of reading its values natively),
   ``TRITONTUI_EXTERN_HOOK=0`` (extern kernels through the dispatch mode),
   ``TRITONTUI_DEFER_HASHES=0`` (device
   hashes launch by launch, a graph call's inputs hashed before it),
@@ -70,6 +72,13 @@ def aten_observer_off() -> bool:
     """``TRITONTUI_ATEN_OBSERVER=0``: aten ops are recorded through the
     Python dispatch mode, not the native observer."""
     return os.environ.get("TRITONTUI_ATEN_OBSERVER") == "0"
+
+
+def aten_native_off() -> bool:
+    """``TRITONTUI_ATEN_NATIVE=0``: the native observer makes every aten
+    op's call Python objects, as a dispatch mode sees it, instead of
+    reading the values of those it can natively."""
+    return os.environ.get("TRITONTUI_ATEN_NATIVE") == "0"
 
 
 def extern_hook_off() -> bool:

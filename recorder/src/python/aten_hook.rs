@@ -13,6 +13,7 @@
 use super::describe::{Described, is_tensor, is_tensor_subclass};
 use super::dynamo_off::DynamoOff;
 use super::hook_session::{HookSession, poisoned};
+use super::observed_values::{ABSENT, ONE, SettledTexts, Shape};
 use super::stand_in::{StandIn, stand_in};
 use super::thread_state::in_launch;
 use crate::phases::{Phase, timed};
@@ -20,29 +21,30 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How one op is handled, fixed at its first call.
-struct Plan {
+pub(super) struct Plan {
     /// Kept alive so that its address names it for the cache's lifetime.
     _func: Py<PyAny>,
     /// What runs the op (`OpOverload._op`: no Python frame).
     run: Py<PyAny>,
     /// None when the op is not recorded (views, ops that compute nothing,
     /// kernels the session's filter leaves out).
-    recorded: Option<Recorded>,
+    pub(super) recorded: Option<Recorded>,
 }
 
 /// What a recorded op's launches share.
-struct Recorded {
+pub(super) struct Recorded {
     /// `aten::name`, for pause points.
-    name: String,
+    pub(super) name: String,
     /// The schema's arguments in order: name and access code.
     params: Vec<(Py<PyString>, u8)>,
+    /// The schema's arguments' access codes, in order.
+    pub(super) codes: Vec<u8>,
     /// What else is fixed for the op.
-    traits: Traits,
+    pub(super) traits: Traits,
     /// Kernel id, result names and result codes by [`Shape`].
     kernels: Mutex<FxHashMap<Shape, Arc<Kernel>>>,
 }
@@ -51,50 +53,43 @@ struct Recorded {
 /// `tritontui.hooks.aten.plan` answers it (a dict of bools).
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
-struct Traits {
+pub(super) struct Traits {
     /// Allocations are not hashed before (their bytes mean nothing).
-    allocates: bool,
+    pub(super) allocates: bool,
     /// Some results may be left unwritten, depending on the arguments
     /// (`tritontui._unwritten`): asked of Python at every call.
-    checks_unwritten: bool,
+    pub(super) checks_unwritten: bool,
     /// A collective that returns before its results are there (a c10d
     /// op's `Work`, a functional collective): waited for before they are
     /// hashed.
-    waits: bool,
+    pub(super) waits: bool,
     /// Its results depend on numerics flags a program may switch while it
     /// runs (matmuls, convolutions, attention, ops with deterministic
     /// variants, large reductions): outside a graph call, the flags are
     /// sampled before it.
-    samples_settings: bool,
+    pub(super) samples_settings: bool,
     /// It draws random numbers: the state of the generator it draws from
     /// is recorded as an input, after the schema's arguments.
-    draws_random: bool,
+    pub(super) draws_random: bool,
     /// A copy that may move a device tensor's bytes to the host (`.cpu()`
     /// is `_to_copy`, a host tensor's `copy_`): such a call is recorded
     /// as a kernel of its own that hands what it reads to the host.
-    may_copy_to_host: bool,
+    pub(super) may_copy_to_host: bool,
     /// An empty tensor: a 0-dim one may be Inductor's probe of a dtype's
     /// size (`tritontui.hooks.aten.dtype_probe`), not the program's work.
-    may_be_dtype_probe: bool,
+    pub(super) may_be_dtype_probe: bool,
     /// It writes only the arguments its schema marks written (an aten
     /// op): see [`Described::writes_declared`].
-    writes_declared: bool,
+    pub(super) writes_declared: bool,
 }
 
 /// A kernel definition of one op called with one [`Shape`].
-struct Kernel {
-    id: u64,
+pub(super) struct Kernel {
+    pub(super) id: u64,
     results: Vec<String>,
-    codes: Vec<u8>,
+    pub(super) codes: Vec<u8>,
 }
 
-/// How a call spreads over the schema: per argument, absent (-2), one
-/// value (-1) or a list of n tensors; then which returned values are new
-/// tensors (their positions), and how many values came back.
-type Shape = SmallVec<[i32; 16]>;
-
-const ABSENT: i32 = -2;
-const ONE: i32 = -1;
 /// Ends the shape of a copy that moved device bytes to the host.
 const TO_HOST: i32 = i32::MIN + 1;
 
@@ -102,7 +97,7 @@ const TO_HOST: i32 = i32::MIN + 1;
 /// mode as a method: called as `hook(mode, func, types, args, kwargs)`.
 #[pyclass(module = "tritontui._native", frozen)]
 pub struct AtenHook {
-    session: HookSession,
+    pub(super) session: HookSession,
     /// `tritontui._active`, whose `_ACTIVE` says which session records.
     active: Py<PyAny>,
     /// `tritontui.hooks.aten`: `plan`, `define` and `result_codes`.
@@ -119,6 +114,9 @@ pub struct AtenHook {
     /// an optimizer's step (its step count) is its own bookkeeping,
     /// fingerprinted with its state when the step ends, and not recorded.
     fingerprints: bool,
+    /// The text of each dtype, layout, memory format and device argument
+    /// read natively, by its value.
+    pub(super) settled: SettledTexts,
 }
 
 /// What [`AtenHook::prepare`] decided for one call.
@@ -157,10 +155,12 @@ pub(super) struct Observed {
     described: Described,
 }
 
-/// What [`AtenHook::observe_start`] makes of a call.
-pub(super) enum Observation {
+/// What [`AtenHook::observe_start`] makes of a call (its values made
+/// Python objects: `R` is [`Observed`]), or what the hook makes of one
+/// whose values are read natively (`super::aten_native`).
+pub(super) enum Observation<R = Box<Observed>> {
     /// It is recorded: what it was described as, until it ends.
-    Record(Box<Observed>),
+    Record(R),
     /// This call is not recorded (inside a launch, a tracer's, ...).
     NotRecorded,
     /// No call of this op is (a view, an op the session leaves out).
@@ -250,6 +250,7 @@ impl AtenHook {
                 .unbind(),
             steps_open: AtomicU32::new(0),
             fingerprints,
+            settled: SettledTexts::default(),
         })
     }
 
@@ -372,13 +373,14 @@ impl AtenHook {
         let Some(recorded) = plan.recorded.as_ref().filter(|_| self.recording(py)) else {
             return Ok(Prepared::Run(plan));
         };
-        if self.fingerprints && self.steps_open.load(Ordering::Relaxed) > 0 {
+        if self.in_own_step() {
             return Ok(Prepared::Run(plan));
         }
         if recorded.traits.may_be_dtype_probe && self.dtype_probe(py, args) {
             return Ok(Prepared::Run(plan));
         }
         if recorded.traits.samples_settings && !self.session.in_graph_call(py) {
+            let _timed = timed(Phase::AtenSettings);
             let sampled = self.helpers.bind(py).call_method1(
                 intern!(py, "sample_settings"),
                 (self.session.python.bind(py),),
@@ -481,9 +483,15 @@ impl AtenHook {
         self.session.fail(py, error);
     }
 
+    /// Whether an op now is the bookkeeping of an optimizer's step while
+    /// fingerprints alone are recorded (see [`AtenHook::fingerprints`]).
+    pub(super) fn in_own_step(&self) -> bool {
+        self.fingerprints && self.steps_open.load(Ordering::Relaxed) > 0
+    }
+
     /// Whether this hook's session is the one recording, and this thread
     /// is not inside a launch already being recorded.
-    fn recording(&self, py: Python<'_>) -> bool {
+    pub(super) fn recording(&self, py: Python<'_>) -> bool {
         !in_launch()
             && self
                 .active
@@ -527,11 +535,12 @@ impl AtenHook {
     }
 
     /// The op's plan: cached, or asked of Python at its first call.
-    fn plan(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Arc<Plan>> {
+    pub(super) fn plan(&self, py: Python<'_>, func: &Bound<'_, PyAny>) -> PyResult<Arc<Plan>> {
         let key = func.as_ptr() as usize;
         if let Some(found) = self.plans.lock().map_err(poisoned)?.get(&key) {
             return Ok(Arc::clone(found));
         }
+        let _off = DynamoOff::enter(py);
         type Answer = (
             Py<PyAny>,
             Option<String>,
@@ -548,6 +557,7 @@ impl AtenHook {
             run,
             recorded: name.zip(traits).map(|(name, traits)| Recorded {
                 name,
+                codes: params.iter().map(|(_, code)| *code).collect(),
                 params,
                 traits,
                 kernels: Mutex::new(FxHashMap::default()),
@@ -567,12 +577,14 @@ impl AtenHook {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Option<(Call<'py>, Described)>> {
+        let spread_timed = timed(Phase::AtenSpread);
         let mut call = spread(recorded, args, kwargs)?;
         let other_modes =
             || -> PyResult<bool> { Ok(self.stack_len.bind(py).call0()?.extract::<usize>()? > 0) };
         if (call.subclass || other_modes()?) && self.traced(py, args, kwargs) {
             return Ok(None);
         }
+        drop(spread_timed);
         if recorded.traits.draws_random {
             let state = self
                 .helpers
@@ -606,6 +618,7 @@ impl AtenHook {
         out: &Bound<'py, PyAny>,
         described: &mut Described,
     ) -> PyResult<()> {
+        let results_timed = timed(Phase::AtenResults);
         let values: Vec<Bound<'py, PyAny>> =
             if out.is_instance_of::<PyTuple>() || out.is_instance_of::<PyList>() {
                 out.try_iter()?.collect::<PyResult<_>>()?
@@ -637,7 +650,7 @@ impl AtenHook {
         {
             call.shape.push(TO_HOST);
         }
-        let kernel = self.kernel(py, func, recorded, &call, values.len())?;
+        let kernel = self.kernel(py, func, recorded, &call.shape, values.len())?;
         let codes = if recorded.traits.checks_unwritten {
             self.helpers
                 .bind(py)
@@ -650,6 +663,7 @@ impl AtenHook {
             kernel.codes.clone()
         };
         let results = PyList::new(py, &results)?;
+        drop(results_timed);
         described.writes_declared = recorded.traits.writes_declared;
         self.session.after(
             py,
@@ -663,22 +677,23 @@ impl AtenHook {
 
     /// The kernel of this op called with this shape: cached, or defined by
     /// Python the first time.
-    fn kernel(
+    pub(super) fn kernel(
         &self,
         py: Python<'_>,
         func: &Bound<'_, PyAny>,
         recorded: &Recorded,
-        call: &Call<'_>,
+        shape: &Shape,
         returned: usize,
     ) -> PyResult<Arc<Kernel>> {
-        if let Some(found) = recorded.kernels.lock().map_err(poisoned)?.get(&call.shape) {
+        if let Some(found) = recorded.kernels.lock().map_err(poisoned)?.get(shape) {
             return Ok(Arc::clone(found));
         }
-        let to_host = call.shape.last() == Some(&TO_HOST);
+        let _off = DynamoOff::enter(py);
+        let to_host = shape.last() == Some(&TO_HOST);
         // Without the marker, the last entry is the count returned.
-        let returned_at = call.shape.len() - 1 - usize::from(to_host);
-        let spread: Vec<i32> = call.shape[..recorded.params.len()].to_vec();
-        let positions: Vec<i32> = call.shape[recorded.params.len() + 1..returned_at].to_vec();
+        let returned_at = shape.len() - 1 - usize::from(to_host);
+        let spread: Vec<i32> = shape[..recorded.params.len()].to_vec();
+        let positions: Vec<i32> = shape[recorded.params.len() + 1..returned_at].to_vec();
         let (id, results, codes): (u64, Vec<String>, Vec<u8>) = self
             .helpers
             .bind(py)
@@ -696,9 +711,7 @@ impl AtenHook {
             .extract()?;
         let kernel = Arc::new(Kernel { id, results, codes });
         let mut kernels = recorded.kernels.lock().map_err(poisoned)?;
-        Ok(Arc::clone(
-            kernels.entry(call.shape.clone()).or_insert(kernel),
-        ))
+        Ok(Arc::clone(kernels.entry(shape.clone()).or_insert(kernel)))
     }
 }
 

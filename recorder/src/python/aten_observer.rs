@@ -21,14 +21,22 @@
 //! it runs and recorded after, as the mode does; an op on a thread inside a
 //! recorded launch is let go before the GIL is taken.
 
+use super::alive::ImplCalls;
 use super::aten_hook::{AtenHook, Observation, Observed};
+use super::aten_native::NativeObserved;
+use super::dynamo_off::DynamoOff;
+use super::observed_values::{ValueCalls, Values};
+use super::scalar::scalar;
 use super::thread_state::in_launch;
+use crate::phases::{Phase, timed};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
+use tritontui_trace::format::Scalar;
 
 mod built {
     include!(concat!(env!("OUT_DIR"), "/aten_observer_library.rs"));
@@ -36,7 +44,7 @@ mod built {
 
 /// The interface version the library must have
 /// (`tritontui_observer_abi`).
-const ABI: c_int = 3;
+const ABI: c_int = 4;
 
 /// A claimed op's start: `(core, op, inputs, count) -> token` (null: not
 /// recorded).
@@ -82,6 +90,9 @@ struct Library {
         *mut c_int,
     ) -> *mut pyo3::ffi::PyObject,
     value_python: unsafe extern "C" fn(*const c_void, usize) -> *mut pyo3::ffi::PyObject,
+    arg_places: unsafe extern "C" fn(*const c_void, *const c_void, usize, *mut u8, usize) -> c_int,
+    /// What reads a claimed op's values with no Python object made.
+    values: ValueCalls,
 }
 
 /// The library, loaded at the first ask (torch imported by then), or why
@@ -91,9 +102,16 @@ static LIBRARY: OnceLock<Result<Library, String>> = OnceLock::new();
 /// The hook recording the ops claimed now: one recording at a time.
 static HOOK: Mutex<Option<Py<AtenHook>>> = Mutex::new(None);
 
+/// Whether claimed ops' values are read natively where they can be
+/// (`TRITONTUI_ATEN_NATIVE=0`: never).
+static NATIVE: AtomicBool = AtomicBool::new(true);
+
 /// Where an argument goes in the call handed to the hook.
 const POSITIONAL: c_int = 0;
 const KEYWORD: c_int = 1;
+
+/// The most arguments of a call read natively (more: through Python).
+const MAX_ARGUMENTS: usize = 64;
 
 /// Whether the native observer can record aten ops in this process, and
 /// if not, why (a sentence).
@@ -177,6 +195,28 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
             arg_place: symbol(&library, b"tritontui_observer_arg_place\0")?,
             arg_python: symbol(&library, b"tritontui_observer_arg_python\0")?,
             value_python: symbol(&library, b"tritontui_observer_value_python\0")?,
+            arg_places: symbol(&library, b"tritontui_observer_arg_places\0")?,
+            values: ValueCalls {
+                value_at: symbol(&library, b"tritontui_observer_value_at\0")?,
+                kind: symbol(&library, b"tritontui_observer_kind\0")?,
+                int: symbol(&library, b"tritontui_observer_int\0")?,
+                double: symbol(&library, b"tritontui_observer_double\0")?,
+                boolean: symbol(&library, b"tritontui_observer_bool\0")?,
+                string: symbol(&library, b"tritontui_observer_string\0")?,
+                list_length: symbol(&library, b"tritontui_observer_list_length\0")?,
+                list_item: symbol(&library, b"tritontui_observer_list_item\0")?,
+                settled_key: symbol(&library, b"tritontui_observer_settled_key\0")?,
+                tensor: symbol(&library, b"tritontui_observer_tensor\0")?,
+                tensor_impl: symbol(&library, b"tritontui_observer_tensor_impl\0")?,
+                dtype_python: symbol(&library, b"tritontui_observer_dtype_python\0")?,
+                modes: symbol(&library, b"tritontui_observer_modes\0")?,
+                value_python: symbol(&library, b"tritontui_observer_value_python\0")?,
+                tensors: ImplCalls {
+                    retain: symbol(&library, b"tritontui_observer_tensor_retain\0")?,
+                    release: symbol(&library, b"tritontui_observer_tensor_release\0")?,
+                    python: symbol(&library, b"tritontui_observer_tensor_python\0")?,
+                },
+            },
             _library: library,
         })
     }
@@ -194,13 +234,15 @@ pub struct AtenObserver {
 impl AtenObserver {
     /// Attaches the observer, recording through `hook`, to this thread:
     /// aten ops and optimizer steps, or (without `ops`) optimizer steps
-    /// alone.
+    /// alone; the values of ops read natively where they can be, unless
+    /// not `native` (then every call is made Python objects).
     #[new]
-    #[pyo3(signature = (hook, ops=true))]
-    fn new(py: Python<'_>, hook: Py<AtenHook>, ops: bool) -> PyResult<Self> {
+    #[pyo3(signature = (hook, ops=true, native=true))]
+    fn new(py: Python<'_>, hook: Py<AtenHook>, ops: bool, native: bool) -> PyResult<Self> {
         let library = library(py)
             .as_ref()
             .map_err(|why| PyRuntimeError::new_err(why.clone()))?;
+        NATIVE.store(native, Ordering::Relaxed);
         *HOOK.lock().unwrap_or_else(|e| e.into_inner()) = Some(hook);
         let mut error = [0 as c_char; 256];
         // SAFETY: the callbacks have the types the library calls them with;
@@ -250,7 +292,15 @@ impl AtenObserver {
 /// What a claimed op's start hands to its end.
 struct Token {
     hook: Py<AtenHook>,
-    observed: Box<Observed>,
+    claimed: Claimed,
+}
+
+/// How a claimed op was described before it ran.
+enum Claimed {
+    /// Its call made Python objects, as a dispatch mode sees it.
+    Python(Box<Observed>),
+    /// Its values read natively.
+    Native(Box<NativeObserved>),
 }
 
 /// A claimed op before it runs: described by the hook when it is recorded.
@@ -263,37 +313,118 @@ unsafe extern "C" fn on_start(
     if in_launch() {
         return std::ptr::null_mut();
     }
+    let _timed = timed(Phase::ObserverStart);
     catch_unwind(AssertUnwindSafe(|| {
         Python::attach(|py| {
             let hook = current_hook(py)?;
             let Ok(library) = library(py) else {
                 return None;
             };
-            let observation = match call_of(py, library, op, inputs, count) {
-                Ok((func, args, kwargs)) => {
-                    hook.get().observe_start(py, &func, &args, kwargs.as_ref())
-                }
-                Err(e) => {
-                    hook.get().fail(py, e);
-                    Observation::NotRecorded
-                }
-            };
-            match observation {
-                Observation::Record(observed) => {
-                    Some(Box::into_raw(Box::new(Token { hook, observed })).cast::<c_void>())
-                }
-                Observation::NotRecorded => None,
+            let claimed = match observe(py, library, hook.get(), op, inputs, count) {
+                Observation::Record(claimed) => claimed,
+                Observation::NotRecorded => return None,
                 Observation::NeverRecorded => {
                     // SAFETY: `op` is the library's, as it handed it.
                     unsafe { (library.leave_out)(op) };
-                    None
+                    return None;
                 }
-            }
+            };
+            Some(Box::into_raw(Box::new(Token { hook, claimed })).cast::<c_void>())
         })
     }))
     .ok()
     .flatten()
     .unwrap_or(std::ptr::null_mut())
+}
+
+/// What the hook makes of a claimed op before it runs: its values read
+/// natively where they can be, else its call made Python objects.
+fn observe(
+    py: Python<'_>,
+    library: &'static Library,
+    hook: &AtenHook,
+    op: *const c_void,
+    inputs: *const c_void,
+    count: usize,
+) -> Observation<Claimed> {
+    // SAFETY: the library returns a borrowed reference, or null.
+    let func = match unsafe { Bound::from_borrowed_ptr_or_err(py, (library.op_python)(op)) } {
+        Ok(func) => func,
+        Err(e) => {
+            hook.fail(py, e);
+            return Observation::NotRecorded;
+        }
+    };
+    let values = Values {
+        op,
+        values: inputs,
+        count,
+    };
+    let mut places = [0u8; MAX_ARGUMENTS];
+    // SAFETY: `op` and `inputs` are the library's, for this call;
+    // `places` is writable for its length.
+    let placed = NATIVE.load(Ordering::Relaxed)
+        && count <= MAX_ARGUMENTS
+        && unsafe { (library.arg_places)(op, inputs, count, places.as_mut_ptr(), count) } != 0;
+    if placed {
+        let present = |index: usize| places[index] as c_int <= KEYWORD;
+        let settled_text = |index: usize| settled_text(py, library, op, inputs, index);
+        if let Some(observation) =
+            hook.observe_native(py, &library.values, values, &func, present, settled_text)
+        {
+            return claimed(observation, Claimed::Native);
+        }
+    }
+    let call = {
+        let _timed = timed(Phase::ObserverCall);
+        call_of(py, library, op, inputs, count)
+    };
+    match call {
+        Ok((func, args, kwargs)) => claimed(
+            hook.observe_start(py, &func, &args, kwargs.as_ref()),
+            Claimed::Python,
+        ),
+        Err(e) => {
+            hook.fail(py, e);
+            Observation::NotRecorded
+        }
+    }
+}
+
+/// What was observed, its record (if any) claimed as `how` says.
+fn claimed<R>(observation: Observation<R>, how: fn(R) -> Claimed) -> Observation<Claimed> {
+    match observation {
+        Observation::Record(record) => Observation::Record(how(record)),
+        Observation::NotRecorded => Observation::NotRecorded,
+        Observation::NeverRecorded => Observation::NeverRecorded,
+    }
+}
+
+/// The trace's text for a dtype, layout, memory format or device
+/// argument, asked of Python (once per value: `SettledTexts`).
+fn settled_text(
+    py: Python<'_>,
+    library: &Library,
+    op: *const c_void,
+    inputs: *const c_void,
+    index: usize,
+) -> Option<String> {
+    let _off = DynamoOff::enter(py);
+    let mut borrowed: c_int = 0;
+    // SAFETY: a new reference, or a borrowed one where `borrowed` says.
+    let value = unsafe {
+        let raw = (library.arg_python)(op, inputs, index, &mut borrowed);
+        if borrowed != 0 {
+            Bound::from_borrowed_ptr_or_err(py, raw)
+        } else {
+            Bound::from_owned_ptr_or_err(py, raw)
+        }
+    }
+    .ok()?;
+    match scalar(&value).ok()? {
+        Scalar::Str(text) => Some(text),
+        _ => None,
+    }
 }
 
 /// A claimed op after it ran (or raised: then nothing is recorded).
@@ -307,20 +438,38 @@ unsafe extern "C" fn on_end(
     if token.is_null() {
         return;
     }
+    let _timed = timed(Phase::ObserverEnd);
     // SAFETY: `token` is what on_start boxed, handed back once.
     let token = unsafe { Box::from_raw(token.cast::<Token>()) };
     let _ = catch_unwind(AssertUnwindSafe(|| {
         Python::attach(|py| {
-            let Token { hook, observed } = *token;
+            let Token { hook, claimed } = *token;
             if raised != 0 {
                 return;
             }
             let Ok(library) = library(py) else {
                 return;
             };
-            match returned(py, library, outputs, count) {
-                Ok(out) => hook.get().observe_end(py, observed, &out),
-                Err(e) => hook.get().fail(py, e),
+            match claimed {
+                Claimed::Native(observed) => {
+                    let outputs = Values {
+                        op: std::ptr::null(),
+                        values: outputs,
+                        count,
+                    };
+                    hook.get()
+                        .observe_native_end(py, &library.values, observed, outputs);
+                }
+                Claimed::Python(observed) => {
+                    let out = {
+                        let _timed = timed(Phase::ObserverResults);
+                        returned(py, library, outputs, count)
+                    };
+                    match out {
+                        Ok(out) => hook.get().observe_end(py, observed, &out),
+                        Err(e) => hook.get().fail(py, e),
+                    }
+                }
             }
         })
     }));

@@ -7,6 +7,7 @@
 //! and every launch's CUDA tensors are hashed on the device in one batch on
 //! the launch's stream, which the writer thread waits for.
 
+use super::alive::Alive;
 use super::recording_options::After;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
@@ -27,9 +28,13 @@ use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
 use tritontui_trace::hash::{View, hash_view};
 use tritontui_trace::known_views::{KnownViews, Touched, view_key};
 
+mod read;
 #[cfg(feature = "cuda")]
 mod rows;
 mod scheduled;
+
+use read::read_tensor;
+pub use read::{NativeTensor, Read, probe_tensor_impl};
 
 /// How a launch uses an argument, as the hooks pass it (one byte per
 /// argument): the declared access of the trace (`tritontui_trace::Access`)
@@ -68,7 +73,7 @@ impl ArgUse {
 
 /// One tensor argument as read from torch.
 struct TensorView {
-    tensor: Py<PyAny>,
+    tensor: Alive,
     /// Index of the argument in the record.
     arg: usize,
     access: ArgUse,
@@ -90,6 +95,29 @@ struct TensorView {
 }
 
 impl TensorView {
+    /// Argument `arg` of the record, `meta` as read; `exact`: a plain
+    /// tensor (or parameter), whose bytes are its own to hash.
+    fn new(tensor: Alive, meta: Meta, exact: bool, arg: usize, access: ArgUse) -> TensorView {
+        TensorView {
+            tensor,
+            arg,
+            access,
+            hashable: exact
+                && meta.device != ELSEWHERE
+                && !meta.dtype.starts_with('q')
+                && within_storage(&meta),
+            hashed_before: false,
+            inherited_hash: None,
+            device: meta.device,
+            ptr: meta.ptr,
+            itemsize: u64::from(meta.itemsize),
+            dtype: meta.dtype,
+            shape: meta.shape,
+            stride: meta.stride,
+            offset: meta.offset,
+        }
+    }
+
     /// The bytes the view spans from its first element.
     fn extent(&self) -> u64 {
         let stride: smallvec::SmallVec<[i64; 6]> = self.stride.iter().map(|&s| s as i64).collect();
@@ -266,16 +294,16 @@ impl Described {
 }
 
 impl Described {
-    /// Reads `values` with their access codes, hashing readable ones now
+    /// Reads `reads` with their access codes, hashing readable ones now
     /// when `hash_pre` (pure outputs and allocations never are). `capture`
     /// is this thread's CUDA graph capture when `values` are a launch's
     /// arguments. `hold`: device hashes wait to be enqueued until the
     /// batch is finished.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        py: Python<'_>,
+    pub fn new<'py>(
+        py: Python<'py>,
         tables: Tables<'_>,
-        values: &Bound<'_, PyAny>,
+        reads: impl IntoIterator<Item = PyResult<Read<'py>>>,
         access: &[u8],
         hash_pre: bool,
         device_hashing: bool,
@@ -283,9 +311,13 @@ impl Described {
         capture: Option<Capturing>,
         hold: bool,
     ) -> PyResult<Described> {
+        let reads = reads.into_iter();
+        // Read natively, the arguments are counted: room for them and
+        // their results (a result or two), made once.
+        let room = reads.size_hint().0 + 2;
         let mut described = Described {
-            args: Vec::new(),
-            tensors: Vec::new(),
+            args: Vec::with_capacity(room),
+            tensors: Vec::with_capacity(room),
             fills: Vec::new(),
             work: DeviceWork {
                 enabled: device_hashing,
@@ -302,7 +334,7 @@ impl Described {
             writes_declared: false,
             module: None,
         };
-        described.add(py, tables, values, access, hash_pre)?;
+        described.add(py, tables, reads, access, hash_pre)?;
         Ok(described)
     }
 
@@ -320,82 +352,106 @@ impl Described {
         }
     }
 
-    /// Appends `values` (results of an operation, after it ran).
-    pub fn add(
+    /// Appends `reads` (results of an operation, after it ran), each
+    /// with its access code in `access`.
+    pub fn add<'py>(
         &mut self,
-        py: Python<'_>,
-        tables: Tables<'_>,
-        values: &Bound<'_, PyAny>,
+        py: Python<'py>,
+        mut tables: Tables<'_>,
+        reads: impl IntoIterator<Item = PyResult<Read<'py>>>,
         access: &[u8],
         hash_pre: bool,
     ) -> PyResult<()> {
-        for (i, value) in values.try_iter()?.enumerate() {
-            let value = value?;
+        for (i, read) in reads.into_iter().enumerate() {
             let code = access.get(i).copied().unwrap_or(b'i');
             let access = ArgUse::from_code(code)?;
-            let Some(mut view) = read_tensor(py, tables.dtypes, &value, self.args.len(), access)?
-            else {
-                self.args
-                    .push(ArgValue::Scalar(super::scalar::scalar(&value)?));
-                continue;
-            };
-            let stride: smallvec::SmallVec<[i64; 6]> =
-                view.stride.iter().map(|&s| s as i64).collect();
-            let offset = view.offset;
-            let layout = tables
-                .writer
-                .layout(
-                    view.dtype,
-                    view.itemsize as u32,
-                    &view.shape,
-                    &stride,
-                    offset,
-                )
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            let tensor_index = self.tensors.len();
-            let wants_pre = hash_pre && matches!(access, ArgUse::In | ArgUse::InOut);
-            // The same bytes known from the data flow, read in the same
-            // order: not hashed again.
-            let known = tables
-                .known
-                .filter(|_| wants_pre)
-                .and_then(|known| known.get(view.ptr, view.known_by(layout)).copied());
-            let inherited = known.is_some_and(Known::hashed);
-            if let Some(Known::Hash(hash)) = known {
-                view.inherited_hash = Some(hash);
-            }
-            // Captured: the same view's hash after an earlier captured
-            // launch, from the same table slot at every replay.
-            let shared = match tables.captured {
-                Some(captured) if wants_pre && !inherited => {
-                    self.shared_slot(py, captured, &view, layout)?
+            let arg = self.args.len();
+            let view = match read? {
+                Read::Python(value) => match read_tensor(py, tables.dtypes, &value, arg, access)? {
+                    Some(view) => view,
+                    None => {
+                        self.args
+                            .push(ArgValue::Scalar(super::scalar::scalar(&value)?));
+                        continue;
+                    }
+                },
+                Read::Native(tensor) => tensor.view(tables.dtypes, arg, access)?,
+                Read::Scalar(value) => {
+                    self.args.push(ArgValue::Scalar(value));
+                    continue;
                 }
-                _ => None,
             };
-            let pre = match shared {
-                Some(slot) => Value::Now(slot),
-                None if wants_pre && !inherited => self.hash(py, &view)?,
-                None => Value::Missing,
-            };
-            view.hashed_before = !matches!(pre, Value::Missing);
-            let mut arg = TensorArg {
-                layout,
-                ptr: view.ptr,
-                flags: match access {
-                    ArgUse::In => 0,
-                    ArgUse::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
-                    ArgUse::Out | ArgUse::InOut => TensorArg::WRITTEN,
-                } | if inherited { TensorArg::INHERITED } else { 0 },
-                pre: None,
-                post: None,
-                stats: None,
-                samples: None,
-                rows: None,
-            };
-            self.settle(&mut arg.pre, pre, tensor_index, Field::Pre);
-            self.args.push(ArgValue::Tensor(arg));
-            self.tensors.push(view);
+            self.push_tensor(py, &mut tables, view, hash_pre)?;
         }
+        Ok(())
+    }
+
+    /// Appends one tensor argument, hashing it before the launch when
+    /// `hash_pre` asks and its access reads it (unless the data flow or a
+    /// captured graph's table knows its hash already).
+    fn push_tensor(
+        &mut self,
+        py: Python<'_>,
+        tables: &mut Tables<'_>,
+        mut view: TensorView,
+        hash_pre: bool,
+    ) -> PyResult<()> {
+        let access = view.access;
+        let stride: smallvec::SmallVec<[i64; 6]> = view.stride.iter().map(|&s| s as i64).collect();
+        let offset = view.offset;
+        let layout = tables
+            .writer
+            .layout(
+                view.dtype,
+                view.itemsize as u32,
+                &view.shape,
+                &stride,
+                offset,
+            )
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let tensor_index = self.tensors.len();
+        let wants_pre = hash_pre && matches!(access, ArgUse::In | ArgUse::InOut);
+        // The same bytes known from the data flow, read in the same
+        // order: not hashed again.
+        let known = tables
+            .known
+            .filter(|_| wants_pre)
+            .and_then(|known| known.get(view.ptr, view.known_by(layout)).copied());
+        let inherited = known.is_some_and(Known::hashed);
+        if let Some(Known::Hash(hash)) = known {
+            view.inherited_hash = Some(hash);
+        }
+        // Captured: the same view's hash after an earlier captured
+        // launch, from the same table slot at every replay.
+        let shared = match tables.captured {
+            Some(captured) if wants_pre && !inherited => {
+                self.shared_slot(py, captured, &view, layout)?
+            }
+            _ => None,
+        };
+        let pre = match shared {
+            Some(slot) => Value::Now(slot),
+            None if wants_pre && !inherited => self.hash(py, &view)?,
+            None => Value::Missing,
+        };
+        view.hashed_before = !matches!(pre, Value::Missing);
+        let mut arg = TensorArg {
+            layout,
+            ptr: view.ptr,
+            flags: match access {
+                ArgUse::In => 0,
+                ArgUse::Allocated => TensorArg::WRITTEN | TensorArg::ALLOCATED,
+                ArgUse::Out | ArgUse::InOut => TensorArg::WRITTEN,
+            } | if inherited { TensorArg::INHERITED } else { 0 },
+            pre: None,
+            post: None,
+            stats: None,
+            samples: None,
+            rows: None,
+        };
+        self.settle(&mut arg.pre, pre, tensor_index, Field::Pre);
+        self.args.push(ArgValue::Tensor(arg));
+        self.tensors.push(view);
         Ok(())
     }
 
@@ -776,69 +832,6 @@ fn known(hashed: bool, hash: Option<u64>) -> Known {
     }
 }
 
-/// Reads a tensor's metadata, or None when `value` is not a tensor.
-fn read_tensor(
-    py: Python<'_>,
-    dtypes: &mut Dtypes,
-    value: &Bound<'_, PyAny>,
-    arg: usize,
-    access: ArgUse,
-) -> PyResult<Option<TensorView>> {
-    let torch = torch(py)?;
-    let exact =
-        value.get_type().is(torch.tensor.bind(py)) || value.get_type().is(torch.parameter.bind(py));
-    if !exact && !value.is_instance(torch.tensor.bind(py))? {
-        return Ok(None);
-    }
-    if !exact && let Some(local) = local_shard(py, value)? {
-        // A distributed tensor's op reads and writes its local shard: that
-        // memory is what the launch record holds.
-        return read_tensor(py, dtypes, &local, arg, access);
-    }
-    let mut slow = |v: &Bound<'_, PyAny>| read_attributes(py, dtypes, v);
-    let fast = if exact {
-        super::tensor_impl::read(py, value, &mut slow)?
-    } else {
-        None
-    };
-    let Some(meta) = fast.map_or_else(|| slow(value), |m| Ok(Some(m)))? else {
-        return Ok(None);
-    };
-    Ok(Some(TensorView {
-        tensor: value.clone().unbind(),
-        arg,
-        access,
-        hashable: exact
-            && meta.device != ELSEWHERE
-            && !meta.dtype.starts_with('q')
-            && within_storage(&meta),
-        hashed_before: false,
-        inherited_hash: None,
-        device: meta.device,
-        ptr: meta.ptr,
-        itemsize: u64::from(meta.itemsize),
-        dtype: meta.dtype,
-        shape: meta.shape,
-        stride: meta.stride,
-        offset: meta.offset,
-    }))
-}
-
-/// The local shard of a distributed tensor (`DTensor._local_tensor`, a
-/// plain tensor), or None for another tensor subclass.
-fn local_shard<'py>(
-    py: Python<'py>,
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let torch = torch(py)?;
-    let Ok(local) = value.getattr(intern!(py, "_local_tensor")) else {
-        return Ok(None);
-    };
-    let kind = local.get_type();
-    let plain = kind.is(torch.tensor.bind(py)) || kind.is(torch.parameter.bind(py));
-    Ok(plain.then_some(local))
-}
-
 /// Whether a view's bytes lie inside its storage (one past it has no
 /// memory to read: a parameter whose storage was resized to nothing).
 fn within_storage(meta: &Meta) -> bool {
@@ -848,52 +841,6 @@ fn within_storage(meta: &Meta) -> bool {
         .checked_mul(u64::from(meta.itemsize))
         .and_then(|start| start.checked_add(extent))
         .is_some_and(|end| end <= meta.storage_bytes)
-}
-
-/// Probes where torch keeps each tensor field, once per process, so that
-/// later reads skip the attributes; whether that worked.
-pub fn probe_tensor_impl(py: Python<'_>) -> PyResult<bool> {
-    let mut dtypes = Dtypes::default();
-    super::tensor_impl::probe(py, &mut |v| read_attributes(py, &mut dtypes, v))
-}
-
-/// Reads a tensor's metadata through its Python attributes; None for a
-/// layout other than strided.
-fn read_attributes(
-    py: Python<'_>,
-    dtypes: &mut Dtypes,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<Option<Meta>> {
-    let torch = torch(py)?;
-    let strided = value
-        .getattr(intern!(py, "layout"))?
-        .is(torch.strided.bind(py));
-    if !strided {
-        return Ok(None); // sparse and other layouts: recorded by their repr
-    }
-    let (dtype, itemsize) = dtypes.get(&value.getattr(intern!(py, "dtype"))?)?;
-    let device = if value.getattr(intern!(py, "is_cuda"))?.extract()? {
-        value.call_method0(intern!(py, "get_device"))?.extract()?
-    } else if value.getattr(intern!(py, "is_cpu"))?.extract()? {
-        HOST
-    } else {
-        ELSEWHERE
-    };
-    Ok(Some(Meta {
-        device,
-        ptr: value.call_method0(intern!(py, "data_ptr"))?.extract()?,
-        dtype,
-        itemsize,
-        shape: Dims::from_vec(value.getattr(intern!(py, "shape"))?.extract()?),
-        stride: Dims::from_vec(value.call_method0(intern!(py, "stride"))?.extract()?),
-        offset: value
-            .call_method0(intern!(py, "storage_offset"))?
-            .extract()?,
-        storage_bytes: value
-            .call_method0(intern!(py, "untyped_storage"))?
-            .call_method0(intern!(py, "nbytes"))?
-            .extract()?,
-    }))
 }
 
 /// The raw handle of the current stream of CUDA device `device` (what
@@ -917,7 +864,7 @@ fn on_host<T>(
     let copy;
     let (ptr, shape, stride) = if view.device >= 0 {
         let tensors = py.import(intern!(py, "tritontui._tensors"))?;
-        copy = tensors.call_method1(intern!(py, "_host_view"), (view.tensor.bind(py),))?;
+        copy = tensors.call_method1(intern!(py, "_host_view"), (view.tensor.python(py)?,))?;
         let ptr: u64 = copy.call_method0(intern!(py, "data_ptr"))?.extract()?;
         let shape: Vec<u64> = copy.getattr(intern!(py, "shape"))?.extract()?;
         let stride: Vec<u64> = copy.call_method0(intern!(py, "stride"))?.extract()?;

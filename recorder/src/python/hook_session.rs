@@ -4,7 +4,8 @@
 //! record after it). Errors go to the session's `fail`, which warns once
 //! and stops recording.
 
-use super::describe::Described;
+use super::describe::{Described, Read};
+use super::dynamo_off::DynamoOff;
 use super::recording_options::HookOptions;
 use super::thread_state::thread_id;
 use super::trace_file::TraceFile;
@@ -107,8 +108,7 @@ impl HookSession {
         kernel: &str,
     ) -> PyResult<Described> {
         let session = self.python.bind(py);
-        // The session turns it off when device hashing fails anywhere.
-        let device_hashing: bool = session.getattr(intern!(py, "device_hashing"))?.extract()?;
+        let device_hashing = self.device_hashing(py)?;
         let mut described = self.trace.get().describe(
             py,
             values,
@@ -147,7 +147,76 @@ impl HookSession {
         if let Some((values, codes)) = results {
             trace.extend(py, described, values, codes)?;
         }
-        let seq = trace.launch(
+        let seq = self.record(py, described, kernel, grid, stream)?;
+        if let Some(taken) = described.observed.take() {
+            let results = results.map(|(values, _)| values);
+            self.python
+                .bind(py)
+                .call_method1(intern!(py, "observe_after"), (taken, seq, results))?;
+        }
+        self.said_gpu_failed(py, described)
+    }
+
+    /// Describes an aten op's arguments read natively before it runs, as
+    /// [`HookSession::before`] does (the session neither observes nor
+    /// pauses at its launches: else the op is read through Python).
+    pub fn before_reads<'py>(
+        &self,
+        py: Python<'py>,
+        reads: Vec<Read<'py>>,
+        codes: &[u8],
+        hash_pre: bool,
+    ) -> PyResult<Described> {
+        let device_hashing = self.device_hashing(py)?;
+        self.trace.get().describe_reads(
+            py,
+            reads.into_iter().map(Ok),
+            codes,
+            hash_pre,
+            device_hashing,
+            None,
+            true,
+            true,
+            false,
+        )
+    }
+
+    /// Writes the launch record of an aten op read natively, its new
+    /// tensors `results` (with their access codes) added to its arguments.
+    pub fn after_reads<'py>(
+        &self,
+        py: Python<'py>,
+        described: &mut Described,
+        results: Vec<Read<'py>>,
+        codes: &[u8],
+        kernel: u64,
+    ) -> PyResult<()> {
+        self.trace
+            .get()
+            .extend_reads(py, described, results.into_iter().map(Ok), codes)?;
+        self.record(py, described, kernel, Vec::new(), 0)?;
+        self.said_gpu_failed(py, described)
+    }
+
+    /// Whether device hashing is on: the session turns it off when it
+    /// fails anywhere.
+    fn device_hashing(&self, py: Python<'_>) -> PyResult<bool> {
+        self.python
+            .bind(py)
+            .getattr(intern!(py, "device_hashing"))?
+            .extract()
+    }
+
+    /// The launch record, queued; its sequence number.
+    fn record(
+        &self,
+        py: Python<'_>,
+        described: &mut Described,
+        kernel: u64,
+        grid: Vec<u64>,
+        stream: u64,
+    ) -> PyResult<u64> {
+        self.trace.get().launch(
             py,
             described,
             kernel,
@@ -155,14 +224,14 @@ impl HookSession {
             stream,
             thread_id(),
             self.options.after,
-        )?;
-        if let Some(taken) = described.observed.take() {
-            let results = results.map(|(values, _)| values);
-            self.python
-                .bind(py)
-                .call_method1(intern!(py, "observe_after"), (taken, seq, results))?;
-        }
+        )
+    }
+
+    /// Tells the session that device hashing failed during the launch,
+    /// if it did.
+    fn said_gpu_failed(&self, py: Python<'_>, described: &Described) -> PyResult<()> {
         if let Some(error) = described.gpu_error() {
+            let _off = DynamoOff::enter(py);
             self.python
                 .bind(py)
                 .call_method1(intern!(py, "gpu_failed"), (error,))?;

@@ -3,8 +3,10 @@
 //! here releases the GIL for the heavy work, and no panic crosses into
 //! Python (it becomes a `RuntimeError`).
 
+mod alive;
 mod allocation_hook;
 mod aten_hook;
+mod aten_native;
 mod aten_observer;
 mod capabilities;
 mod command;
@@ -18,6 +20,7 @@ mod guard;
 mod hook_session;
 mod host;
 mod numerics;
+mod observed_values;
 mod pause;
 mod phase_times;
 mod recording_options;

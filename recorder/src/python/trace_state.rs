@@ -21,7 +21,7 @@ use tritontui_trace::format::Record;
 
 /// What keeps a launch's tensors alive while its hashes wait.
 #[cfg(feature = "cuda")]
-type KeepAlive = Vec<Py<PyAny>>;
+type KeepAlive = Vec<super::alive::Alive>;
 
 /// What a `TraceFile` changes as it writes.
 pub(super) struct TraceState {

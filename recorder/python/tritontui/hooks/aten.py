@@ -132,7 +132,8 @@ class AtenObserver:
 
     def __init__(self, session: Any, ops: bool = True) -> None:
         self.hook = _native.AtenHook(session, sys.modules[__name__])
-        self._observer = _native.AtenObserver(self.hook, ops)
+        native = not _environment.aten_native_off()
+        self._observer = _native.AtenObserver(self.hook, ops, native)
 
     def detach(self) -> None:
         """Stops recording aten ops (a second call does nothing)."""

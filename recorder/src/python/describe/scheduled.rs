@@ -3,6 +3,7 @@
 
 use super::{ArgUse, Described, TensorView, current_stream};
 use crate::background::Fill;
+use crate::python::alive::Alive;
 use crate::recording::hashes::{LaunchHashes, Views, cuda::Cuda};
 use pyo3::prelude::*;
 use tritontui_trace::Span;
@@ -51,7 +52,7 @@ impl Described {
     }
 }
 
-impl LaunchHashes<Cuda, Vec<Py<PyAny>>> for Scheduled<'_, '_> {
+impl LaunchHashes<Cuda, Vec<Alive>> for Scheduled<'_, '_> {
     fn device(&self) -> i32 {
         self.described.device()
     }
@@ -89,7 +90,7 @@ impl LaunchHashes<Cuda, Vec<Py<PyAny>>> for Scheduled<'_, '_> {
         std::mem::take(&mut self.described.fills)
     }
 
-    fn keep_alive(&self) -> Vec<Py<PyAny>> {
+    fn keep_alive(&self) -> Vec<Alive> {
         self.described
             .tensors
             .iter()

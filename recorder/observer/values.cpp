@@ -45,7 +45,7 @@ struct TensorFacts {
   const int64_t* sizes;    // borrowed from the tensor
   const int64_t* strides;  // borrowed from the tensor
   uint64_t dims;
-  int32_t device;  // a CUDA device's index, -1 for the host, -2 elsewhere
+  int32_t device;  // a CUDA device's index, or -1 for the host
   int32_t dtype;   // its c10::ScalarType
   uint32_t itemsize;
   uint32_t reserved;
@@ -244,9 +244,10 @@ TT_EXPORT int64_t tritontui_observer_settled_key(const Op* op, size_t index,
 }
 
 // Reads tensor `value` (kTensor) into `facts`: 1, or 0 for one the core
-// must read through Python (not strided, no storage, symbolic sizes, a
-// Python subclass, or an object of a type other than torch.Tensor and
-// torch.nn.Parameter). The caller holds the GIL.
+// must read through Python (not strided, no storage, symbolic sizes,
+// neither on the host nor on a CUDA device, a Python subclass, or an
+// object of a type other than torch.Tensor and torch.nn.Parameter). The
+// caller holds the GIL.
 TT_EXPORT int tritontui_observer_tensor(const c10::IValue* value, TensorFacts* facts) {
   try {
     if (!value->isTensor()) {
@@ -267,6 +268,9 @@ TT_EXPORT int tritontui_observer_tensor(const c10::IValue* value, TensorFacts* f
       }
     }
     auto device = impl->device();
+    if (!device.is_cuda() && !device.is_cpu()) {
+      return 0;
+    }
     // As the recorder reads it from the TensorImpl (tensor_impl.rs): the
     // storage's address plus the offset, for an empty tensor too.
     const auto& storage = impl->storage();
@@ -278,7 +282,7 @@ TT_EXPORT int tritontui_observer_tensor(const c10::IValue* value, TensorFacts* f
     facts->sizes = sizes.data();
     facts->strides = strides.data();
     facts->dims = sizes.size();
-    facts->device = device.is_cuda() ? device.index() : device.is_cpu() ? -1 : -2;
+    facts->device = device.is_cuda() ? device.index() : -1;
     facts->dtype = static_cast<int32_t>(c10::typeMetaToScalarType(impl->dtype()));
     facts->itemsize = static_cast<uint32_t>(impl->itemsize());
     facts->reserved = 0;
@@ -290,7 +294,8 @@ TT_EXPORT int tritontui_observer_tensor(const c10::IValue* value, TensorFacts* f
 }
 
 // The TensorImpl of tensor `value` (borrowed), or null: a result that is
-// one of the op's arguments (as an out= variant returns it) has its.
+// one of the op's arguments (as an out= variant returns it) has that
+// argument's.
 TT_EXPORT void* tritontui_observer_tensor_impl(const c10::IValue* value) {
   if (!value->isTensor()) {
     return nullptr;

@@ -410,17 +410,7 @@ fn settled_text(
     index: usize,
 ) -> Option<String> {
     let _off = DynamoOff::enter(py);
-    let mut borrowed: c_int = 0;
-    // SAFETY: a new reference, or a borrowed one where `borrowed` says.
-    let value = unsafe {
-        let raw = (library.arg_python)(op, inputs, index, &mut borrowed);
-        if borrowed != 0 {
-            Bound::from_borrowed_ptr_or_err(py, raw)
-        } else {
-            Bound::from_owned_ptr_or_err(py, raw)
-        }
-    }
-    .ok()?;
+    let value = arg_python(py, library, op, inputs, index).ok()?;
     match scalar(&value).ok()? {
         Scalar::Str(text) => Some(text),
         _ => None,
@@ -542,16 +532,7 @@ fn call_of<'py>(
         if place != POSITIONAL && place != KEYWORD {
             continue;
         }
-        let mut borrowed: c_int = 0;
-        // SAFETY: a new reference, or a borrowed one where `borrowed` says.
-        let value = unsafe {
-            let raw = (library.arg_python)(op, inputs, index, &mut borrowed);
-            if borrowed != 0 {
-                Bound::from_borrowed_ptr_or_err(py, raw)
-            } else {
-                Bound::from_owned_ptr_or_err(py, raw)
-            }
-        }?;
+        let value = arg_python(py, library, op, inputs, index)?;
         if place == POSITIONAL {
             args.push(value);
         } else {
@@ -562,6 +543,27 @@ fn call_of<'py>(
     }
     let kwargs = (!kwargs.is_empty()).then_some(kwargs);
     Ok((func, PyTuple::new(py, args)?, kwargs))
+}
+
+/// Argument `index` of op `op`'s call as torch hands it to Python.
+fn arg_python<'py>(
+    py: Python<'py>,
+    library: &Library,
+    op: *const c_void,
+    inputs: *const c_void,
+    index: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut borrowed: c_int = 0;
+    // SAFETY: `op` and `inputs` are the library's, for this call; it
+    // returns a new reference, or a borrowed one where `borrowed` says.
+    unsafe {
+        let raw = (library.arg_python)(op, inputs, index, &mut borrowed);
+        if borrowed != 0 {
+            Bound::from_borrowed_ptr_or_err(py, raw)
+        } else {
+            Bound::from_owned_ptr_or_err(py, raw)
+        }
+    }
 }
 
 /// What the op returned, as Python sees it: None for nothing, the value

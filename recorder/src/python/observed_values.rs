@@ -44,7 +44,10 @@ struct TensorFacts {
     tensor: *mut c_void,
 }
 
-/// The observer library's calls that read values (see values.cpp).
+/// The observer library's calls that read values: each field is the call
+/// `tritontui_observer_` and its name (`boolean` is `_bool`; `tensors`
+/// holds `_tensor_retain`, `_tensor_release` and `_tensor_python`), in
+/// values.cpp (`value_python` in aten_observer.cpp).
 pub struct ValueCalls {
     pub value_at: unsafe extern "C" fn(*const c_void, usize) -> *const c_void,
     pub kind: unsafe extern "C" fn(*const c_void, usize, *const c_void) -> c_int,
@@ -127,13 +130,19 @@ impl ValueCalls {
         // SAFETY: the library filled it.
         let facts = unsafe { facts.assume_init() };
         let dims = usize::try_from(facts.dims).ok()?;
-        // SAFETY: the sizes and strides are the tensor's own, `dims` long,
-        // alive while the call's values are.
-        let (sizes, strides) = unsafe {
-            (
-                std::slice::from_raw_parts(facts.sizes, dims),
-                std::slice::from_raw_parts(facts.strides, dims),
-            )
+        let (sizes, strides): (&[i64], &[i64]) = if dims == 0 {
+            (&[], &[])
+        } else if facts.sizes.is_null() || facts.strides.is_null() {
+            return None;
+        } else {
+            // SAFETY: the sizes and strides are the tensor's own, `dims`
+            // long, alive while the call's values are.
+            unsafe {
+                (
+                    std::slice::from_raw_parts(facts.sizes, dims),
+                    std::slice::from_raw_parts(facts.strides, dims),
+                )
+            }
         };
         // SAFETY: a borrowed reference to a torch dtype object, or null.
         let dtype = unsafe {
@@ -221,7 +230,7 @@ impl ValueCalls {
     }
 
     /// The arguments of a call, spread over its schema's parameters
-    /// (`params`: each one's access code) as the trace records them, each
+    /// (`codes`: each one's access code) as the trace records them, each
     /// present where `present` says Python would be handed it; None when
     /// only Python can read one of them.
     pub fn read_call<'py>(

@@ -25,7 +25,7 @@ pub enum Read<'py> {
 pub struct NativeTensor<'py> {
     /// Its torch dtype, whose trace name and size [`Dtypes`] keeps.
     pub dtype: Bound<'py, PyAny>,
-    /// CUDA device index, [`HOST`] or [`ELSEWHERE`].
+    /// CUDA device index, or [`HOST`].
     pub device: i32,
     pub ptr: u64,
     pub shape: Dims,

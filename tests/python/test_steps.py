@@ -67,6 +67,70 @@ def test_fingerprints_on_the_device_are_the_hashes_of_what_they_name(
     fingerprints_match_their_clones(tmp_path, run_program, "cuda")
 
 
+class _Marked(torch.Tensor):
+    """A tensor subclass: its bytes are not its own to fingerprint."""
+
+
+def test_a_graph_calls_fingerprint_folds_its_plain_tensors_alone(tmp_path: Path) -> None:
+    """What a graph call returned may hold sizes, None, and tensors whose
+    bytes are not plainly theirs (a subclass, a sparse tensor, one on the
+    meta device): its fingerprint, read natively, folds the hashes of its
+    plain dense tensors alone, in order (a parameter and a transposed view
+    among them)."""
+    from tritontui import _active, _fingerprints
+
+    plain = [
+        torch.arange(6.0),
+        torch.nn.Parameter(torch.ones(2, 3)),
+        torch.arange(12).view(3, 4).t(),
+    ]
+    values = [
+        plain[0],
+        None,
+        7,
+        torch.ones(3).as_subclass(_Marked),
+        plain[1],
+        torch.ones(2).to_sparse(),
+        torch.empty(4, device="meta"),
+        plain[2],
+    ]
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace, fingerprint=True):
+        _fingerprints.graph_call(_active.active(), "g", values)
+        _fingerprints.graph_call(_active.active(), "g", [])
+    calls = [launch for launch in records(trace, "launch") if launch["kernel"] == "graph g"]
+    assert [len(launch["args"]) for launch in calls] == [1, 1]
+    assert calls[0]["args"][0]["value"] == digest([tritontui.hash_tensor(t) for t in plain])
+    assert calls[1]["args"][0]["value"] == digest([])
+
+
+@pytest.mark.gpu
+def test_a_graph_call_inside_a_cuda_graph_capture_is_not_fingerprinted(tmp_path: Path) -> None:
+    """A compiled call captured into a CUDA graph has no outputs yet when
+    it returns: a gap says so, once; the call after the capture is
+    fingerprinted."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    compiled = torch.compile(lambda x: x * 2 + 1)
+    x = torch.ones(1024, device="cuda")
+    compiled(x)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace, fingerprint=True):
+        with torch.cuda.graph(graph):
+            compiled(x)
+            compiled(x)
+        graph.replay()
+        after = compiled(x)
+        torch.cuda.synchronize()
+    gaps = [gap for gap in records(trace, "gap") if gap["what"] == "fingerprint"]
+    assert len(gaps) == 1 and "CUDA graph capture" in gaps[0]["detail"], gaps
+    calls = [launch for launch in records(trace, "launch") if launch["kernel"].startswith("graph")]
+    assert len(calls) == 1
+    assert calls[0]["args"][0]["value"] == digest([tritontui.hash_tensor(after)])
+
+
 @pytest.mark.parametrize(("mode", "by"), [("manual", "user"), ("both", "optimizer")])
 def test_steps_end_where_an_optimizer_or_the_program_says(
     tmp_path: Path, run_program, mode: str, by: str

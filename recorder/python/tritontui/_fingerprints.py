@@ -16,30 +16,37 @@ from typing import Any
 
 import torch
 
-from . import _tensors
-
 # The most tensors one fingerprint launch holds (a call's outputs, a step's
 # state, split into launches of at most this many).
 PER_LAUNCH = 512
 
 
-def graph_call(session: Any, graph: str, tensors: list[Any]) -> None:
-    """Graph ``graph``'s call just returned what ``tensors`` hold (its
-    outputs, then the inputs it wrote): hashed now, on each tensor's
-    current stream. A call inside a CUDA graph's capture is not: its
-    outputs are not there yet (a ``gap`` says so, once)."""
-    tensors = [t for t in tensors if isinstance(t, torch.Tensor) and _tensors.is_hashable(t)]
-    if any(t.is_cuda for t in tensors) and torch.cuda.is_current_stream_capturing():
+def graph_call(session: Any, graph: str, values: list[Any]) -> None:
+    """Graph ``graph``'s call just returned what ``values`` hold (its
+    outputs, then the inputs it wrote): their tensors hashed now, on each
+    tensor's current stream. A call inside a CUDA graph's capture is not:
+    its outputs are not there yet (a ``gap`` says so, once)."""
+    if _captured(values):
         if not session.said_captured_fingerprint:
             session.said_captured_fingerprint = True
             session.record_gap(
                 "fingerprint",
-                f"graph {graph} was called inside a CUDA graph capture: its outputs were not "
-                "fingerprinted",
+                f"graph {graph} was called inside a CUDA graph capture: its outputs were "
+                "not fingerprinted",
             )
         return
-    for start in range(0, max(len(tensors), 1), PER_LAUNCH):
-        _write(session, "call", f"graph {graph}", "outputs", tensors[start : start + PER_LAUNCH])
+    for start in range(0, max(len(values), 1), PER_LAUNCH):
+        _write(session, "call", f"graph {graph}", "outputs", values[start : start + PER_LAUNCH])
+
+
+def _captured(values: list[Any]) -> bool:
+    """Whether CUDA tensors among ``values`` are being captured into a CUDA
+    graph (no stream captures before CUDA is initialized)."""
+    return (
+        torch.cuda.is_initialized()
+        and torch.cuda.is_current_stream_capturing()
+        and any(isinstance(v, torch.Tensor) and v.is_cuda for v in values)
+    )
 
 
 def state(session: Any, held: list[Any]) -> None:
@@ -50,21 +57,26 @@ def state(session: Any, held: list[Any]) -> None:
         _write(session, "state", "step state", "state", chunk)
 
 
-def _write(session: Any, what: str, name: str, arg: str, tensors: list[Any]) -> None:
-    """One fingerprint launch of kernel ``name`` over ``tensors`` (the
-    state read and hashed before, or the outputs written and hashed
-    after), their hashes folded into its one argument ``arg``."""
-    code = b"i" if what == "state" else b"o"
+def _write(session: Any, what: str, name: str, arg: str, values: list[Any]) -> None:
+    """One fingerprint launch of kernel ``name`` over the tensors among
+    ``values`` whose bytes can be hashed (the state read and hashed before,
+    or the outputs written and hashed after), their hashes folded into its
+    one argument ``arg``: the tensors found and described natively
+    (``TraceFile.fingerprint``), with no Python per tensor."""
+    before = what == "state"
     kernel = session.kernel_id(
         ("fingerprint", what, name),
         lambda: {
             "name": name,
             "backend": "tritontui",
-            "args": [{"name": arg, "type": "", "access": "in" if code == b"i" else "out"}],
+            "args": [{"name": arg, "type": "", "access": "in" if before else "out"}],
             "source": None,
             "meta": {"fingerprint": what, "digest": True},
             "config": {},
         },
     )
-    described = session.describe(tensors, code * len(tensors), hash_pre=code == b"i", inherit=False)
-    session.launch(kernel, [], 0, described)
+    _, error = session.file.fingerprint(
+        kernel, values, before, session.device_hashing, session.hook_options.after
+    )
+    if error:
+        session.gpu_failed(error)

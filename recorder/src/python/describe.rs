@@ -375,6 +375,12 @@ impl Described {
                         continue;
                     }
                 },
+                Read::Hashable(value) => {
+                    match read_tensor(py, tables.dtypes, &value, arg, access)? {
+                        Some(view) if view.hashable => view,
+                        _ => continue,
+                    }
+                }
                 Read::Native(tensor) => tensor.view(tables.dtypes, arg, access)?,
                 Read::Scalar(value) => {
                     self.args.push(ArgValue::Scalar(value));

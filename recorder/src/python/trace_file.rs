@@ -313,6 +313,48 @@ impl TraceFile {
         self.extend_reads(py, described, python_reads(values)?, access)
     }
 
+    /// Writes a fingerprint launch of `kernel` (a kernel whose definition
+    /// asks for a digest) over the tensors among `values` whose bytes can
+    /// be hashed, the rest left out: read and hashed now when `before` (a
+    /// step's state), else taken after as `after` asks (what a graph call
+    /// returned and wrote). Returns its sequence number and why device
+    /// hashing failed, if it did. One native call for what a launch's
+    /// describe and record take two, with no Python per tensor.
+    fn fingerprint(
+        &self,
+        py: Python<'_>,
+        kernel: u64,
+        values: &Bound<'_, PyAny>,
+        before: bool,
+        device_hashing: bool,
+        after: After,
+    ) -> PyResult<(u64, Option<String>)> {
+        let values = values.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let access = vec![if before { b'i' } else { b'o' }; values.len()];
+        let reads = values.into_iter().map(|value| Ok(Read::Hashable(value)));
+        let mut described = self.describe_reads(
+            py,
+            reads,
+            &access,
+            before,
+            device_hashing,
+            None,
+            false,
+            false,
+            false,
+        )?;
+        let seq = self.launch(
+            py,
+            &mut described,
+            kernel,
+            Vec::new(),
+            0,
+            thread_id(),
+            after,
+        )?;
+        Ok((seq, described.gpu_error()))
+    }
+
     /// Queues a launch after it ran and returns its sequence number: its
     /// arguments are hashed (summarised, sampled) as `after` asks; device
     /// results are filled in by the writer thread once they are in.

@@ -1,6 +1,6 @@
 //! How one argument of a launch is read before it is described: a Python
 //! value (a tensor read from its `TensorImpl` or its attributes, or a host
-//! value), a plain tensor the native aten observer read with no Python
+//! value; or a tensor kept only where it can be hashed), a plain tensor the native aten observer read with no Python
 //! object, or a host value as the trace records it.
 
 use super::{ArgUse, Dtypes, TensorView, torch};
@@ -14,6 +14,9 @@ pub enum Read<'py> {
     /// A Python value: a tensor, read from its `TensorImpl` or its
     /// attributes, or a host value.
     Python(Bound<'py, PyAny>),
+    /// A Python value kept only when it is a tensor whose bytes can be
+    /// hashed (a fingerprint's tensors), else left out of the record.
+    Hashable(Bound<'py, PyAny>),
     /// A plain tensor the native aten observer read with no Python object.
     Native(NativeTensor<'py>),
     /// A host value, as the trace records it.

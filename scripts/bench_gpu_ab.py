@@ -14,12 +14,10 @@ processes as much as within one: compare the builds' ratios pair by pair.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
+
+import _builds
 
 MODES = {
     "unrecorded": None,
@@ -45,21 +43,13 @@ def one_build(rounds: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("sites", nargs="*")
-    parser.add_argument("--times", type=int, default=3)
+    parser = _builds.arguments(times=3)
     parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         one_build(args.rounds)
         return
-    here = Path(__file__).resolve().parent
-    for _ in range(args.times):
-        for site in args.sites:
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join([site, str(here)])}
-            command = [sys.executable, __file__, "--one", "--rounds", str(args.rounds)]
-            subprocess.run(command, env=env, check=True)
+    list(_builds.alternate(__file__, args.sites, args.times, ["--rounds", str(args.rounds)]))
 
 
 if __name__ == "__main__":

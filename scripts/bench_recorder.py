@@ -30,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -255,10 +256,10 @@ def _recorder_pieces(call, x: torch.Tensor, calls: int) -> dict[str, float]:
     }
 
 
-def gpt_step() -> None:
-    """A training step of the corpus's small GPT (vocabulary 2,048, batch
-    8 x 16 tokens), compiled, with an eager AdamW step: most of its
-    recorded launches are the optimizer's aten ops."""
+def gpt_training_step() -> Callable[[], None]:
+    """One training step of the corpus's small GPT (vocabulary 2,048,
+    batch 8 x 16 tokens), compiled, with an eager AdamW step, compiled and
+    warmed up: most of its recorded launches are the optimizer's aten ops."""
     torch.manual_seed(0)
     vocab = 2048
     model = GPT(vocab)
@@ -273,6 +274,15 @@ def gpt_step() -> None:
         loss.backward()
         optimizer.step()
 
+    for _ in range(3):
+        step()
+    return step
+
+
+def gpt_step() -> None:
+    """:func:`gpt_training_step` in every mode, taking turns."""
+    step = gpt_training_step()
+
     def measure(steps: int = 10) -> float:
         # The first step of a session defines its kernels: not timed.
         step()
@@ -281,8 +291,6 @@ def gpt_step() -> None:
             step()
         return (time.perf_counter() - start) / steps
 
-    for _ in range(3):
-        step()
     times = turns_beside_the_floor(MODES, measure, ROUNDS)
     # Counted after the turns: a step that no longer ran compiled after
     # one of them would show it.

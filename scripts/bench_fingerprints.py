@@ -1,0 +1,106 @@
+"""The host time the fingerprint mode's own work takes a step, for one
+build or several side by side: its graph calls' fingerprints and its
+step state's (``tritontui._fingerprints.graph_call`` and ``state``, each
+call timed), on the GPU benchmark's bf16 transformer step where CUDA is
+there, else on the CPU GPT training step. A step's wall time on these
+hosts drifts by more than this work costs; the work's own time does not.
+
+    python scripts/bench_fingerprints.py [SITE ...] [--times 2] [--steps 100]
+
+With no SITE it measures the build this Python imports; with SITEs (each a
+directory holding an installed ``tritontui``, put first on
+``PYTHONPATH``: ``pip install --target SITE --no-deps WHEEL``) each build
+in processes of its own, the builds alternating ``--times`` times, then
+each later build's time beside the first's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import _builds
+import torch
+
+
+def training_step() -> tuple[str, Callable[[], None], Callable[[], None]]:
+    """The step measured, what drains the device after it, and its name."""
+    if torch.cuda.is_available():
+        import bench_gpu
+
+        step = bench_gpu.compiled_step(torch.bfloat16)
+        return "bf16 transformer step", step, torch.cuda.synchronize
+    import bench_recorder
+
+    return "CPU GPT step", bench_recorder.gpt_training_step(), lambda: None
+
+
+def one_build(steps: int) -> None:
+    """Prints this build's fingerprint work a step, in microseconds."""
+    import tritontui
+    from tritontui import _fingerprints
+
+    name, step, sync = training_step()
+    spent: dict[str, list[int]] = {"graph calls": [], "step state": []}
+
+    def timed(part: str, work: Callable[..., None]) -> Callable[..., None]:
+        def run(*args: Any) -> None:
+            start = time.perf_counter_ns()
+            try:
+                work(*args)
+            finally:
+                spent[part].append(time.perf_counter_ns() - start)
+
+        return run
+
+    _fingerprints.graph_call = timed("graph calls", _fingerprints.graph_call)
+    _fingerprints.state = timed("step state", _fingerprints.state)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        tritontui.record(os.path.join(tmp, "t.msgpack"), fingerprint=True),
+    ):
+        for _ in range(5):
+            step()
+        sync()
+        for seen in spent.values():
+            seen.clear()
+        for _ in range(steps):
+            step()
+        sync()
+    total = sum(map(sum, spent.values())) / steps / 1e3
+    parts = ", ".join(
+        f"{part} {sum(seen) / steps / 1e3:.1f} us ({len(seen) // steps} a step,"
+        f" median {statistics.median(seen) / 1e3:.1f} us)"
+        for part, seen in spent.items()
+        if seen
+    )
+    site = Path(tritontui.__file__).parents[1]
+    print(f"{site}: {name}, fingerprints' own work {total:.1f} us a step: {parts}", flush=True)
+
+
+def main() -> None:
+    parser = _builds.arguments(times=2)
+    parser.add_argument("--steps", type=int, default=100)
+    args = parser.parse_args()
+    if args.one or not args.sites:
+        one_build(args.steps)
+        return
+    totals: dict[str, list[float]] = {site: [] for site in args.sites}
+    steps = ["--steps", str(args.steps)]
+    for site, out in _builds.alternate(__file__, args.sites, args.times, steps):
+        totals[site].append(float(re.search(r"own work ([\d.]+) us", out).group(1)))
+    first, *later = args.sites
+    for site in later:
+        ratios = [t / f for t, f in zip(totals[site], totals[first], strict=True)]
+        print(f"{site} against {first}: {statistics.median(ratios):.2f}x, pair by pair", end="")
+        print(" (" + ", ".join(f"{r:.2f}" for r in ratios) + ")")
+
+
+if __name__ == "__main__":
+    main()

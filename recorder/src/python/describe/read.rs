@@ -1,7 +1,8 @@
 //! How one argument of a launch is read before it is described: a Python
 //! value (a tensor read from its `TensorImpl` or its attributes, or a host
-//! value; or a tensor kept only where it can be hashed), a plain tensor the native aten observer read with no Python
-//! object, or a host value as the trace records it.
+//! value; or a tensor kept only where it can be hashed), a plain tensor
+//! the native aten observer read with no Python object, or a host value as
+//! the trace records it.
 
 use super::{ArgUse, Dtypes, TensorView, torch};
 use crate::python::alive::Alive;

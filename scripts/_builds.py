@@ -3,8 +3,8 @@ of its own, the builds alternating (the host's speed drifts between
 processes as much as within one, so builds are compared pair by pair).
 A SITE is a directory holding an installed ``tritontui``
 (``pip install --target SITE --no-deps WHEEL``), put first on
-``PYTHONPATH`` for its processes. Imports no torch, so that the process
-comparing builds loads none of them."""
+``PYTHONPATH`` for its processes; the process comparing them imports
+none of them."""
 
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ import torch
 
 
 def training_step() -> tuple[str, Callable[[], None], Callable[[], None]]:
-    """The step measured, what drains the device after it, and its name."""
+    """The step measured: its name, the step, and what drains the device
+    after it."""
     if torch.cuda.is_available():
         import bench_gpu
 

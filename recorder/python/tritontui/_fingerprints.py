@@ -75,7 +75,7 @@ def _write(session: Any, what: str, name: str, arg: str, values: list[Any]) -> N
             "config": {},
         },
     )
-    _, error = session.file.fingerprint(
+    error = session.file.fingerprint(
         kernel, values, before, session.device_hashing, session.hook_options.after
     )
     if error:

@@ -317,9 +317,9 @@ impl TraceFile {
     /// asks for a digest) over the tensors among `values` whose bytes can
     /// be hashed, the rest left out: read and hashed now when `before` (a
     /// step's state), else taken after as `after` asks (what a graph call
-    /// returned and wrote). Returns its sequence number and why device
-    /// hashing failed, if it did. One native call for what a launch's
-    /// describe and record take two, with no Python per tensor.
+    /// returned and wrote). Returns why device hashing failed, if it did.
+    /// One native call for what a launch's describe and record take two,
+    /// with no Python per tensor.
     fn fingerprint(
         &self,
         py: Python<'_>,
@@ -328,7 +328,7 @@ impl TraceFile {
         before: bool,
         device_hashing: bool,
         after: After,
-    ) -> PyResult<(u64, Option<String>)> {
+    ) -> PyResult<Option<String>> {
         let values = values.try_iter()?.collect::<PyResult<Vec<_>>>()?;
         let access = vec![if before { b'i' } else { b'o' }; values.len()];
         let reads = values.into_iter().map(|value| Ok(Read::Hashable(value)));
@@ -343,7 +343,7 @@ impl TraceFile {
             false,
             false,
         )?;
-        let seq = self.launch(
+        self.launch(
             py,
             &mut described,
             kernel,
@@ -352,7 +352,7 @@ impl TraceFile {
             thread_id(),
             after,
         )?;
-        Ok((seq, described.gpu_error()))
+        Ok(described.gpu_error())
     }
 
     /// Queues a launch after it ran and returns its sequence number: its

@@ -8,6 +8,8 @@
 //! queued and written by the holder before it lets go; any other call
 //! from another thread waits for the holder with the GIL released.
 
+mod reads;
+
 use super::describe::{Described, Dtypes, Read};
 use super::guard::{guard, io_error};
 use super::recording_options::After;
@@ -20,10 +22,11 @@ use crate::procs::Watcher;
 use crate::recording::call_scope::CallScope;
 use crate::recording::cuda_graphs::CudaGraphs;
 #[cfg(feature = "cuda")]
-use crate::recording::hashes::{LaunchHashes, Views};
+use crate::recording::hashes::Views;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use reads::python_reads;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -933,98 +936,4 @@ fn keeps(may_keep: &Bound<'_, PyAny>, ordinal: i32) -> bool {
         .call1((ordinal,))
         .and_then(|answer| answer.is_truthy())
         .unwrap_or(false)
-}
-
-/// The calls behind [`TraceFile::describe`] and [`TraceFile::extend`],
-/// for arguments read natively as well as Python values.
-impl TraceFile {
-    /// [`TraceFile::describe`] of `reads`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn describe_reads<'py>(
-        &self,
-        py: Python<'py>,
-        reads: impl IntoIterator<Item = PyResult<Read<'py>>>,
-        access: &[u8],
-        hash_pre: bool,
-        device_hashing: bool,
-        stream: Option<u64>,
-        inherit: bool,
-        launch: bool,
-        hold: bool,
-    ) -> PyResult<Described> {
-        let _timed = timed(Phase::Describe);
-        self.with_state(py, |state| {
-            let capturing = state.cuda_graphs.capturing();
-            let inheriting = inherit && capturing.is_none();
-            let capture = capturing.filter(|_| launch);
-            #[cfg(feature = "cuda")]
-            let beside =
-                inherit && capture.is_some() && state.scope.captured_slots(thread_id()).is_some();
-            let tables = state.tables(inheriting, inherit && capture.is_some())?;
-            let mut described = Described::new(
-                py,
-                tables,
-                reads,
-                access,
-                hash_pre,
-                device_hashing,
-                stream,
-                capture,
-                hold,
-            )?;
-            #[cfg(feature = "cuda")]
-            {
-                let mut scheduled = described.scheduled(py);
-                // A launch writing bytes the call's input hashes read waits
-                // for them.
-                if let Err(e) = state.inputs.before_launch(&scheduled) {
-                    scheduled.device_failed(e.to_string());
-                }
-                // The hashes after the last captured launch go with this
-                // one's before it, into one table kernel, beside it when it
-                // may run there. What is not a launch (a buffer handed out,
-                // a graph call's inputs) writes nothing after this: they
-                // wait for the next launch.
-                if launch
-                    && let Err(e) =
-                        state
-                            .captured
-                            .before_launch(&mut scheduled, beside, thread_id())
-                {
-                    scheduled.device_failed(e.to_string());
-                }
-                let deferring = state.deferring();
-                if let Some(writer) = state.writer.as_ref() {
-                    state
-                        .deferred
-                        .before_launch(&mut scheduled, deferring, writer)
-                        .map_err(io_error)?;
-                }
-            }
-            #[cfg(not(feature = "cuda"))]
-            described.dispatch();
-            Ok(described)
-        })
-    }
-
-    /// [`TraceFile::extend`] with `reads`.
-    pub(crate) fn extend_reads<'py>(
-        &self,
-        py: Python<'py>,
-        described: &mut Described,
-        reads: impl IntoIterator<Item = PyResult<Read<'py>>>,
-        access: &[u8],
-    ) -> PyResult<()> {
-        self.with_state(py, |state| {
-            described.add(py, state.tables(false, false)?, reads, access, false)
-        })
-    }
-}
-
-/// The items of Python sequence `values`, each to be read as a tensor or
-/// a host value.
-fn python_reads<'py>(
-    values: &Bound<'py, PyAny>,
-) -> PyResult<impl Iterator<Item = PyResult<Read<'py>>> + use<'py>> {
-    Ok(values.try_iter()?.map(|value| value.map(Read::Python)))
 }

@@ -117,6 +117,10 @@ fn compile(torch: &Torch, out: &Path) -> Result<PathBuf, String> {
             "-fPIC",
             "-shared",
             "-fvisibility=hidden",
+            // at::parallel_for runs on torch's OpenMP threads only where
+            // its header is compiled for OpenMP (ATen/ParallelOpenMP.h);
+            // libgomp.so.1 is the one torch loaded (torch/lib's).
+            "-fopenmp",
         ])
         .arg(format!(
             "-D_GLIBCXX_USE_CXX11_ABI={}",

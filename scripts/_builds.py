@@ -12,7 +12,7 @@ import argparse
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -43,3 +43,21 @@ def alternate(
             ).stdout
             print(out, end="", flush=True)
             yield site, out
+
+
+def training_step() -> tuple[str, Callable[[], None], Callable[[], None]]:
+    """The step builds are compared on: its name, the step (compiled and
+    warmed up), and what drains the device after it. The GPU benchmark's
+    bf16 transformer step where CUDA is there, else the CPU GPT training
+    step on two threads (as ``bench_recorder.gpt_step`` runs it)."""
+    import torch
+
+    if torch.cuda.is_available():
+        import bench_gpu
+
+        step = bench_gpu.compiled_step(torch.bfloat16)
+        return "bf16 transformer step", step, torch.cuda.synchronize
+    import bench_recorder
+
+    torch.set_num_threads(2)
+    return "CPU GPT step", bench_recorder.gpt_training_step(), lambda: None

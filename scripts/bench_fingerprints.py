@@ -26,20 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import _builds
-import torch
-
-
-def training_step() -> tuple[str, Callable[[], None], Callable[[], None]]:
-    """The step measured: its name, the step, and what drains the device
-    after it."""
-    if torch.cuda.is_available():
-        import bench_gpu
-
-        step = bench_gpu.compiled_step(torch.bfloat16)
-        return "bf16 transformer step", step, torch.cuda.synchronize
-    import bench_recorder
-
-    return "CPU GPT step", bench_recorder.gpt_training_step(), lambda: None
 
 
 def one_build(steps: int) -> None:
@@ -47,7 +33,7 @@ def one_build(steps: int) -> None:
     import tritontui
     from tritontui import _fingerprints
 
-    name, step, sync = training_step()
+    name, step, sync = _builds.training_step()
     spent: dict[str, list[int]] = {"graph calls": [], "step state": []}
 
     def timed(part: str, work: Callable[..., None]) -> Callable[..., None]:

@@ -19,6 +19,7 @@
 
 #include "op.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -45,7 +46,7 @@
 namespace {
 
 // The version of the interface below; the core refuses another.
-constexpr int kAbi = 4;
+constexpr int kAbi = 5;
 
 // How an argument of a call is handed to Python, as torch's own
 // `parseIValuesToPyArgsKwargs` hands it to `__torch_dispatch__`.
@@ -398,6 +399,23 @@ TT_EXPORT int tritontui_observer_abi() { return kAbi; }
 
 // The torch version this library was built against.
 TT_EXPORT const char* tritontui_observer_torch() { return TRITONTUI_TORCH_VERSION; }
+
+// Runs `body(context, begin, end)` over pieces of [0, count), each at
+// least `grain` long but the last, on torch's intra-op threads (as many as
+// `torch.get_num_threads()` allows; inline inside a parallel region) and
+// returns 0, or -1 when torch could not run them all (some may have run).
+// `body` must not throw.
+TT_EXPORT int tritontui_observer_parallel_for(int64_t count, int64_t grain,
+                                              void (*body)(void*, int64_t, int64_t),
+                                              void* context) {
+  try {
+    at::parallel_for(0, count, grain,
+                     [&](int64_t begin, int64_t end) { body(context, begin, end); });
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
 
 // Adds the observer to this thread (and the threads torch hands its
 // state to: autograd's workers): returns its handle, or 0 on an error,

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 import tritontui
+from conftest import launches
+from tritontui import _native
 
 MASK = (1 << 64) - 1
 VECTORS = Path(__file__).resolve().parents[2] / "trace" / "tests" / "hash_vectors.txt"
@@ -91,3 +93,27 @@ def test_a_one_bit_change_changes_the_hash() -> None:
     assert tritontui.hash_tensor(t) != tritontui.hash_tensor(u)
     # Same values in another order: a different hash.
     assert tritontui.hash_tensor(t) != tritontui.hash_tensor(t.flip(0))
+
+
+@pytest.mark.parametrize("length", [256 << 10, (1 << 20) + 3, (3 << 20) + 8 * 17 + 5])
+def test_a_large_tensor_hashed_on_torchs_threads_hashes_its_bytes(
+    length: int, tmp_path: Path
+) -> None:
+    # From 256 KiB a contiguous host tensor is hashed in pieces on torch's
+    # intra-op threads, which the observer library reaches: the pieces'
+    # sums must add up to the hash of the whole, a ragged last word too.
+    available, why = _native.observer_status()
+    assert available, why
+    threads = torch.get_num_threads()
+    torch.set_num_threads(4)
+    try:
+        t = torch.randint(0, 256, (length,), dtype=torch.uint8)
+        assert tritontui.hash_tensor(t) == tritontui.hash_bytes(t.numpy().tobytes())
+        with tritontui.record(tmp_path / "t.msgpack"):
+            u = t.add(1)
+        (written,) = [
+            a for r in launches(tmp_path / "t.msgpack") for a in r["args"] if a.get("written")
+        ]
+        assert written["post"] == f"{tritontui.hash_bytes(u.numpy().tobytes()):#018x}"
+    finally:
+        torch.set_num_threads(threads)

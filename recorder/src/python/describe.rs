@@ -8,6 +8,7 @@
 //! the launch's stream, which the writer thread waits for.
 
 use super::alive::Alive;
+use super::host::hash_host_view;
 use super::recording_options::After;
 use super::tensor_impl::{Dims, ELSEWHERE, HOST, Meta};
 use crate::background::{Field, Fill};
@@ -25,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tritontui_trace::Span;
 use tritontui_trace::format::{ArgValue, LayoutDef, Stats, TensorArg};
-use tritontui_trace::hash::{View, hash_view};
+use tritontui_trace::hash::View;
 use tritontui_trace::known_views::{KnownViews, Touched, view_key};
 
 mod read;
@@ -642,7 +643,7 @@ impl Described {
             }
         }
         let _timed = timed(Phase::HostHash);
-        on_host(py, view, |memory, host| Some(hash_view(memory, host)))
+        on_host(py, view, |memory, host| Some(hash_host_view(memory, host)))
             .map(|h| h.map_or(Value::Missing, Value::Now))
     }
 

@@ -1,10 +1,85 @@
 //! Hashes and summary statistics of host (CPU) tensor views, read in
-//! place with the GIL released.
+//! place with the GIL released; a large contiguous one hashed on torch's
+//! intra-op threads.
 
+use super::aten_observer::parallel_for;
 use super::guard::guard;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use tritontui_trace::hash::{View, hash_view};
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tritontui_trace::hash::{Sum, View, hash_view};
+
+/// Bytes from which a contiguous view is hashed in pieces on torch's
+/// intra-op threads: below, waking them costs more than it saves.
+const PARALLEL_FROM: usize = 256 << 10;
+/// Words of the smallest piece.
+const PIECE_WORDS: i64 = (128 << 10) / 8;
+
+/// `hash_view`, on as many of torch's intra-op threads as
+/// `torch.get_num_threads()` allows when the view is contiguous and large
+/// and the observer library (which reaches them) is loaded. The words'
+/// sums add up in any order, so the hash is the same however it is split.
+pub(crate) fn hash_host_view(memory: &[u8], view: &View<'_>) -> u64 {
+    let bytes = view.numel() * view.itemsize;
+    if bytes < PARALLEL_FROM || !view.is_contiguous() {
+        return hash_view(memory, view);
+    }
+    let Some(parallel_for) = parallel_for() else {
+        return hash_view(memory, view);
+    };
+    let pieces = Pieces {
+        bytes: &memory[..bytes],
+        sum: Mutex::new(Sum::default()),
+        failed: AtomicBool::new(false),
+    };
+    let words = bytes.div_ceil(8) as i64;
+    // SAFETY: `add_piece` is called with `pieces` only, which outlives the
+    // call; it catches its own panics.
+    let ran = unsafe {
+        parallel_for(
+            words,
+            PIECE_WORDS,
+            add_piece,
+            &pieces as *const Pieces<'_> as *mut c_void,
+        )
+    };
+    let sum = pieces.sum.into_inner();
+    match sum {
+        Ok(sum) if ran == 0 && !pieces.failed.load(Ordering::Acquire) => sum.finish(bytes as u64),
+        // Some piece did not run or add up: hashed again, whole, here.
+        _ => hash_view(memory, view),
+    }
+}
+
+/// The bytes a parallel hash splits, and the sum of the pieces so far.
+struct Pieces<'a> {
+    bytes: &'a [u8],
+    sum: Mutex<Sum>,
+    failed: AtomicBool,
+}
+
+/// Adds words `begin..end` of `context` (a [`Pieces`]) to its sum.
+///
+/// # Safety
+/// `context` points at a live `Pieces`.
+unsafe extern "C" fn add_piece(context: *mut c_void, begin: i64, end: i64) {
+    // SAFETY: guaranteed by the caller.
+    let pieces = unsafe { &*(context as *const Pieces<'_>) };
+    let added = catch_unwind(AssertUnwindSafe(|| {
+        let len = pieces.bytes.len();
+        let from = (begin as usize * 8).min(len);
+        let to = (end as usize * 8).min(len);
+        let mut piece = Sum::default();
+        piece.add(begin as u64, &pieces.bytes[from..to]);
+        pieces.sum.lock().map(|mut sum| sum.merge(piece)).is_ok()
+    }));
+    if !matches!(added, Ok(true)) {
+        pieces.failed.store(true, Ordering::Release);
+    }
+}
 
 /// `(min, max, mean_abs, nan, inf)` as Python sees it.
 type StatsTuple = (f64, f64, f64, u64, u64);
@@ -67,7 +142,7 @@ pub(super) fn hash_host(
     stride: Vec<usize>,
 ) -> PyResult<u64> {
     // SAFETY: see the function's contract.
-    unsafe { with_host_view(py, ptr, itemsize, &shape, &stride, hash_view) }
+    unsafe { with_host_view(py, ptr, itemsize, &shape, &stride, hash_host_view) }
 }
 
 /// `tthash64-v1` of a bytes object (for tests and other languages' checks).

@@ -104,6 +104,29 @@ def test_a_graph_calls_fingerprint_folds_its_plain_tensors_alone(tmp_path: Path)
     assert calls[1]["args"][0]["value"] == digest([])
 
 
+def test_a_forward_leaves_what_it_saves_for_its_backward_to_the_backward(
+    tmp_path: Path,
+) -> None:
+    """An autograd forward's call returns the activations it saves for its
+    backward after its outputs: its fingerprint folds its output alone,
+    and the backward's, the gradient those activations made."""
+    torch.manual_seed(0)
+    w = torch.randn(16, 16, requires_grad=True)
+    compiled = torch.compile(lambda x: (x @ w).relu().tanh() * 2)
+    x = torch.randn(8, 16)
+    compiled(x).sum().backward()
+    w.grad = None
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace, fingerprint=True):
+        out = compiled(x)
+        out.sum().backward()
+    forward, backward = [
+        launch for launch in records(trace, "launch") if launch["kernel"].startswith("graph ")
+    ]
+    assert forward["args"][0]["value"] == digest([tritontui.hash_tensor(out)])
+    assert backward["args"][0]["value"] == digest([tritontui.hash_tensor(w.grad)])
+
+
 @pytest.mark.gpu
 def test_a_graph_call_inside_a_cuda_graph_capture_is_not_fingerprinted(tmp_path: Path) -> None:
     """A compiled call captured into a CUDA graph has no outputs yet when

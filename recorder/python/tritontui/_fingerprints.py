@@ -5,13 +5,16 @@ written as a launch of a kernel of its own (meta ``fingerprint``:
 ``call`` or ``state``) with no launch inside it recorded. Its tensors'
 hashes are folded into one (meta ``digest``: the writer thread folds
 them once they are delivered, into the launch's one scalar argument), so
-that a step costs the trace tens of bytes. Host reads and collectives
-are fingerprinted as the aten recorder records them.
+that a step costs the trace tens of bytes. An autograd forward's
+activations saved for its backward are left out: they reach the program
+only through the backward, whose gradients are fingerprinted. Host reads
+and collectives are fingerprinted as the aten recorder records them.
 Comparing two runs' fingerprints in order finds the step where they
 first part (``tritontui diff``, ``check --steps``)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -37,6 +40,52 @@ def graph_call(session: Any, graph: str, values: list[Any]) -> None:
         return
     for start in range(0, max(len(values), 1), PER_LAUNCH):
         _write(session, "call", f"graph {graph}", "outputs", values[start : start + PER_LAUNCH])
+
+
+# Where AOTAutograd's ``CompiledFunction.forward`` calls a compiled forward
+# graph, and how many frames above the graph's call it may be.
+_AUTOGRAD_FORWARD = "torch/_functorch/_aot_autograd/runtime_wrappers.py"
+_FRAMES_UP = 8
+
+
+def reaching_the_program(outputs: list[Any]) -> list[Any]:
+    """What of a graph call's ``outputs`` reaches the program outside its
+    backward: all of them, less the tensors an autograd forward saves for
+    its backward where the call is one (AOTAutograd's
+    ``CompiledFunction.forward`` above it, whose metadata places them
+    among the outputs). Where it cannot place them exactly (effect tokens
+    before the outputs, a slice that does not fit them), all of them."""
+    saved = _saved_for_backward(len(outputs))
+    if saved is None:
+        return outputs
+    return [*outputs[: saved.start], *outputs[saved.stop :]]
+
+
+def _saved_for_backward(count: int) -> slice | None:
+    """Where a graph call's ``count`` outputs hold the tensors saved for
+    its backward, when an autograd forward made the call."""
+    frame = sys._getframe(2)
+    for _ in range(_FRAMES_UP):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if (
+            code.co_name == "forward"
+            and "CompiledFunction" in code.co_freevars
+            and code.co_filename.endswith(_AUTOGRAD_FORWARD)
+        ):
+            try:
+                metadata = frame.f_locals["CompiledFunction"].metadata
+                start, stop, step = metadata.tensors_saved_for_backwards_slice.indices(count)
+                # Effect tokens would come first, past the metadata's count.
+                tokens = len(metadata.tokens)
+            except Exception:
+                return None
+            if tokens or step != 1 or not 0 < start <= stop <= count:
+                return None
+            return slice(start, stop)
+        frame = frame.f_back
+    return None
 
 
 def _captured(values: list[Any]) -> bool:

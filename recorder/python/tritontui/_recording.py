@@ -65,7 +65,8 @@ def start(
     with False turn them off while recording (the header says so).
     ``fingerprint`` (``TRITONTUI_FINGERPRINT``, off): record only
     fingerprints, for long runs: each compiled graph call's outputs (and
-    the inputs it wrote), each host read and collective, and the
+    the inputs it wrote; an autograd forward's less the activations it
+    saves for its backward), each host read and collective, and the
     parameters and optimizer state at each step's end, hashed, and no
     launch of their own; two runs' fingerprints name the step where they
     first part. A step ends where an optimizer's ``step()`` returns, or

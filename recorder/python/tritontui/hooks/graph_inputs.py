@@ -124,7 +124,8 @@ def install() -> None:
             outputs = _ORIGINAL(self, inputs)
             try:
                 with _active.dynamo_off():
-                    _fingerprints.graph_call(session, graph, [*outputs, *fingerprinted])
+                    kept = _fingerprints.reaching_the_program(outputs)
+                    _fingerprints.graph_call(session, graph, [*kept, *fingerprinted])
             except Exception as e:
                 session.fail(e)
             return outputs

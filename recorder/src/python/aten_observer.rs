@@ -25,6 +25,7 @@ use super::alive::ImplCalls;
 use super::aten_hook::{AtenHook, Observation, Observed};
 use super::aten_native::NativeObserved;
 use super::dynamo_off::DynamoOff;
+use super::intra_op;
 use super::observed_values::{ValueCalls, Values};
 use super::scalar::scalar;
 use super::thread_state::in_launch;
@@ -57,14 +58,6 @@ type StepFn = unsafe extern "C" fn(*mut c_void, c_int);
 /// Memory written where no op is recorded: `(core, spans, count)`, each
 /// span an address and a length in bytes.
 type ForgetFn = unsafe extern "C" fn(*mut c_void, *const u64, usize);
-/// Torch's `at::parallel_for`: `(count, grain, body, context) -> 0`, or
-/// -1 when not every piece ran; `body(context, begin, end)` runs a piece.
-pub(crate) type ParallelForFn = unsafe extern "C" fn(
-    i64,
-    i64,
-    unsafe extern "C" fn(*mut c_void, i64, i64),
-    *mut c_void,
-) -> c_int;
 
 /// The library's entry points (see aten_observer.cpp).
 struct Library {
@@ -101,8 +94,6 @@ struct Library {
     arg_places: unsafe extern "C" fn(*const c_void, *const c_void, usize, *mut u8, usize) -> c_int,
     /// What reads a claimed op's values with no Python object made.
     values: ValueCalls,
-    /// Torch's intra-op threads, for the recorder's own host work.
-    parallel_for: ParallelForFn,
 }
 
 /// The library, loaded at the first ask (torch imported by then), or why
@@ -131,12 +122,6 @@ pub fn observer_status(py: Python<'_>) -> (bool, String) {
         Ok(_) => (true, String::new()),
         Err(why) => (false, why.clone()),
     }
-}
-
-/// Torch's `at::parallel_for`, once the observer library is loaded (by
-/// the first recording that asked for it), else None.
-pub(crate) fn parallel_for() -> Option<ParallelForFn> {
-    Some(LIBRARY.get()?.as_ref().ok()?.parallel_for)
 }
 
 fn library(py: Python<'_>) -> &'static Result<Library, String> {
@@ -202,7 +187,7 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
         if abi() != ABI {
             return Err(format!("its interface is version {}, not {ABI}", abi()));
         }
-        Ok(Library {
+        let found = Library {
             attach: symbol(&library, b"tritontui_observer_attach\0")?,
             detach: symbol(&library, b"tritontui_observer_detach\0")?,
             leave_out: symbol(&library, b"tritontui_observer_leave_out\0")?,
@@ -233,9 +218,14 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
                     python: symbol(&library, b"tritontui_observer_tensor_python\0")?,
                 },
             },
-            parallel_for: symbol(&library, b"tritontui_observer_parallel_for\0")?,
             _library: library,
-        })
+        };
+        // Torch's intra-op threads, for the recorder's own host work.
+        intra_op::offer(symbol(
+            &found._library,
+            b"tritontui_observer_parallel_for\0",
+        )?);
+        Ok(found)
     }
 }
 

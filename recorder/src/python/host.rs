@@ -2,8 +2,8 @@
 //! place with the GIL released; a large contiguous one hashed on torch's
 //! intra-op threads.
 
-use super::aten_observer::parallel_for;
 use super::guard::guard;
+use super::intra_op::parallel_for;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::ffi::c_void;

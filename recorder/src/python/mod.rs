@@ -19,6 +19,7 @@ mod gpu_batch;
 mod guard;
 mod hook_session;
 mod host;
+mod intra_op;
 mod numerics;
 mod observed_values;
 mod pause;

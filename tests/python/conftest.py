@@ -22,6 +22,17 @@ COMPILE_PROBE = Path(__file__).parent / "compile_probe"
 # torchrun starting two ranks on this host.
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 
+# Inductor checks the vector ISAs the CPU reports, each by loading a test
+# library in a fresh Python that imports torch (torch/_inductor/
+# cpu_vec_isa.py): about 10 s of every process's first C++ kernel on a
+# 2-core machine, most of what a small program's run costs. The suite's
+# processes take the CPU's word for the base ISAs (Inductor's
+# TORCHINDUCTOR_VEC_ISA_OK=1; it still loads its bf16 and VNNI probes) and
+# pick the same one; `test_recording_does_not_change_the_results` records
+# with every check made (VEC_ISA_CHECKED), as a user's program runs.
+os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "1")
+VEC_ISA_CHECKED = {"TORCHINDUCTOR_VEC_ISA_OK": ""}
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped without one)")
@@ -99,9 +110,15 @@ def binary() -> str:
 
 @pytest.fixture(scope="session")
 def inductor_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Inductor cache for the session: the first run of a program
-    compiles, later runs load from the cache (both paths are hooked)."""
-    return tmp_path_factory.mktemp("inductor-cache")
+    """One Inductor cache for the session, shared by pytest-xdist's
+    workers: the first run of a program compiles, later runs load from
+    the cache (both paths are hooked)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the workers' folders lie side by side in it
+    cache = root / "inductor-cache"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @pytest.fixture

@@ -187,6 +187,8 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
         if abi() != ABI {
             return Err(format!("its interface is version {}, not {ABI}", abi()));
         }
+        // Torch's intra-op threads, for the recorder's own host work.
+        let parallel_for = symbol(&library, b"tritontui_observer_parallel_for\0")?;
         let found = Library {
             attach: symbol(&library, b"tritontui_observer_attach\0")?,
             detach: symbol(&library, b"tritontui_observer_detach\0")?,
@@ -220,11 +222,7 @@ fn load(bytes: &[u8]) -> Result<Library, String> {
             },
             _library: library,
         };
-        // Torch's intra-op threads, for the recorder's own host work.
-        intra_op::offer(symbol(
-            &found._library,
-            b"tritontui_observer_parallel_for\0",
-        )?);
+        intra_op::offer(parallel_for);
         Ok(found)
     }
 }

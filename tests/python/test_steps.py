@@ -104,6 +104,33 @@ def test_a_graph_calls_fingerprint_folds_its_plain_tensors_alone(tmp_path: Path)
     assert calls[1]["args"][0]["value"] == digest([])
 
 
+def test_a_fingerprint_hashes_each_tensor_once(tmp_path: Path) -> None:
+    """A step's state is hashed before its fingerprint's launch and a
+    graph call's outputs after theirs, never both, and nothing the digest
+    would drop is taken (here with statistics and samples asked for)."""
+    from tritontui import _active, _fingerprints, _native, _results
+
+    state = [torch.randn(64) for _ in range(3)]
+    outputs = [torch.randn(32), torch.randn(4, 4)]
+    trace = tmp_path / "t.msgpack"
+    with tritontui.record(trace, fingerprint=True, stats=True, samples=True):
+        session = _active.active()
+        _native.time_phases(True)
+        try:
+            _fingerprints.state(session, [_results.Live(t, f"s{i}") for i, t in enumerate(state)])
+            after_state = {phase: count for phase, _, count in _native.phase_times()}
+            _fingerprints.graph_call(session, "g", outputs)
+            after_call = {phase: count for phase, _, count in _native.phase_times()}
+        finally:
+            _native.time_phases(False)
+    assert after_state["host hash"] == len(state), after_state
+    assert after_call["host hash"] == len(state) + len(outputs), after_call
+    kernels = ("step state", "graph g")
+    step_state, call = (r for r in records(trace, "launch") if r["kernel"] in kernels)
+    assert step_state["args"][0]["value"] == digest([tritontui.hash_tensor(t) for t in state])
+    assert call["args"][0]["value"] == digest([tritontui.hash_tensor(t) for t in outputs])
+
+
 def test_a_forward_leaves_what_it_saves_for_its_backward_to_the_backward(
     tmp_path: Path,
 ) -> None:

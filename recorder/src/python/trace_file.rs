@@ -319,10 +319,12 @@ impl TraceFile {
     /// Writes a fingerprint launch of `kernel` (a kernel whose definition
     /// asks for a digest) over the tensors among `values` whose bytes can
     /// be hashed, the rest left out: read and hashed now when `before` (a
-    /// step's state), else taken after as `after` asks (what a graph call
-    /// returned and wrote). Returns why device hashing failed, if it did.
-    /// One native call for what a launch's describe and record take two,
-    /// with no Python per tensor.
+    /// step's state), else hashed after when `after` asks for hashes (what
+    /// a graph call returned and wrote). Each tensor is hashed once, and
+    /// nothing else is taken: the writer folds the hashes into the digest
+    /// and keeps nothing more of the arguments. Returns why device hashing
+    /// failed, if it did. One native call for what a launch's describe and
+    /// record take two, with no Python per tensor.
     fn fingerprint(
         &self,
         py: Python<'_>,
@@ -346,6 +348,10 @@ impl TraceFile {
             false,
             false,
         )?;
+        let after = After {
+            hash: after.hash && !before,
+            ..After::NOTHING
+        };
         self.launch(
             py,
             &mut described,

@@ -11,7 +11,7 @@ import gc
 import itertools
 import sys
 import weakref
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -175,6 +175,17 @@ class TrainingState:
         # The last step's answer, by the ids of the tensors it held: named
         # again only when they change (a new optimizer state, say).
         self._last: tuple[tuple[int, ...], list[Live]] = ((), [])
+        # A parameter's state keys (as its dict holds them) in key order.
+        self._key_orders: dict[tuple[Any, ...], list[Any]] = {}
+
+    def _key_order(self, state: dict) -> list[Any]:
+        """``state``'s keys in key order (sorted as text), found once for
+        each set of keys: every step's state dicts hold the same ones."""
+        keys = tuple(state)
+        order = self._key_orders.get(keys)
+        if order is None:
+            order = self._key_orders[keys] = sorted(keys, key=str)
+        return order
 
     def tensors(self) -> list[Live]:
         """The tensors held now, each view once."""
@@ -188,12 +199,13 @@ class TrainingState:
         ordered: list[torch.Tensor] = []
         if optimizers:
             for optimizer in optimizers:
+                states = optimizer.state
                 for group in optimizer.param_groups:
                     for p in group["params"]:
                         ordered.append(p)
-                        state = optimizer.state.get(p)
+                        state = states.get(p)
                         if isinstance(state, dict):
-                            ordered.extend(state[key] for key in sorted(state, key=str))
+                            ordered.extend(map(state.__getitem__, self._key_order(state)))
         else:
             children = {id(c) for m in modules for c in m._modules.values() if c is not None}
             for root in modules:

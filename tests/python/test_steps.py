@@ -106,8 +106,9 @@ def test_a_graph_calls_fingerprint_folds_its_plain_tensors_alone(tmp_path: Path)
 
 def test_a_fingerprint_hashes_each_tensor_once(tmp_path: Path) -> None:
     """A step's state is hashed before its fingerprint's launch and a
-    graph call's outputs after theirs, never both, and nothing the digest
-    would drop is taken (here with statistics and samples asked for)."""
+    graph call's outputs after theirs, never both (here with statistics
+    and samples asked for too, which the digest would drop), each
+    tensor's hash folded into the digest."""
     from tritontui import _active, _fingerprints, _native, _results
 
     state = [torch.randn(64) for _ in range(3)]

@@ -1,8 +1,9 @@
 """The host time the fingerprint mode's own work takes a step, for one
-build or several side by side: its graph calls' fingerprints and its
-step state's (``tritontui._fingerprints.graph_call`` and ``state``, each
-call timed), on the GPU benchmark's bf16 transformer step where CUDA is
-there, else on the CPU GPT training step. A step's wall time on these
+build or several side by side: its graph calls' fingerprints, the lookup
+of what their outputs hold for a backward, and its step state's
+(``tritontui._fingerprints.graph_call``, ``reaching_the_program`` and
+``state``, each call timed), on the GPU benchmark's bf16 transformer
+step where CUDA is there, else on the CPU GPT training step. A step's wall time on these
 hosts drifts by more than this work costs; the work's own time does not.
 
     python scripts/bench_fingerprints.py [SITE ...] [--times 2] [--steps 100]
@@ -34,19 +35,20 @@ def one_build(steps: int) -> None:
     from tritontui import _fingerprints
 
     name, step, sync = _builds.training_step()
-    spent: dict[str, list[int]] = {"graph calls": [], "step state": []}
+    spent: dict[str, list[int]] = {"graph calls": [], "saved lookup": [], "step state": []}
 
-    def timed(part: str, work: Callable[..., None]) -> Callable[..., None]:
-        def run(*args: Any) -> None:
+    def timed(part: str, work: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
             start = time.perf_counter_ns()
             try:
-                work(*args)
+                return work(*args)
             finally:
                 spent[part].append(time.perf_counter_ns() - start)
 
         return run
 
     _fingerprints.graph_call = timed("graph calls", _fingerprints.graph_call)
+    _fingerprints.reaching_the_program = timed("saved lookup", _fingerprints.reaching_the_program)
     _fingerprints.state = timed("step state", _fingerprints.state)
     with (
         tempfile.TemporaryDirectory() as tmp,

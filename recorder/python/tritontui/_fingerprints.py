@@ -48,14 +48,27 @@ _AUTOGRAD_FORWARD = "torch/_functorch/_aot_autograd/runtime_wrappers.py"
 _FRAMES_UP = 8
 
 
-def reaching_the_program(outputs: list[Any]) -> list[Any]:
-    """What of a graph call's ``outputs`` reaches the program outside its
-    backward: all of them, less the tensors an autograd forward saves for
-    its backward where the call is one (AOTAutograd's
+# Where each graph's outputs hold what its autograd forward saves for its
+# backward (None: nowhere, or nowhere it can place exactly), by graph name
+# (its FX-graph cache key, which names its code and so its outputs) and
+# output count, found at its first call. One graph is called one way: a
+# training graph's forward only ever by its autograd forward. Walking the
+# stack at every call would cost more than the fingerprint: right after a
+# graph's kernels the interpreter runs from a cold cache (~1 us a frame).
+_SAVED: dict[tuple[str, int], slice | None] = {}
+
+
+def reaching_the_program(graph: str, outputs: list[Any]) -> list[Any]:
+    """What of graph ``graph``'s call's ``outputs`` reaches the program
+    outside its backward: all of them, less the tensors an autograd
+    forward saves for its backward where the call is one (AOTAutograd's
     ``CompiledFunction.forward`` above it, whose metadata places them
     among the outputs). Where it cannot place them exactly (effect tokens
     before the outputs, a slice that does not fit them), all of them."""
-    saved = _saved_for_backward(len(outputs))
+    key = (graph, len(outputs))
+    if key not in _SAVED:
+        _SAVED[key] = _saved_for_backward(len(outputs))
+    saved = _SAVED[key]
     if saved is None:
         return outputs
     return [*outputs[: saved.start], *outputs[saved.stop :]]
@@ -74,18 +87,24 @@ def _saved_for_backward(count: int) -> slice | None:
             and "CompiledFunction" in code.co_freevars
             and code.co_filename.endswith(_AUTOGRAD_FORWARD)
         ):
-            try:
-                metadata = frame.f_locals["CompiledFunction"].metadata
-                start, stop, step = metadata.tensors_saved_for_backwards_slice.indices(count)
-                # Effect tokens would come first, past the metadata's count.
-                tokens = len(metadata.tokens)
-            except Exception:
-                return None
-            if tokens or step != 1 or not 0 < start <= stop <= count:
-                return None
-            return slice(start, stop)
+            return _saved_by(frame, count)
         frame = frame.f_back
     return None
+
+
+def _saved_by(forward: Any, count: int) -> slice | None:
+    """Where the autograd forward running in frame ``forward`` places the
+    tensors it saves among its graph's ``count`` outputs."""
+    try:
+        metadata = forward.f_locals["CompiledFunction"].metadata
+        start, stop, step = metadata.tensors_saved_for_backwards_slice.indices(count)
+        # Effect tokens would come first, past the metadata's count.
+        tokens = len(metadata.tokens)
+    except Exception:
+        return None
+    if tokens or step != 1 or not 0 < start <= stop <= count:
+        return None
+    return slice(start, stop)
 
 
 def _captured(values: list[Any]) -> bool:

@@ -124,7 +124,7 @@ def install() -> None:
             outputs = _ORIGINAL(self, inputs)
             try:
                 with _active.dynamo_off():
-                    kept = _fingerprints.reaching_the_program(outputs)
+                    kept = _fingerprints.reaching_the_program(graph, outputs)
                     _fingerprints.graph_call(session, graph, [*kept, *fingerprinted])
             except Exception as e:
                 session.fail(e)

@@ -1,8 +1,9 @@
 """The host time the fingerprint mode's own work takes a step, for one
 build or several side by side: its graph calls' fingerprints, the lookup
-of what their outputs hold for a backward, and its step state's
-(``tritontui._fingerprints.graph_call``, ``reaching_the_program`` and
-``state``, each call timed), on the GPU benchmark's bf16 transformer
+of what their outputs hold for a backward, the walk that finds a step's
+state and its fingerprint (``tritontui._fingerprints.graph_call``,
+``reaching_the_program``, ``_results.TrainingState.tensors`` and
+``_fingerprints.state``, each call timed), on the GPU benchmark's bf16 transformer
 step where CUDA is there, else on the CPU GPT training step. A step's wall time on these
 hosts drifts by more than this work costs; the work's own time does not.
 
@@ -32,10 +33,15 @@ import _builds
 def one_build(steps: int) -> None:
     """Prints this build's fingerprint work a step, in microseconds."""
     import tritontui
-    from tritontui import _fingerprints
+    from tritontui import _fingerprints, _results
 
     name, step, sync = _builds.training_step()
-    spent: dict[str, list[int]] = {"graph calls": [], "saved lookup": [], "step state": []}
+    spent: dict[str, list[int]] = {
+        "graph calls": [],
+        "saved lookup": [],
+        "state walk": [],
+        "step state": [],
+    }
 
     def timed(part: str, work: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any) -> Any:
@@ -49,6 +55,8 @@ def one_build(steps: int) -> None:
 
     _fingerprints.graph_call = timed("graph calls", _fingerprints.graph_call)
     _fingerprints.reaching_the_program = timed("saved lookup", _fingerprints.reaching_the_program)
+    training = _results.TrainingState
+    training.tensors = timed("state walk", training.tensors)
     _fingerprints.state = timed("step state", _fingerprints.state)
     with (
         tempfile.TemporaryDirectory() as tmp,

@@ -132,6 +132,36 @@ def test_a_fingerprint_hashes_each_tensor_once(tmp_path: Path) -> None:
     assert call["args"][0]["value"] == digest([tritontui.hash_tensor(t) for t in outputs])
 
 
+def test_a_steps_state_is_what_its_optimizer_holds_at_its_end() -> None:
+    """A step's end fingerprints each parameter, group by group, followed
+    by its optimizer state in key order (sorted as text), and finds it
+    again where the optimizer replaced a state tensor or gave a parameter
+    state for the first time: never what it held a step before."""
+    from tritontui import _results
+
+    first, second = torch.nn.Parameter(torch.randn(3)), torch.nn.Parameter(torch.randn(2))
+    optimizer = torch.optim.Adam([{"params": [second]}, {"params": [first]}])
+    second.grad = torch.ones(2)
+    optimizer.step()
+    training = _results.TrainingState()
+
+    def held() -> list[int]:
+        """The ids of this test's tensors among the state, in order."""
+        mine = {id(first), id(second)}
+        mine |= {id(t) for p in (first, second) for t in optimizer.state.get(p, {}).values()}
+        return [id(live.tensor) for live in training.tensors() if id(live.tensor) in mine]
+
+    def in_key_order(p: torch.Tensor) -> list[int]:
+        return [id(optimizer.state[p][key]) for key in ("exp_avg", "exp_avg_sq", "step")]
+
+    assert held() == [id(second), *in_key_order(second), id(first)]
+    assert training.tensors() is training.tensors()
+    optimizer.state[second]["exp_avg"] = torch.zeros(2)
+    first.grad = torch.ones(3)
+    optimizer.step()
+    assert held() == [id(second), *in_key_order(second), id(first), *in_key_order(first)]
+
+
 def test_a_forward_leaves_what_it_saves_for_its_backward_to_the_backward(
     tmp_path: Path,
 ) -> None:

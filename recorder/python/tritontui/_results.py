@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import gc
 import itertools
+import operator
 import sys
 import weakref
 from typing import Any, NamedTuple
 
 import torch
 
-from . import _tensors
+from . import _native, _tensors
 
 
 class Live(NamedTuple):
@@ -172,20 +173,9 @@ class TrainingState:
         self._optimizers: list[weakref.ref] = []
         self._modules: list[weakref.ref] = []
         self._found = False
-        # The last step's answer, by the ids of the tensors it held: named
+        # The last step's answer, by the objects it was found among: named
         # again only when they change (a new optimizer state, say).
-        self._last: tuple[tuple[int, ...], list[Live]] = ((), [])
-        # A parameter's state keys (as its dict holds them) in key order.
-        self._key_orders: dict[tuple[Any, ...], list[Any]] = {}
-
-    def _key_order(self, state: dict) -> list[Any]:
-        """``state``'s keys in key order (sorted as text), found once for
-        each set of keys: every step's state dicts hold the same ones."""
-        keys = tuple(state)
-        order = self._key_orders.get(keys)
-        if order is None:
-            order = self._key_orders[keys] = sorted(keys, key=str)
-        return order
+        self._last: tuple[list[Any], list[Live]] = ([], [])
 
     def tensors(self) -> list[Live]:
         """The tensors held now, each view once."""
@@ -196,26 +186,23 @@ class TrainingState:
             self._modules = [weakref.ref(m) for m in modules]
             self._optimizers = [weakref.ref(o) for o in optimizers]
             self._found = True
-        ordered: list[torch.Tensor] = []
         if optimizers:
-            for optimizer in optimizers:
-                states = optimizer.state
-                for group in optimizer.param_groups:
-                    for p in group["params"]:
-                        ordered.append(p)
-                        state = states.get(p)
-                        if isinstance(state, dict):
-                            ordered.extend(map(state.__getitem__, self._key_order(state)))
+            # Natively: this walk runs at every step's end, from a cold cache.
+            ordered = _native.optimizer_state(optimizers, self._last[0])
+            if ordered is None:
+                return self._last[1]
         else:
+            ordered = []
             children = {id(c) for m in modules for c in m._modules.values() if c is not None}
             for root in modules:
                 if id(root) in children or isinstance(root, torch.fx.GraphModule):
                     continue
                 ordered.extend(p for _, p in root.named_parameters())
                 ordered.extend(b for _, b in root.named_buffers())
-        key = tuple(map(id, ordered))
-        if key == self._last[0]:
-            return self._last[1]
+            if len(ordered) == len(self._last[0]) and all(
+                map(operator.is_, ordered, self._last[0])
+            ):
+                return self._last[1]
         given = names(modules, optimizers)
         seen: set[int] = set()
         live = []
@@ -226,7 +213,7 @@ class TrainingState:
             held = _tensors.with_storage(t)
             if held is not None and _tensors.is_hashable(held) and held.numel() > 0:
                 live.append(Live(held, given.get(id(t), "")))
-        self._last = (key, live)
+        self._last = (ordered, live)
         return live
 
 

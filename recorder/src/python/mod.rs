@@ -31,6 +31,7 @@ mod tensor_impl;
 mod thread_state;
 mod trace_file;
 mod trace_state;
+mod training_state;
 mod triton_hook;
 
 use pyo3::prelude::*;
@@ -46,6 +47,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::hash_host, m)?)?;
+    m.add_function(wrap_pyfunction!(training_state::optimizer_state, m)?)?;
     m.add_function(wrap_pyfunction!(host::hash_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(host::stats_host, m)?)?;
     m.add_class::<trace_file::TraceFile>()?;

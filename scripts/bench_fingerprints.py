@@ -3,9 +3,11 @@ build or several side by side: its graph calls' fingerprints, the lookup
 of what their outputs hold for a backward, the walk that finds a step's
 state and its fingerprint (``tritontui._fingerprints.graph_call``,
 ``reaching_the_program``, ``_results.TrainingState.tensors`` and
-``_fingerprints.state``, each call timed), on the GPU benchmark's bf16 transformer
-step where CUDA is there, else on the CPU GPT training step. A step's wall time on these
-hosts drifts by more than this work costs; the work's own time does not.
+``_fingerprints.state``, each call timed), and the host reads' calls
+(``Tensor.item`` as recording hooks it, the read's own time in it), on
+the GPU benchmark's bf16 transformer step where CUDA is there, else on
+the CPU GPT training step. A step's wall time on these hosts drifts by
+more than this work costs; the work's own time does not.
 
     python scripts/bench_fingerprints.py [SITE ...] [--times 2] [--steps 100]
 
@@ -32,6 +34,7 @@ import _builds
 
 def one_build(steps: int) -> None:
     """Prints this build's fingerprint work a step, in microseconds."""
+    import torch
     import tritontui
     from tritontui import _fingerprints, _results
 
@@ -41,6 +44,7 @@ def one_build(steps: int) -> None:
         "saved lookup": [],
         "state walk": [],
         "step state": [],
+        "item calls": [],
     }
 
     def timed(part: str, work: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,6 +66,8 @@ def one_build(steps: int) -> None:
         tempfile.TemporaryDirectory() as tmp,
         tritontui.record(os.path.join(tmp, "t.msgpack"), fingerprint=True),
     ):
+        hooked = torch.Tensor.item
+        torch.Tensor.item = timed("item calls", hooked)
         for _ in range(5):
             step()
         sync()
@@ -70,6 +76,7 @@ def one_build(steps: int) -> None:
         for _ in range(steps):
             step()
         sync()
+        torch.Tensor.item = hooked
     total = sum(map(sum, spent.values())) / steps / 1e3
     parts = ", ".join(
         f"{part} {sum(seen) / steps / 1e3:.1f} us ({len(seen) // steps} a step,"

@@ -37,6 +37,7 @@ from . import (
     _tensors,
     hooks,
 )
+from .hooks import host_reads
 
 # Whether a session still recording when the interpreter exits is stopped
 # then (registered with the first session).
@@ -183,9 +184,6 @@ class Session:
         # Whether a graph call inside a CUDA graph capture went without
         # fingerprints (said once in the trace).
         self.said_captured_fingerprint = False
-        # Whether an optimizer's step() runs now (its host reads, of its
-        # step counts, are its own, held in its state).
-        self.in_optimizer_step = False
 
     @property
     def fingerprints_now(self) -> bool:
@@ -610,8 +608,9 @@ class Session:
         self.file.marker(str(label), threading.get_native_id())
 
     def optimizer_step_began(self) -> None:
-        """An optimizer's ``step()`` began (it ends in :meth:`step_ended`)."""
-        self.in_optimizer_step = True
+        """An optimizer's ``step()`` began (it ends in :meth:`step_ended`):
+        with only fingerprints recorded, its host reads are let go."""
+        host_reads.in_fingerprinted_optimizer_step = self.fingerprints_now
 
     def step_ended(self, by: str) -> None:
         """Training step ``self.step`` ended (``by`` an optimizer's
@@ -621,7 +620,7 @@ class Session:
         full begin (``from_step``), or recording stops after the last
         (``to_step``)."""
         if by == "optimizer":
-            self.in_optimizer_step = False
+            host_reads.in_fingerprinted_optimizer_step = False
         if self.file is None or self.failed:
             return
         if self.steps_ended_by is None:

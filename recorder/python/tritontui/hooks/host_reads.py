@@ -20,6 +20,13 @@ from .. import _active, _tensors
 _METHODS = ("tolist",)
 # The methods replaced while recording, by name.
 _ORIGINALS: dict[str, Any] = {}
+# Whether an optimizer's ``step()`` runs now while only fingerprints are
+# recorded: its reads (of its step counts) are its own, held in its state
+# and fingerprinted with it, and are let go before anything else is
+# asked (AdamW reads each parameter's step count: dozens a step, right
+# after kernels, when every call the hook makes costs the most). The
+# session sets it as the step begins and clears it as it ends.
+in_fingerprinted_optimizer_step = False
 
 
 def install(item: bool = False) -> None:
@@ -34,6 +41,8 @@ def install(item: bool = False) -> None:
 
 
 def uninstall() -> None:
+    global in_fingerprinted_optimizer_step
+    in_fingerprinted_optimizer_step = False
     for name, original in list(_ORIGINALS.items()):
         setattr(torch.Tensor, name, original)
         del _ORIGINALS[name]
@@ -42,11 +51,12 @@ def uninstall() -> None:
 def _recording(kernel_name: str, original: Any) -> Any:
     @functools.wraps(original)
     def read(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        if in_fingerprinted_optimizer_step:
+            return original(self, *args, **kwargs)
         session = _active.active()
         if (
             session is not None
             and not _active.in_launch()
-            and not (session.in_optimizer_step and session.fingerprints_now)
             and _tensors.is_hashable(self)
             and session.wants(kernel_name)
         ):

@@ -47,9 +47,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host::hash_host, m)?)?;
-    m.add_function(wrap_pyfunction!(training_state::optimizer_state, m)?)?;
     m.add_function(wrap_pyfunction!(host::hash_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(host::stats_host, m)?)?;
+    m.add_function(wrap_pyfunction!(training_state::optimizer_state, m)?)?;
     m.add_class::<trace_file::TraceFile>()?;
     m.add_class::<gpu_batch::GpuBatch>()?;
     m.add_class::<describe::Described>()?;

@@ -167,22 +167,26 @@ def test_a_forward_leaves_what_it_saves_for_its_backward_to_the_backward(
 ) -> None:
     """An autograd forward's call returns the activations it saves for its
     backward after its outputs: its fingerprint folds its output alone,
-    and the backward's, the gradient those activations made."""
+    and the backward's, the gradient those activations made; at every call
+    (where they lie is found at the first)."""
     torch.manual_seed(0)
     w = torch.randn(16, 16, requires_grad=True)
     compiled = torch.compile(lambda x: (x @ w).relu().tanh() * 2)
-    x = torch.randn(8, 16)
-    compiled(x).sum().backward()
-    w.grad = None
+    compiled(torch.randn(8, 16)).sum().backward()
     trace = tmp_path / "t.msgpack"
+    outputs, grads = [], []
     with tritontui.record(trace, fingerprint=True):
-        out = compiled(x)
-        out.sum().backward()
-    forward, backward = [
-        launch for launch in records(trace, "launch") if launch["kernel"].startswith("graph ")
-    ]
-    assert forward["args"][0]["value"] == digest([tritontui.hash_tensor(out)])
-    assert backward["args"][0]["value"] == digest([tritontui.hash_tensor(w.grad)])
+        for _ in range(2):
+            w.grad = None
+            outputs.append(compiled(torch.randn(8, 16)))
+            outputs[-1].sum().backward()
+            grads.append(w.grad)
+    calls = [launch for launch in records(trace, "launch") if launch["kernel"].startswith("graph ")]
+    assert len(calls) == 4, calls
+    for i, (out, grad) in enumerate(zip(outputs, grads, strict=True)):
+        forward, backward = calls[2 * i], calls[2 * i + 1]
+        assert forward["args"][0]["value"] == digest([tritontui.hash_tensor(out)])
+        assert backward["args"][0]["value"] == digest([tritontui.hash_tensor(grad)])
 
 
 @pytest.mark.gpu

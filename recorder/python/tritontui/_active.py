@@ -46,6 +46,21 @@ def in_launch() -> bool:
     return _native.in_launch()
 
 
+# torch's ``set_eval_frame``, found at the first use once torch has it
+# (kept: a hook turns Dynamo off around its work at every call).
+_SET_EVAL_FRAME: Any = None
+
+
+def _set_eval_frame() -> Any:
+    """``torch._C._dynamo.eval_frame.set_eval_frame``, or None before
+    torch (or a torch without it) is imported."""
+    global _SET_EVAL_FRAME
+    torch_c = getattr(sys.modules.get("torch"), "_C", None)
+    dynamo = getattr(torch_c, "_dynamo", None)
+    _SET_EVAL_FRAME = getattr(getattr(dynamo, "eval_frame", None), "set_eval_frame", None)
+    return _SET_EVAL_FRAME
+
+
 class dynamo_off:
     """Turns Dynamo's frame callback off on this thread for the recorder's
     own work in a Python hook, as the native hooks do
@@ -54,12 +69,12 @@ class dynamo_off:
     standard library's the recorder calls (``json.dumps``) among them.
     The hook's own frames are on Dynamo's skip list already."""
 
+    __slots__ = ("prior",)
+
     def __enter__(self) -> None:
-        torch_c = getattr(sys.modules.get("torch"), "_C", None)
-        dynamo = getattr(torch_c, "_dynamo", None)
-        self.set = getattr(getattr(dynamo, "eval_frame", None), "set_eval_frame", None)
-        self.prior = self.set(None) if self.set is not None else None
+        set_eval_frame = _SET_EVAL_FRAME or _set_eval_frame()
+        self.prior = set_eval_frame(None) if set_eval_frame is not None else None
 
     def __exit__(self, *exc: object) -> None:
         if self.prior is not None:
-            self.set(self.prior)
+            _SET_EVAL_FRAME(self.prior)

@@ -2,7 +2,8 @@
 recording adds per recorded launch of tiny compiled calls, modes taking
 turns (``_bench.launch_cost``), and the recorder's phase timers over
 them (``_bench.launch_phases``); CPU hash throughput (tthash64-v1 on 256
-MB, contiguous and strided); the time a compiled kernel launch costs
+MB, contiguous and strided, and on the strided arguments of a GPT
+step's aten ops); the time a compiled kernel launch costs
 unrecorded, recorded with the default options (aten ops around the
 kernels, exact hashes before and after), and with aten ops off, with
 metadata only or exact hashes; where the time a recorded call adds goes,
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+import torch.utils._pytree as pytree
 import tritontui
 from _bench import (
     capture_cost,
@@ -49,6 +51,7 @@ from _bench import (
     summary,
     turns_beside_the_floor,
 )
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # The corpus's small GPT (tests/corpus/programs/_gpt.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests/corpus/programs"))
@@ -97,6 +100,49 @@ def hash_throughput() -> None:
         seconds = best_of(200, lambda view=view: tritontui.hash_tensor(view))
         nbytes = view.numel() * view.element_size()
         print(f"hash, {label}{nbytes / seconds / 1e9:6.2f} GB/s (one core, in cache)")
+    strided_views_of_a_step()
+
+
+class _StridedArguments(TorchDispatchMode):
+    """Keeps every tensor argument of the ops it sees that is not
+    contiguous."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: list[torch.Tensor] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        for value in pytree.tree_leaves((args, kwargs or {})):
+            if isinstance(value, torch.Tensor) and not value.is_contiguous():
+                self.views.append(value)
+        return func(*args, **(kwargs or {}))
+
+
+def strided_views_of_a_step() -> None:
+    """The strided tensor arguments of one :func:`gpt_training_step`'s
+    aten ops (the matmuls' transposed weights and activations, attention's
+    heads), each hashed once through ``tritontui.hash_tensor``, less a
+    4-element tensor's hash as the Python call's floor: median of 50."""
+    step = gpt_training_step()
+    with _StridedArguments() as mode:
+        step()
+    views = mode.views
+    tiny = torch.zeros(4)
+
+    def seconds(tensors: list[torch.Tensor]) -> float:
+        start = time.perf_counter()
+        for tensor in tensors:
+            tritontui.hash_tensor(tensor)
+        return time.perf_counter() - start
+
+    hashed = statistics.median(seconds(views) for _ in range(50))
+    floor = statistics.median(seconds([tiny] * len(views)) for _ in range(50))
+    nbytes = sum(view.numel() * view.element_size() for view in views)
+    print(
+        f"hash, a GPT step's {len(views)} strided arguments ({nbytes / 1e6:.2f} MB):"
+        f" {(hashed - floor) * 1e6:.0f} us beyond the call's floor,"
+        f" {nbytes / max(hashed - floor, 1e-9) / 1e9:.2f} GB/s (one core, in cache)"
+    )
 
 
 def launch_overhead(numel: int, steps: int) -> None:

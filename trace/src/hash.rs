@@ -93,6 +93,23 @@ impl Sum {
             .wrapping_add(sum_pairs(first_word, step, low, high));
     }
 
+    /// Adds the rows (each `row_bytes`, a multiple of 32) that lie at each
+    /// element of `outer` in `memory`, in its order: words 0, 1, ... of
+    /// the logical bytes (a view whose innermost dimension is contiguous,
+    /// see `in_place`). One row's words go on from the last one's, so the
+    /// lanes and their keys go on across rows: a row of a few words costs
+    /// no more than its words.
+    pub(crate) fn add_rows(&mut self, memory: &[u8], outer: &View<'_>, row_bytes: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2.
+            let rows = unsafe { sum_rows_avx2(memory, outer, row_bytes) };
+            self.total = self.total.wrapping_add(rows);
+            return;
+        }
+        self.total = self.total.wrapping_add(sum_rows(memory, outer, row_bytes));
+    }
+
     /// Combines partial sums computed elsewhere (other threads, a GPU).
     pub fn merge(&mut self, other: Sum) {
         self.total = self.total.wrapping_add(other.total);
@@ -235,6 +252,33 @@ unsafe fn sum_pairs_avx2(first_word: u64, step: u64, low: &[u8], high: &[u8]) ->
     // SAFETY: `lanes` is 32 bytes.
     unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_add_epi64(acc_a, acc_b)) };
     lanes.iter().fold(0u64, |a, &b| a.wrapping_add(b))
+}
+
+/// Sum of the contributions of the rows [`Sum::add_rows`] adds, in four
+/// lanes as [`sum_four_lanes`] sums one run of words.
+#[inline(always)]
+fn sum_rows(memory: &[u8], outer: &View<'_>, row_bytes: usize) -> u64 {
+    let mut acc = [0u64; 4];
+    let mut keys: [u64; 4] = std::array::from_fn(|lane| key_of(lane as u64));
+    let step4 = STEP.wrapping_mul(4);
+    for_each_element(outer, |at| {
+        for chunk in memory[at..at + row_bytes].chunks_exact(32) {
+            for lane in 0..4 {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&chunk[lane * 8..lane * 8 + 8]);
+                acc[lane] = acc[lane].wrapping_add(mix_word(u64::from_le_bytes(w), keys[lane]));
+                keys[lane] = keys[lane].wrapping_add(step4);
+            }
+        }
+    });
+    acc.iter().fold(0u64, |a, &b| a.wrapping_add(b))
+}
+
+/// [`sum_rows`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sum_rows_avx2(memory: &[u8], outer: &View<'_>, row_bytes: usize) -> u64 {
+    sum_rows(memory, outer, row_bytes)
 }
 
 /// The hash of a contiguous byte string.

@@ -4,7 +4,8 @@
 //!
 //! - rows: a view whose innermost dimension is contiguous, in rows of
 //!   whole words (a slice of a wider tensor, heads split off a projection)
-//!   sums each row where it lies, at its first word's position;
+//!   sums each row where it lies, at its first word's position (rows of a
+//!   multiple of 32 bytes in lanes carried from one row to the next);
 //! - columns: a transposed view (the innermost dimension strided, the one
 //!   outside it contiguous in memory, as a Linear's weight is read in its
 //!   backward) makes each word of a logical row from the elements of
@@ -79,6 +80,10 @@ fn rows(memory: &[u8], itemsize: usize, shape: &[usize], stride: &[usize]) -> Su
         stride: &stride[..dims - 1],
     };
     let mut sum = Sum::default();
+    if row_bytes.is_multiple_of(32) {
+        sum.add_rows(memory, &outer, row_bytes);
+        return sum;
+    }
     let mut word = 0u64;
     for_each_element(&outer, |at| {
         sum.add(word, &memory[at..at + row_bytes]);

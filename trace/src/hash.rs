@@ -213,12 +213,9 @@ fn sum_pairs(first_word: u64, step: u64, low: &[u8], high: &[u8]) -> u64 {
 /// [`sum_pairs`] of runs of a multiple of eight elements, eight words at a
 /// time: interleaving eight elements of each run gives words 0, 1, 4, 5 in
 /// one register and 2, 3, 6, 7 in another, whose keys step as theirs do.
-///
-/// # Safety
-/// The processor has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sum_pairs_avx2(first_word: u64, step: u64, low: &[u8], high: &[u8]) -> u64 {
+fn sum_pairs_avx2(first_word: u64, step: u64, low: &[u8], high: &[u8]) -> u64 {
     use std::arch::x86_64::*;
     let key = |i: u64| key_of(first_word.wrapping_add(i.wrapping_mul(step))) as i64;
     let mut keys_a = _mm256_setr_epi64x(key(0), key(1), key(4), key(5));
@@ -226,14 +223,12 @@ unsafe fn sum_pairs_avx2(first_word: u64, step: u64, low: &[u8], high: &[u8]) ->
     let step8 = _mm256_set1_epi64x(STEP.wrapping_mul(step.wrapping_mul(8)) as i64);
     let mut acc_a = _mm256_setzero_si256();
     let mut acc_b = _mm256_setzero_si256();
-    #[inline(always)]
+    #[target_feature(enable = "avx2")]
+    #[inline]
     fn mixed(words: __m256i, keys: __m256i) -> __m256i {
-        // SAFETY (of the intrinsics): the caller runs with AVX2.
-        unsafe {
-            let x = _mm256_xor_si256(words, keys);
-            let product = _mm256_mul_epu32(x, _mm256_srli_epi64::<32>(x));
-            _mm256_add_epi64(product, _mm256_shuffle_epi32::<0b10_11_00_01>(x))
-        }
+        let x = _mm256_xor_si256(words, keys);
+        let product = _mm256_mul_epu32(x, _mm256_srli_epi64::<32>(x));
+        _mm256_add_epi64(product, _mm256_shuffle_epi32::<0b10_11_00_01>(x))
     }
     for (low, high) in low.chunks_exact(32).zip(high.chunks_exact(32)) {
         // SAFETY: each chunk is 32 bytes; unaligned loads.

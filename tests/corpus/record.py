@@ -80,7 +80,12 @@ REFERENCED = {
 
 # Programs that record both runs of their pair in one process, in two
 # ``record()`` blocks (``--out`` and ``--out-b``).
-IN_ONE_PROCESS = {"blocks_identical", "blocks_weight_bump", "blocks_chained"}
+IN_ONE_PROCESS = {
+    "blocks_identical",
+    "blocks_weight_bump",
+    "blocks_chained",
+    "gpu_attention_blocks",
+}
 
 
 def record_blocks(name: str, out: Path) -> tuple[dict[str, str], dict[str, str]]:

@@ -347,16 +347,19 @@ def test_a_recording_with_stats_on_the_gpu_has_them(tmp_path: Path) -> None:
     assert any((a["stats"]["min"], a["stats"]["max"]) == expected for a in outputs), outputs
 
 
+@pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_attention_outputs_left_unwritten_are_recorded_as_allocated(
-    tmp_path: Path, dtype: torch.dtype
+    tmp_path: Path, dtype: torch.dtype, causal: bool
 ) -> None:
     """Without dropout, SDPA's kernels return their random-number state
-    unwritten (uninitialized memory): recorded as allocated, not hashed."""
+    unwritten (uninitialized memory): recorded as allocated, not hashed;
+    also where the kernel's call leaves out ``dropout_p`` (not causal:
+    torch drops the trailing arguments that hold their defaults)."""
     q = torch.randn(2, 2, 16, 16, device="cuda", dtype=dtype, requires_grad=True)
     path = tmp_path / "t.msgpack"
     with tritontui.record(path):
-        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=causal)
     attention = [r for r in launches(path) if r["kernel"].startswith("aten::_scaled_dot_product")]
     assert attention, [r["kernel"] for r in launches(path)]
     args = {a["name"]: a for a in attention[0]["args"]}

@@ -11,6 +11,7 @@ import torch
 import tritontui
 from conftest import diff, dump, launches
 from tritontui import _access, _host, _unwritten
+from tritontui.hooks import aten as aten_hooks
 
 
 def test_a_generator_is_recorded_by_its_state_not_its_address() -> None:
@@ -131,6 +132,25 @@ def test_attention_without_dropout_leaves_its_random_state_unwritten() -> None:
     with_dropout = [("query", "in", None), ("dropout_p", "in", 0.1)]
     assert _unwritten.unwritten_outputs(op, with_dropout) == ()
     assert _unwritten.unwritten_outputs("mm", arguments) == ()
+
+
+def test_attention_called_without_its_trailing_defaults_leaves_its_random_state_unwritten() -> None:
+    """torch hands a dispatch mode an op's arguments without the trailing
+    ones that hold their defaults: SDPA's cudnn call without ``is_causal``
+    comes as five, ``dropout_p`` left out. Its random state is still
+    unwritten (run on an H200: two blocks of one process called it a
+    nondeterministic kernel while its schema's default was not read)."""
+    op = torch.ops.aten._scaled_dot_product_cudnn_attention.default
+    results = ["output", "logsumexp", "philox_seed", "philox_offset"]
+    q = torch.empty(0)
+    trailing_defaults_left_out = (q, q, q, None, True)
+    assert aten_hooks.result_codes(op, trailing_defaults_left_out, {}, results, b"oooo") == b"ooaa"
+    with_dropout = (q, q, q, None, True, 0.1)
+    assert aten_hooks.result_codes(op, with_dropout, {}, results, b"oooo") == b"oooo"
+    as_keyword = aten_hooks.result_codes(
+        op, trailing_defaults_left_out, {"dropout_p": 0.1}, results, b"oooo"
+    )
+    assert as_keyword == b"oooo"
 
 
 def test_eager_ops_are_recorded_with_their_arguments_and_ops_on_no_tensor_are_not(

@@ -529,11 +529,14 @@ def result_codes(
     codes: bytes,
 ) -> bytes:
     """``codes`` with the results this call leaves unwritten marked as
-    allocated (``tritontui._unwritten``): not hashed, never written."""
+    allocated (``tritontui._unwritten``): not hashed, never written.
+    torch leaves out of ``args`` and ``kwargs`` the trailing arguments
+    that hold their defaults (``dropout_p=0.0`` where ``is_causal`` is
+    false): an argument found in neither has its schema's default."""
     kwargs = kwargs or {}
     dropout = next(
         (
-            args[i] if i < len(args) else kwargs.get(arg.name)
+            args[i] if i < len(args) else kwargs.get(arg.name, arg.default_value)
             for i, arg in enumerate(func._schema.arguments)
             if arg.name == "dropout_p"
         ),

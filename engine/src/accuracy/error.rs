@@ -16,8 +16,10 @@ pub struct PointError {
     pub rms: f64,
     /// The largest `|a − b|` of a sample.
     pub max_abs: f64,
-    /// The largest `|a − b|` of a sample in units in the last place of
-    /// B's dtype at A's value.
+    /// The largest distance between a sample's two values in units in
+    /// the last place of B's dtype: how many of its values lie between
+    /// them, as `tritontui values` counts (+0 and −0 are 0 apart; a value
+    /// between two of the dtype's counts a fraction).
     pub ulps: f64,
 }
 
@@ -40,7 +42,7 @@ impl PointError {
             a2 += x * x;
             b2 += y * y;
             max_abs = max_abs.max(d);
-            ulps = ulps.max(d / ulp(x, dtype));
+            ulps = ulps.max((ordinal(x, dtype) - ordinal(y, dtype)).abs());
         }
         if unmatched_special {
             return PointError {
@@ -85,21 +87,28 @@ pub fn unit_roundoff(dtype: &str) -> f64 {
     2f64.powi(-(precision_bits(dtype) as i32))
 }
 
-/// The spacing of dtype `dtype`'s values at `x` (at least its smallest
-/// normal's).
-fn ulp(x: f64, dtype: &str) -> f64 {
+/// Where `x` falls in the order of dtype `dtype`'s values: 0 at zero,
+/// one more for each value of the dtype above zero (below it for a
+/// negative `x`), fractional between two of them.
+fn ordinal(x: f64, dtype: &str) -> f64 {
     let p = precision_bits(dtype) as i32;
     let min_exponent = match dtype {
         "float64" => -1022,
         "float16" => -14,
         _ => -126,
     };
-    let exponent = if x == 0.0 {
-        min_exponent
+    let magnitude = x.abs();
+    // Below the smallest normal the values are evenly spaced, by the
+    // smallest normal's spacing; above it each binade holds 2^(p-1).
+    let steps = if magnitude < 2f64.powi(min_exponent) {
+        magnitude / 2f64.powi(min_exponent - (p - 1))
     } else {
-        (x.abs().log2().floor() as i32).max(min_exponent)
+        let exponent = magnitude.log2().floor() as i32;
+        let binade = 2f64.powi(p - 1);
+        f64::from(exponent - min_exponent + 1) * binade
+            + (magnitude / 2f64.powi(exponent - (p - 1)) - binade)
     };
-    2f64.powi(exponent - (p - 1))
+    steps.copysign(x)
 }
 
 #[cfg(test)]
@@ -119,6 +128,39 @@ mod tests {
         assert_eq!(e.ulps, 1.0);
         assert_eq!(e.max_abs, 2f64.powi(-23));
         assert!(e.relative > 0.0 && e.relative < 1e-6);
+    }
+
+    #[test]
+    fn ulps_count_the_dtypes_values_between_as_tritontui_values_does() {
+        let units = |a: f32, b: f32| PointError::between(&[a as f64], &[b as f64], "float32").ulps;
+        let bits = |a: f32, b: f32| {
+            let ordered = |v: f32| {
+                let i = v.to_bits() as i32;
+                if i < 0 {
+                    i64::from(i32::MIN) - i64::from(i)
+                } else {
+                    i64::from(i)
+                }
+            };
+            (ordered(a) - ordered(b)).unsigned_abs() as f64
+        };
+        // Near zero a small difference spans many values, but never more
+        // than the dtype holds (it read 3.7e39 when counted in the
+        // spacing at A's value of zero).
+        for (a, b) in [
+            (0.0, 5.3e-6),
+            (-1e-30, 2e-30),
+            (1.0, 1.5),
+            (3.0e38, -1.0),
+            (1e-40, 0.0),
+        ] {
+            assert_eq!(units(a, b), bits(a, b), "{a} {b}");
+        }
+        assert_eq!(units(-0.0, 0.0), 0.0);
+        let bf16 = PointError::between(&[1.0], &[1.0078125], "bfloat16");
+        assert_eq!(bf16.ulps, 1.0);
+        let halfway = PointError::between(&[1.0], &[1.0 + 2f64.powi(-8)], "bfloat16");
+        assert_eq!(halfway.ulps, 0.5);
     }
 
     #[test]

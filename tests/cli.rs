@@ -322,6 +322,25 @@ fn a_reference_run_judges_two_programs_by_the_minifier_s_rule() {
         checked > 100,
         "{checked} points checked against the reference"
     );
+    let coverage = report["accuracy"]["detail"].to_string();
+    assert!(
+        coverage.contains("against the reference run (443 points): 417 of 417 aligned points and 61 of 61 differing results have their counterpart in it")
+            && !coverage.contains("the others"),
+        "{coverage}"
+    );
+    assert_eq!(report["accuracy"]["reference_points"], 443);
+    // A reference that ran less of the program (here another program's)
+    // leaves points to their bounds, and the summary says how many.
+    let partial = diff(
+        "eager_against_compiled",
+        &file("planted_rounding", "reference.msgpack"),
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&partial)).expect("json");
+    let coverage = report["accuracy"]["detail"].to_string();
+    assert!(
+        coverage.contains("against the reference run (180 points): 73 of 417 aligned points and 0 of 61 differing results have their counterpart in it; the others are judged by their estimated bounds"),
+        "{coverage}"
+    );
     let planted = diff(
         "planted_rounding",
         &file("planted_rounding", "reference.msgpack"),

@@ -137,6 +137,8 @@ pub struct AccuracyReport {
     /// Differing results whose last write has no samples in one run (not
     /// judged; they forbid `equivalent`).
     pub unsampled_results: Vec<String>,
+    /// The reference run's points, with `--reference`; else null.
+    pub reference_points: Option<usize>,
     /// The aligned points in run B's order, then the differing results,
     /// up to the report's limit.
     pub aligned: Vec<PointReport>,
@@ -700,6 +702,7 @@ fn accuracy_report(runs: TracePair<'_>, accuracy: &Accuracy, limit: usize) -> Ac
         first_past_bound: accuracy.first_past().map(|p| point_report(runs, p)),
         results_within_reference: accuracy.results_within_reference,
         unsampled_results: accuracy.unsampled_results.clone(),
+        reference_points: accuracy.reference_points,
         aligned: accuracy
             .aligned
             .iter()

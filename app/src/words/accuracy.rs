@@ -182,6 +182,31 @@ fn fused_ops_words(ops: &[FusedOp]) -> String {
         .join("; ")
 }
 
+/// How much of the comparison the reference run of `points` points
+/// judges: `against the reference run (176 points): 150 of 1,073 aligned
+/// points and 0 of 81 differing results have their counterpart in it;
+/// the others are judged by their estimated bounds`.
+fn reference_coverage(accuracy: &Accuracy, points: usize) -> String {
+    let (mut aligned, mut judged, mut results, mut results_judged) = (0, 0, 0, 0);
+    for p in &accuracy.aligned {
+        let referenced = usize::from(p.reference.is_some());
+        if p.result.is_some() {
+            results += 1;
+            results_judged += referenced;
+        } else {
+            aligned += 1;
+            judged += referenced;
+        }
+    }
+    let mut line = format!(
+        "against the reference run ({points} points): {judged} of {aligned} aligned points and {results_judged} of {results} differing results have their counterpart in it"
+    );
+    if judged < aligned || results_judged < results {
+        line.push_str("; the others are judged by their estimated bounds");
+    }
+    line
+}
+
 /// The summary's lines on the numerics: how many points were aligned,
 /// the largest error within bounds, and what could not be judged.
 pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
@@ -197,6 +222,9 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
         accuracy.points.1,
         results
     )];
+    if let Some(points) = accuracy.reference_points {
+        lines.push(reference_coverage(accuracy, points));
+    }
     let within = accuracy.aligned.iter().filter(|p| !p.past_bound());
     if let Some(largest) = within
         .filter(|p| p.error.relative > 0.0)

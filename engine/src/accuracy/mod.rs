@@ -120,6 +120,10 @@ pub struct Accuracy {
     /// rest of the program absorbed, or one 32 samples overstate) are no
     /// root cause ([`Accuracy::absorbed`]).
     pub results_within_reference: bool,
+    /// The reference run's points (written floating tensors with
+    /// samples), when there is one: fewer than run A's where it ran less
+    /// of the program (it stopped early, or raised).
+    pub reference_points: Option<usize>,
 }
 
 impl Accuracy {
@@ -225,6 +229,7 @@ impl Accuracy {
             first_past,
             unsampled_results,
             results_within_reference,
+            reference_points: reference.map(|_| points_r.len()),
         })
     }
 

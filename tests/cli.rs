@@ -290,6 +290,42 @@ fn two_programs_numerics_decide_the_exit_status() {
     );
 }
 
+/// A run whose program raised says so beside it, in the summary and the
+/// JSON, and the launches the other run made after that are not run in
+/// it (`raised_midway`: run B raised torch.OutOfMemoryError at step 2).
+#[test]
+fn a_run_whose_program_raised_says_what_it_raised() {
+    let raised = |side: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/raised_midway")
+            .join(side)
+            .display()
+            .to_string()
+    };
+    let o = tritontui(&["diff", &raised("a.msgpack"), &raised("b.msgpack")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let summary = stdout(&o);
+    assert!(
+        summary.contains("52 launches  torch")
+            && summary.contains("(its program raised torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB)")
+            && summary.contains("not run in B: its program raised torch.OutOfMemoryError"),
+        "{summary}"
+    );
+    let o = tritontui(&["diff", "--json", &raised("a.msgpack"), &raised("b.msgpack")]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert!(
+        report["runs"]["a"]["raised"].is_null(),
+        "{}",
+        report["runs"]
+    );
+    let b = &report["runs"]["b"];
+    assert_eq!(b["complete"], true);
+    assert_eq!(
+        b["raised"],
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB"
+    );
+}
+
 /// `--reference R`: the accuracy minifier's rule against a float64 run
 /// of the program decides where R has a counterpart; a reference trace
 /// without samples is an error naming it.

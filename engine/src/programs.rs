@@ -29,8 +29,8 @@ impl ProgramDifferences {
     /// What the traces of runs A and B say of their programs.
     pub fn of(a: &Trace, b: &Trace) -> ProgramDifferences {
         let (in_a, in_b) = (launched(a), launched(b));
-        let only = |mine: &Launched, theirs: &Launched, theirs_ended_early: bool| {
-            if theirs_ended_early {
+        let only = |mine: &Launched, theirs: &Launched, theirs_stopped_short: bool| {
+            if theirs_stopped_short {
                 return Vec::new();
             }
             mine.order
@@ -55,8 +55,8 @@ impl ProgramDifferences {
                 b: graphs_called(b),
             },
             kernels_only: Sides {
-                a: only(&in_a, &in_b, b.early_end.is_some()),
-                b: only(&in_b, &in_a, a.early_end.is_some()),
+                a: only(&in_a, &in_b, b.stopped_short()),
+                b: only(&in_b, &in_a, a.stopped_short()),
             },
             other_source,
         }

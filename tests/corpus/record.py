@@ -64,6 +64,7 @@ VARIANTS = {
     "gpu_graphed_against_ungraphed",
     "gpu_graph_output_kept",
     "gpu_graph_shared_pool",
+    "raised_midway",
 }
 
 

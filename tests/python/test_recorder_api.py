@@ -353,6 +353,42 @@ def test_a_recording_never_stopped_ends_with_the_program(tmp_path: Path) -> None
     assert any(r["type"] == "launch" and r["kernel"] == "aten::add_.Tensor" for r in records)
 
 
+@pytest.mark.parametrize(
+    ("start", "ending", "reason"),
+    [
+        (
+            "tritontui.start(sys.argv[1])",
+            "raise RuntimeError('boom\\nmore')",
+            "raised RuntimeError: boom",
+        ),
+        (
+            "tritontui.start(sys.argv[1])",
+            "raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')",
+            "raised torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        ),
+        ("tritontui.start(sys.argv[1])", "sys.exit(3)", "exit"),
+        ("with tritontui.record(sys.argv[1]):", "    raise KeyError('w')", "raised KeyError: 'w'"),
+        ("with tritontui.record(sys.argv[1]):", "    sys.exit(3)", "stopped"),
+    ],
+)
+def test_the_end_record_says_what_the_program_raised(
+    tmp_path: Path, start: str, ending: str, reason: str
+) -> None:
+    """A run that stopped by raising is not a shorter run of the same
+    program: its trace says what it raised (`diff` shows it beside the
+    run and explains the launches the other run made after it)."""
+    path = tmp_path / "t.msgpack"
+    indent = "    " if start.startswith("with") else ""
+    program = f"import sys, torch, tritontui\n{start}\n{indent}torch.ones(3).add_(1)\n{ending}\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode != 0, proc.stderr
+    records = dump(path)
+    assert records[-1]["reason"] == reason and records[-1]["complete"], records[-1]
+    assert any(r["type"] == "launch" and r["kernel"] == "aten::add_.Tensor" for r in records)
+
+
 def test_a_trace_file_dropped_unclosed_lets_the_program_exit(tmp_path: Path) -> None:
     # What a session left unstopped leaves behind if nothing stops it.
     program = (

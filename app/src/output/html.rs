@@ -102,10 +102,10 @@ fn verdict(page: &mut String, a: &Trace, b: &Trace, report: &Report) {
             escape(&h.devices.join(", ")),
             escape(h.torch.as_deref().unwrap_or("")),
             escape(h.triton.as_deref().unwrap_or("")),
-            if trace.early_end.is_none() {
-                "yes"
-            } else {
-                "no (ended early)"
+            match (&trace.early_end, trace.raised()) {
+                (Some(_), _) => "no (ended early)".to_owned(),
+                (None, Some(raised)) => escape(&format!("yes (its program raised {raised})")),
+                (None, None) => "yes".to_owned(),
             },
         );
     }

@@ -279,6 +279,9 @@ pub struct RunInfo {
     pub complete: bool,
     /// How it ended early: `truncated at byte N` or `no end record`.
     pub ended_early: Option<String>,
+    /// What the program raised as it ended, when it ended with an
+    /// exception it did not catch (`RuntimeError: boom`).
+    pub raised: Option<String>,
 }
 
 /// Where a divergence's difference ends, as the report names it.
@@ -814,6 +817,7 @@ fn run_info(trace: &Trace) -> RunInfo {
         devices: trace.header.devices.clone(),
         complete: trace.early_end.is_none(),
         ended_early: trace.early_end.map(|e| e.to_string()),
+        raised: trace.raised().map(str::to_owned),
     }
 }
 

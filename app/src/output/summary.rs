@@ -52,6 +52,9 @@ pub fn summary(report: &Report) -> String {
         if let Some(early) = &run.ended_early {
             line.push_str(&format!("  (ended early: {early})"));
         }
+        if let Some(raised) = &run.raised {
+            line.push_str(&format!("  (its program raised {raised})"));
+        }
         let _ = writeln!(out, "{line}");
     }
     if !report.settings.is_empty() {

@@ -447,8 +447,18 @@ pub fn impact_words(runs: TracePair<'_>, analysis: &Analysis, index: usize) -> S
     match &d.impact {
         Impact::Reaches => "reaches the results".to_owned(),
         Impact::Unseen => {
-            "unseen: the other run's trace ended before these launches, so whether they differ is not known"
-                .to_owned()
+            // A run that raised never ran what follows; one whose trace
+            // was cut may have.
+            let raised = tritontui_engine::analysis::cut_short(runs.a, runs.b, &analysis.alignment, d)
+                .filter(|(_, trace)| trace.early_end.is_none())
+                .and_then(|(name, trace)| Some((name, trace.raised()?)));
+            match raised {
+                Some((name, raised)) => {
+                    format!("not run in {name}: its program raised {raised} before these launches")
+                }
+                None => "unseen: the other run's trace ended before these launches, so whether they differ is not known"
+                    .to_owned(),
+            }
         }
         Impact::Uncompared => {
             "uncompared: what it wrote survives only in results the other run does not have (such as a CUDA graph's static buffers)"
@@ -563,14 +573,13 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
     let parts = parts.join(" and ");
     // A tail missing from a run that ended early is explained by that.
     match tritontui_engine::analysis::cut_short(runs.a, runs.b, &analysis.alignment, d) {
-        Some((name, trace)) => format!(
-            "{parts}: run {name} ended early ({})",
-            trace
-                .early_end
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default()
-        ),
+        Some((name, trace)) => match (&trace.early_end, trace.raised()) {
+            (None, Some(raised)) => format!("{parts}: run {name}'s program raised {raised}"),
+            (early, _) => format!(
+                "{parts}: run {name} ended early ({})",
+                early.as_ref().map(ToString::to_string).unwrap_or_default()
+            ),
+        },
         _ => {
             // What the run that has them alone compiled while making them
             // (or last before them).

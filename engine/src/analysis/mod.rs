@@ -586,8 +586,9 @@ pub fn kernels_only_in<'t>(
 }
 
 /// For a run of launches one run alone has at the end of the alignment,
-/// when the other run's trace ended early: that run's name (`A`, `B`)
-/// and trace, whose missing tail was not seen rather than absent.
+/// when the other run's trace ended early or its program raised: that
+/// run's name (`A`, `B`) and trace, whose missing tail was not seen (or
+/// not run) rather than left out.
 pub fn cut_short<'t>(
     a: &'t Trace,
     b: &'t Trace,
@@ -600,5 +601,5 @@ pub fn cut_short<'t>(
         (_, 0) => ("B", b),
         _ => return None,
     };
-    (at_end && short.1.early_end.is_some()).then_some(short)
+    (at_end && short.1.stopped_short()).then_some(short)
 }

@@ -110,9 +110,15 @@ def stop() -> None:
 
 @contextlib.contextmanager
 def record(path: str | os.PathLike[str], **options: Any) -> Iterator[None]:
-    """Records the launches made inside the ``with`` block; see :func:`start`."""
+    """Records the launches made inside the ``with`` block; see
+    :func:`start`. A block left by an exception ends the trace saying
+    what it raised."""
+    from . import _session
+
     start(path, **options)
     try:
         yield
-    finally:
-        stop()
+    except BaseException as error:
+        _session.stop(_session.raised_reason(error, "stopped"))
+        raise
+    stop()

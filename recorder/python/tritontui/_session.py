@@ -674,7 +674,7 @@ def start(
         if recording is not None:
             raise RuntimeError(f"tritontui is already recording to {recording.path}")
         if not _STOPS_AT_EXIT:
-            atexit.register(stop, "exit")
+            atexit.register(_stop_at_exit)
             _STOPS_AT_EXIT = True
         session = Session(path, options, place)
         if not session.options.cuda_graphs:
@@ -683,6 +683,41 @@ def start(
         hooks.install(session)
         _active.set_active(session)
         return session
+
+
+def _stop_at_exit() -> None:
+    """Stops recording as the interpreter exits, saying whether the
+    program ended by raising (:func:`exit_reason`)."""
+    stop(exit_reason())
+
+
+def exit_reason() -> str:
+    """The end record's reason at exit: ``exit``, or :func:`raised_reason`
+    where the program ended with an exception it did not catch (Python
+    keeps it as ``sys.last_value`` once it has printed it, before exit
+    handlers run). An interactive session keeps there the last error it
+    printed and went on from, so it always says ``exit``."""
+    error = getattr(sys, "last_value", None)
+    interactive = hasattr(sys, "ps1") or sys.flags.interactive or "IPython" in sys.modules
+    if error is None or interactive:
+        return "exit"
+    return raised_reason(error, "exit")
+
+
+def raised_reason(error: BaseException, otherwise: str) -> str:
+    """``raised TYPE: MESSAGE`` for recording stopped by ``error`` (its
+    message's first line, the whole at most 200 characters; the type with
+    its module where it is not a builtin: ``torch.OutOfMemoryError``), or
+    ``otherwise`` for ``SystemExit``, which ends a program on purpose."""
+    if isinstance(error, SystemExit):
+        return otherwise
+    kind = type(error)
+    name = kind.__qualname__
+    if kind.__module__ != "builtins":
+        name = f"{kind.__module__}.{name}"
+    message = str(error).strip().splitlines()
+    words = name + (f": {message[0]}" if message else "")
+    return "raised " + (words if len(words) <= 200 else words[:199] + "…")
 
 
 def stop(reason: str = "stopped") -> None:

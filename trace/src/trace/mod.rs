@@ -382,6 +382,20 @@ pub struct Replayed {
 }
 
 impl Trace {
+    /// What the program raised as it ended, when its end record says it
+    /// ended with an exception it did not catch: the exception's type
+    /// and first line (`RuntimeError: boom`). Its run stopped there, so
+    /// what another run did after that point is not missing from it.
+    pub fn raised(&self) -> Option<&str> {
+        self.end.as_ref()?.reason.strip_prefix("raised ")
+    }
+
+    /// Whether the run may have stopped before another one did: its trace
+    /// ended early, or its program raised.
+    pub fn stopped_short(&self) -> bool {
+        self.early_end.is_some() || self.raised().is_some()
+    }
+
     /// The bytes result (or held tensor) `t` covers.
     pub fn live_span(&self, t: &LiveTensor) -> crate::Span {
         let extent = self.layouts[t.layout as usize].extent;

@@ -35,6 +35,9 @@ fn run_line<'a>(app: &App, label: &'a str, trace: &Trace, launches: usize) -> Li
             theme.only(),
         ));
     }
+    if let Some(raised) = trace.raised() {
+        spans.push(Span::styled(format!("  raised {raised}"), theme.only()));
+    }
     Line::from(spans)
 }
 

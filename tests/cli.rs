@@ -414,6 +414,33 @@ fn a_reference_run_judges_two_programs_by_the_minifier_s_rule() {
     );
 }
 
+/// `record` on a program that ran and recorded nothing (its Python does
+/// not start the recorder, or it is no Python) says so, naming the
+/// trace, and fails instead of saying where it recorded.
+#[test]
+fn a_recording_that_wrote_nothing_is_an_error_naming_the_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("t.msgpack").display().to_string();
+    let o = tritontui(&["record", "-o", &trace, "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(&format!("{trace}: `true` ran but recorded nothing there"))
+            && !said.contains("recorded to"),
+        "{said}"
+    );
+    // A trace of the name left by an earlier run is not this run's.
+    std::fs::write(dir.path().join("t.msgpack"), b"old").expect("write");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(dir.path().join("t.msgpack"))
+        .expect("open");
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .expect("set mtime");
+    let o = tritontui(&["record", "-o", &trace, "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn identical_runs_exit_zero() {
     let (_dir, a, b) = synth(&["-n", "300", "--autotune"]);

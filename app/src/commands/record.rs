@@ -3,6 +3,8 @@
 use super::args::RecordArgs;
 use super::status::ExitCode;
 use anyhow::Context;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
 use tritontui_trace::options;
 
 /// Runs the command with the recorder's environment; its exit status
@@ -32,14 +34,93 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if args.rows {
         command.env(options::ROWS.env, "1");
     }
+    let started = SystemTime::now();
     let status = command
         .status()
         .with_context(|| format!("{program}: cannot run"))?;
     let code = status.code().map_or(2, |c| u8::try_from(c).unwrap_or(2));
     if code == 0 {
+        if !recorded_since(&args.output, started) {
+            anyhow::bail!(
+                "{}: `{program}` ran but recorded nothing there: its Python did not start the recorder (install the tritontui package where that Python finds its site packages; a folder on PYTHONPATH does not start it)",
+                args.output.display()
+            );
+        }
         eprintln!("tritontui: recorded to {}", args.output.display());
     }
     Ok(code)
+}
+
+/// Whether a program told to record into `output` wrote a trace there
+/// since `started`: `output` itself, with any value in its placeholders
+/// (`{pid}`, `{rank}`), or a rank trace beside it (`NAME-rank{N}.msgpack`,
+/// which each rank of a run of several writes when `output` names no
+/// rank). Taken as true where the folder itself holds a placeholder.
+fn recorded_since(output: &Path, started: SystemTime) -> bool {
+    let folder = match output.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return true,
+    };
+    if folder.to_string_lossy().contains('{') {
+        return true;
+    }
+    let name = output.file_name().unwrap_or_default().to_string_lossy();
+    let mut patterns = vec![name.to_string()];
+    if !name.contains("{rank}") {
+        let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+        let extension = output
+            .extension()
+            .map(|e| format!(".{}", e.to_string_lossy()))
+            .unwrap_or_default();
+        patterns.push(format!("{stem}-rank{{rank}}{extension}"));
+    }
+    // A file system may keep coarser times than the clock.
+    let since = started - Duration::from_secs(2);
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|entry| {
+        let found = entry.file_name().to_string_lossy().into_owned();
+        let fresh = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified >= since);
+        fresh && patterns.iter().any(|p| fills(p, &found))
+    })
+}
+
+/// Whether `name` is `pattern` with each `{placeholder}` filled in by
+/// some text.
+fn fills(pattern: &str, name: &str) -> bool {
+    let mut pieces = Vec::new();
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        pieces.push(&rest[..open]);
+        rest = &rest[open + close + 1..];
+    }
+    pieces.push(rest);
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return name == first;
+    }
+    let Some(mut left) = name.strip_prefix(first) else {
+        return false;
+    };
+    let Some(body) = left.strip_suffix(last) else {
+        return false;
+    };
+    left = body;
+    for piece in &pieces[1..pieces.len() - 1] {
+        match left.find(piece) {
+            Some(at) => left = &left[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 /// `program rest...` with the recorder's environment: it records into
@@ -74,4 +155,20 @@ pub(super) fn unattended(mut command: std::process::Command) -> std::process::Co
         command.env_remove(option.env);
     }
     command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fills;
+
+    #[test]
+    fn a_placeholder_stands_for_any_text() {
+        assert!(fills("run.msgpack", "run.msgpack"));
+        assert!(!fills("run.msgpack", "run2.msgpack"));
+        assert!(fills("rank{rank}.msgpack", "rank0.msgpack"));
+        assert!(fills("run-rank{rank}.msgpack", "run-rank12.msgpack"));
+        assert!(fills("{pid}-r{rank}.msgpack", "991-r3.msgpack"));
+        assert!(!fills("rank{rank}.msgpack", "rank0.json"));
+        assert!(!fills("t{pid}x{rank}.msgpack", "t1.msgpack"));
+    }
 }

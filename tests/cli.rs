@@ -896,7 +896,13 @@ fn record_keeps_the_user_s_pause_points_and_check_drops_them() {
         .env("TRITONTUI_BREAK", "5")
         .output()
         .expect("run tritontui");
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // (The program records nothing, which record says.)
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("recorded nothing there"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&seen).expect("ran"), "[5]\n");
     std::fs::remove_file(&seen).expect("remove");
     // check runs the program unattended: its runs never pause. (The

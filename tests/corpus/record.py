@@ -43,6 +43,7 @@ VARIANTS = {
     "row_bump",
     "gpu_batch_row0",
     "gpu_batch_rmsnorm_split",
+    "gpu_batch_encoder_layer",
     "batch_reduction_split",
     "batch_request_17",
     "batch_invariant",

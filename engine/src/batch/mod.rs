@@ -8,7 +8,9 @@
 //! A tensor is *batched* when its first extents are `T` times each run's
 //! batch extent, `T` the same in both (the request's rows: `T` consecutive
 //! ones, whether the tensor is `[B, T, D]`-shaped with one row a request or
-//! a flattened `[B·T, D]`); one of the same shape in both runs (a weight)
+//! a flattened `[B·T, D]`; or every `B`-th, where a launch moved the batch
+//! to the second dimension, `[T, B, D]` seen as `[T·B, D]`, and the launches
+//! after it kept that order); one of the same shape in both runs (a weight)
 //! is compared whole. A launch is *batch-variant* when the request's rows
 //! of what it wrote differ between the runs while every input it read
 //! agrees (the request's rows of a batched one, the whole of another): the

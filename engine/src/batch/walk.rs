@@ -3,6 +3,7 @@
 //! runs compiled differently) read and wrote, compared between the runs.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use tritontui_trace::{ArgIndex, ArgRef, TensorRef, Trace};
 
 /// How one tensor compares between the runs.
@@ -55,6 +56,10 @@ pub(super) struct Run<'t> {
     /// launch reads and writes (perhaps as another view: a matmul's
     /// flattened `[B·T, D]` output updated in place as `[B, T, D]`).
     last_written: FxHashMap<u64, (&'t [u64], &'t [u64])>,
+    /// Addresses whose rows interleave the requests, each with the first
+    /// extent (`T·N`) of the views whose row `t·N + r` is request `r`'s
+    /// `t`-th (`N` the batch extent): see [`Run::note_layouts`].
+    interleaved: FxHashMap<u64, u64>,
 }
 
 /// One tensor of a run as the comparison sees it.
@@ -104,13 +109,75 @@ impl<'t> Run<'t> {
             extent,
             request,
             last_written: FxHashMap::default(),
+            interleaved: FxHashMap::default(),
         }
     }
 
-    /// The request's `per_request` rows among `rows`.
-    fn request_rows(&self, rows: Option<&'t [u64]>, per_request: u64) -> Option<&'t [u64]> {
-        let start = usize::try_from(self.request * per_request).ok()?;
-        rows?.get(start..start + usize::try_from(per_request).ok()?)
+    /// The request's `per_request` rows among those of `seen`: consecutive
+    /// ones, or every `N`-th where its rows interleave the requests.
+    fn request_rows(&self, seen: &Seen<'t>, per_request: u64) -> Option<Cow<'t, [u64]>> {
+        let rows = seen.rows?;
+        let count = usize::try_from(per_request).ok()?;
+        let request = usize::try_from(self.request).ok()?;
+        if seen
+            .shape
+            .first()
+            .is_some_and(|first| self.interleaved.get(&seen.ptr) == Some(first))
+        {
+            let stride = usize::try_from(self.extent).ok()?;
+            let picked: Option<Vec<u64>> = (0..count)
+                .map(|t| rows.get(t * stride + request).copied())
+                .collect();
+            return picked.map(Cow::Owned);
+        }
+        let start = request * count;
+        rows.get(start..start + count).map(Cow::Borrowed)
+    }
+
+    /// Notes which tensors a launch wrote hold the requests' rows
+    /// interleaved: one written `[T, N, ...]` (`N` the batch extent, `T`
+    /// another) with the extents of a `[N, ...]` tensor the launch read, so
+    /// the batch moved to its second dimension (`nn.MultiheadAttention`
+    /// with `batch_first` runs its projections on `[T, N, D]`), seen as
+    /// `[T·N, ...]`; and one written with the first extent of an
+    /// interleaved tensor the launch read (a matmul, a row-wise kernel:
+    /// row `i` of the output is made from row `i` of the input). Any other
+    /// write at an address ends what it held.
+    fn note_layouts(&mut self, tensors: &[Access<'t>]) {
+        let n = self.extent;
+        let read = || {
+            tensors
+                .iter()
+                .filter(|(_, _, reads, _)| *reads)
+                .map(|(_, t, ..)| t)
+        };
+        let interleaved_firsts: Vec<u64> = read()
+            .filter_map(|t| {
+                let first = *t.layout.shape.first()?;
+                (self.interleaved.get(&t.ptr) == Some(&first)).then_some(first)
+            })
+            .collect();
+        for (_, t, _, writes) in tensors {
+            if !writes {
+                continue;
+            }
+            let shape = &t.layout.shape[..];
+            let batch_moved = n > 1
+                && shape.len() >= 3
+                && shape[1] == n
+                && shape[0] != n
+                && read().any(|r| {
+                    r.layout.shape.first() == Some(&n) && same_extents(&r.layout.shape, shape)
+                });
+            let kept = shape
+                .first()
+                .filter(|first| interleaved_firsts.contains(first));
+            match (batch_moved, kept) {
+                (true, _) => self.interleaved.insert(t.ptr, shape[0] * n),
+                (false, Some(&first)) => self.interleaved.insert(t.ptr, first),
+                (false, None) => self.interleaved.remove(&t.ptr),
+            };
+        }
     }
 
     /// Each tensor argument of launch `index`, in order (scalars left
@@ -194,6 +261,7 @@ impl<'t> Run<'t> {
                     None => {}
                 }
             }
+            self.note_layouts(&tensors);
             for (arg, t, _, writes) in tensors {
                 if !writes {
                     continue;
@@ -219,20 +287,28 @@ impl<'t> Run<'t> {
 /// argument.
 pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32) -> Judged {
     let (ra, rb) = runs;
-    let mut inputs = Compared::Equal;
-    let mut outputs = Vec::new();
+    let flat = |tensors: Vec<Option<Access<'t>>>| tensors.into_iter().flatten().collect::<Vec<_>>();
     let (ta, tb) = (ra.tensors(ia), rb.tensors(ib));
-    let pairs = ta
+    let pairs: Vec<(&Access<'t>, &Access<'t>)> = ta
         .iter()
         .zip(&tb)
-        .filter_map(|(a, b)| Some((a.as_ref()?, b.as_ref()?)));
-    for ((arg, a, reads_a, writes_a), (_, b, reads_b, writes_b)) in pairs {
+        .filter_map(|(a, b)| Some((a.as_ref()?, b.as_ref()?)))
+        .collect();
+    // What it read, as the launches before it left it.
+    let mut inputs = Compared::Equal;
+    for ((_, a, reads_a, writes_a), (_, b, reads_b, writes_b)) in pairs.iter().copied() {
         let writes = *writes_a || *writes_b;
         if *reads_a || *reads_b {
             let read = compare_tensors(ra, rb, &ra.read(a, writes), &rb.read(b, writes));
             inputs = worse(inputs, read.1);
         }
-        if writes {
+    }
+    // What it wrote, in the layout it wrote it in.
+    ra.note_layouts(&flat(ta.clone()));
+    rb.note_layouts(&flat(tb.clone()));
+    let mut outputs = Vec::new();
+    for ((arg, a, _, writes_a), (_, b, _, writes_b)) in pairs {
+        if *writes_a || *writes_b {
             let (rows, compared) = compare_tensors(ra, rb, &Seen::after(a), &Seen::after(b));
             outputs.push(Written {
                 launches: (ia, ib),
@@ -340,8 +416,8 @@ fn compare_tensors<'t>(ra: &Run<'t>, rb: &Run<'t>, a: &Seen<'t>, b: &Seen<'t>) -
     let (sa, sb) = (a.shape, b.shape);
     if let Some(per_request) = batched_rows(sa, ra.extent, sb, rb.extent) {
         let compared = match (
-            ra.request_rows(a.rows, per_request),
-            rb.request_rows(b.rows, per_request),
+            ra.request_rows(a, per_request),
+            rb.request_rows(b, per_request),
         ) {
             (Some(x), Some(y)) if x == y => Compared::Equal,
             (Some(x), Some(y)) => Compared::Differs(
@@ -359,6 +435,16 @@ fn compare_tensors<'t>(ra: &Run<'t>, rb: &Run<'t>, a: &Seen<'t>, b: &Seen<'t>) -
         _ => Compared::Unknown,
     };
     (0, compared)
+}
+
+/// Whether two shapes hold the same extents, in any order.
+fn same_extents(a: &[u64], b: &[u64]) -> bool {
+    let sorted = |s: &[u64]| {
+        let mut v = s.to_vec();
+        v.sort_unstable();
+        v
+    };
+    a.len() == b.len() && sorted(a) == sorted(b)
 }
 
 /// The request's rows in a tensor of shapes `a` and `b` when it is batched

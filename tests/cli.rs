@@ -20,6 +20,16 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// A trace of corpus pair `pair` (`a.msgpack`, `b.msgpack`, ...).
+fn corpus_trace(pair: &str, name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(pair)
+        .join(name)
+        .display()
+        .to_string()
+}
+
 #[test]
 fn the_bundled_gpu_demo_has_one_root_cause_the_atomic_index_add() {
     let real = |name: &str| {
@@ -295,13 +305,7 @@ fn two_programs_numerics_decide_the_exit_status() {
 /// it (`raised_midway`: run B raised torch.OutOfMemoryError at step 2).
 #[test]
 fn a_run_whose_program_raised_says_what_it_raised() {
-    let raised = |side: &str| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/corpus/raised_midway")
-            .join(side)
-            .display()
-            .to_string()
-    };
+    let raised = |side: &str| corpus_trace("raised_midway", side);
     let o = tritontui(&["diff", &raised("a.msgpack"), &raised("b.msgpack")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let summary = stdout(&o);

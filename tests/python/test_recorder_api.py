@@ -369,6 +369,12 @@ def test_a_recording_never_stopped_ends_with_the_program(tmp_path: Path) -> None
         ("tritontui.start(sys.argv[1])", "sys.exit(3)", "exit"),
         ("with tritontui.record(sys.argv[1]):", "    raise KeyError('w')", "raised KeyError: 'w'"),
         ("with tritontui.record(sys.argv[1]):", "    sys.exit(3)", "stopped"),
+        (
+            "class Unsaid(Exception):\n    def __str__(self): raise ValueError\n"
+            "with tritontui.record(sys.argv[1]):",
+            "    raise Unsaid",
+            "raised __main__.Unsaid",
+        ),
     ],
 )
 def test_the_end_record_says_what_the_program_raised(
@@ -378,7 +384,7 @@ def test_the_end_record_says_what_the_program_raised(
     program: its trace says what it raised (`diff` shows it beside the
     run and explains the launches the other run made after it)."""
     path = tmp_path / "t.msgpack"
-    indent = "    " if start.startswith("with") else ""
+    indent = "    " if start.endswith(":") else ""
     program = f"import sys, torch, tritontui\n{start}\n{indent}torch.ones(3).add_(1)\n{ending}\n"
     proc = subprocess.run(
         [sys.executable, "-c", program, str(path)], capture_output=True, text=True, timeout=120

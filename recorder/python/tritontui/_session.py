@@ -708,14 +708,19 @@ def raised_reason(error: BaseException, otherwise: str) -> str:
     """``raised TYPE: MESSAGE`` for recording stopped by ``error`` (its
     message's first line, the whole at most 200 characters; the type with
     its module where it is not a builtin: ``torch.OutOfMemoryError``), or
-    ``otherwise`` for ``SystemExit``, which ends a program on purpose."""
-    if isinstance(error, SystemExit):
+    ``otherwise`` for ``SystemExit``, which ends a program on purpose
+    (and ``GeneratorExit``, a block closed unfinished). An exception whose
+    ``str`` fails is named by its type alone."""
+    if isinstance(error, SystemExit | GeneratorExit):
         return otherwise
     kind = type(error)
     name = kind.__qualname__
     if kind.__module__ != "builtins":
         name = f"{kind.__module__}.{name}"
-    message = str(error).strip().splitlines()
+    try:
+        message = str(error).strip().splitlines()
+    except Exception:
+        message = []
     words = name + (f": {message[0]}" if message else "")
     return "raised " + (words if len(words) <= 200 else words[:199] + "…")
 

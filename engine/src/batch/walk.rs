@@ -72,19 +72,9 @@ struct Seen<'t> {
     rows: Option<&'t [u64]>,
     /// Its whole hash.
     whole: Option<u64>,
-}
-
-impl<'t> Seen<'t> {
-    /// `t` as its launch left it.
-    fn after(t: &TensorRef<'t>) -> Seen<'t> {
-        Seen {
-            ptr: t.ptr,
-            dtype: &t.layout.dtype,
-            shape: &t.layout.shape,
-            rows: t.rows,
-            whole: t.post,
-        }
-    }
+    /// Whether its rows interleave the requests (see
+    /// [`Run::note_layouts`]), as the launches before it left them.
+    interleaved: bool,
 }
 
 /// A tensor argument of a launch that is not memory handed out unwritten:
@@ -113,17 +103,33 @@ impl<'t> Run<'t> {
         }
     }
 
+    /// `t` as its launch left it.
+    fn after(&self, t: &TensorRef<'t>) -> Seen<'t> {
+        Seen {
+            ptr: t.ptr,
+            dtype: &t.layout.dtype,
+            shape: &t.layout.shape,
+            rows: t.rows,
+            whole: t.post,
+            interleaved: self.interleaves(t.ptr, &t.layout.shape),
+        }
+    }
+
+    /// Whether the rows of a view of shape `shape` at `ptr` interleave the
+    /// requests.
+    fn interleaves(&self, ptr: u64, shape: &[u64]) -> bool {
+        shape
+            .first()
+            .is_some_and(|first| self.interleaved.get(&ptr) == Some(first))
+    }
+
     /// The request's `per_request` rows among those of `seen`: consecutive
     /// ones, or every `N`-th where its rows interleave the requests.
     fn request_rows(&self, seen: &Seen<'t>, per_request: u64) -> Option<Cow<'t, [u64]>> {
         let rows = seen.rows?;
         let count = usize::try_from(per_request).ok()?;
         let request = usize::try_from(self.request).ok()?;
-        if seen
-            .shape
-            .first()
-            .is_some_and(|first| self.interleaved.get(&seen.ptr) == Some(first))
-        {
+        if seen.interleaved {
             let stride = usize::try_from(self.extent).ok()?;
             let picked: Option<Vec<u64>> = (0..count)
                 .map(|t| rows.get(t * stride + request).copied())
@@ -217,7 +223,7 @@ impl<'t> Run<'t> {
         if !writes {
             return Seen {
                 whole: t.pre.or(t.post),
-                ..Seen::after(t)
+                ..self.after(t)
             };
         }
         let (rows, shape) = match self.last_written.get(&t.ptr) {
@@ -228,7 +234,8 @@ impl<'t> Run<'t> {
             shape,
             rows,
             whole: t.pre,
-            ..Seen::after(t)
+            interleaved: self.interleaves(t.ptr, shape),
+            ..self.after(t)
         }
     }
 
@@ -270,7 +277,7 @@ impl<'t> Run<'t> {
                 let output = StretchOutput {
                     launch: index,
                     arg,
-                    seen: Seen::after(&t),
+                    seen: self.after(&t),
                     read_within: false,
                 };
                 match outputs.iter_mut().find(|o| o.seen.ptr == t.ptr) {
@@ -309,7 +316,7 @@ pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32
     let mut outputs = Vec::new();
     for ((arg, a, _, writes_a), (_, b, _, writes_b)) in pairs {
         if *writes_a || *writes_b {
-            let (rows, compared) = compare_tensors(ra, rb, &Seen::after(a), &Seen::after(b));
+            let (rows, compared) = compare_tensors(ra, rb, &ra.after(a), &rb.after(b));
             outputs.push(Written {
                 launches: (ia, ib),
                 arg: *arg,

@@ -272,6 +272,16 @@ fn every_pair_gets_its_expected_verdict() {
                 ));
             }
         }
+        // How many launches before the root cause the batch comparison
+        // could not judge, where the pair says.
+        if let Some(count) = expected["batch_unjudged"].as_u64() {
+            let unjudged = report.batch.as_ref().map(|b| b.unjudged as u64);
+            if unjudged != Some(count) {
+                failures.push(format!(
+                    "{name}: the batch comparison left {unjudged:?} launches unjudged, expected {count}"
+                ));
+            }
+        }
         failures.extend(got(
             "the root causes",
             report

@@ -44,6 +44,7 @@ VARIANTS = {
     "gpu_batch_row0",
     "gpu_batch_rmsnorm_split",
     "gpu_batch_encoder_layer",
+    "batch_encoder_layer",
     "batch_reduction_split",
     "batch_request_17",
     "batch_invariant",

@@ -366,6 +366,11 @@ def test_a_recording_never_stopped_ends_with_the_program(tmp_path: Path) -> None
             "raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB')",
             "raised torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
         ),
+        (
+            "tritontui.start(sys.argv[1])",
+            "raise RuntimeError(\"backend='inductor' raised:\\nAssertionError: Node mm_2\\nmore\")",
+            "raised RuntimeError: backend='inductor' raised: AssertionError: Node mm_2",
+        ),
         ("tritontui.start(sys.argv[1])", "sys.exit(3)", "exit"),
         ("with tritontui.record(sys.argv[1]):", "    raise KeyError('w')", "raised KeyError: 'w'"),
         ("with tritontui.record(sys.argv[1]):", "    sys.exit(3)", "stopped"),

@@ -706,7 +706,8 @@ def exit_reason() -> str:
 
 def raised_reason(error: BaseException, otherwise: str) -> str:
     """``raised TYPE: MESSAGE`` for recording stopped by ``error`` (its
-    message's first line, the whole at most 200 characters; the type with
+    message's first line, and the next where the first ends with a colon;
+    the whole at most 200 characters; the type with
     its module where it is not a builtin: ``torch.OutOfMemoryError``), or
     ``otherwise`` for ``SystemExit``, which ends a program on purpose
     (and ``GeneratorExit``, a block closed unfinished). An exception whose
@@ -718,10 +719,13 @@ def raised_reason(error: BaseException, otherwise: str) -> str:
     if kind.__module__ != "builtins":
         name = f"{kind.__module__}.{name}"
     try:
-        message = str(error).strip().splitlines()
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     except Exception:
-        message = []
-    words = name + (f": {message[0]}" if message else "")
+        lines = []
+    # A first line that only introduces the next (Dynamo's "backend='inductor'
+    # raised:") is said with it.
+    message = " ".join(lines[:2]) if lines and lines[0].endswith(":") else "".join(lines[:1])
+    words = name + (f": {message}" if message else "")
     return "raised " + (words if len(words) <= 200 else words[:199] + "…")
 
 

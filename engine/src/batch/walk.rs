@@ -158,10 +158,8 @@ impl<'t> Run<'t> {
                 .map(|(_, t, ..)| t)
         };
         let interleaved_firsts: Vec<u64> = read()
-            .filter_map(|t| {
-                let first = *t.layout.shape.first()?;
-                (self.interleaved.get(&t.ptr) == Some(&first)).then_some(first)
-            })
+            .filter(|t| self.interleaves(t.ptr, &t.layout.shape))
+            .filter_map(|t| t.layout.shape.first().copied())
             .collect();
         for (_, t, _, writes) in tensors {
             if !writes {

@@ -45,6 +45,7 @@ VARIANTS = {
     "gpu_batch_rmsnorm_split",
     "gpu_batch_encoder_layer",
     "batch_encoder_layer",
+    "autocast_inference_norm",
     "batch_reduction_split",
     "batch_request_17",
     "batch_invariant",

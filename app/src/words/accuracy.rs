@@ -251,8 +251,23 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
     }
     let absorbed: Vec<&AlignedPoint> = accuracy.absorbed().collect();
     if let Some(first) = absorbed.first() {
+        let (past, why) = if accuracy.results_equal {
+            (
+                if absorbed.len() == 1 {
+                    "its bound"
+                } else {
+                    "their bounds"
+                },
+                "the results agree bit for bit, so no error reached them",
+            )
+        } else {
+            (
+                "the accuracy minifier's rule against the reference run",
+                "every differing result stays within it, and the minifier judges a program by its results",
+            )
+        };
         lines.push(format!(
-            "{} aligned point{} past the accuracy minifier's rule against the reference run, absorbed: every differing result stays within it, and the minifier judges a program by its results. The first: {}",
+            "{} aligned point{} past {past}, absorbed: {why}. The first: {}",
             absorbed.len(),
             if absorbed.len() == 1 { "" } else { "s" },
             point_in_full(runs, first)

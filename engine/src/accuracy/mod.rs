@@ -120,6 +120,10 @@ pub struct Accuracy {
     /// rest of the program absorbed, or one 32 samples overstate) are no
     /// root cause ([`Accuracy::absorbed`]).
     pub results_within_reference: bool,
+    /// The runs' results were compared and agree bit for bit: whatever
+    /// the points say, no error reached them, so points past their bound
+    /// are absorbed, no root cause ([`Accuracy::absorbed`]).
+    pub results_equal: bool,
     /// The reference run's points (written floating tensors with
     /// samples), when there is one: fewer than run A's where it ran less
     /// of the program (it stopped early, or raised).
@@ -139,6 +143,7 @@ impl Accuracy {
         if !(a.has_samples() && b.has_samples()) {
             return None;
         }
+        let results_equal = results.compared > 0 && results.differences.is_empty();
         let (points_a, points_b) = (points::points(a), points::points(b));
         let pairs = matching::match_points(&points_a, &points_b);
         let error = |i: usize, j: usize| {
@@ -222,13 +227,14 @@ impl Accuracy {
         let first_past = aligned
             .iter()
             .position(|p| p.accountable() && p.past_bound())
-            .filter(|_| !results_within_reference);
+            .filter(|_| !results_within_reference && !results_equal);
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
             first_past,
             unsampled_results,
             results_within_reference,
+            results_equal,
             reference_points: reference.map(|_| points_r.len()),
         })
     }
@@ -243,21 +249,29 @@ impl Accuracy {
 
     /// Aligned points past their bound that are not root causes
     /// (`AlignedPoint::accountable` false): suspects, which forbid
-    /// `equivalent`; none where a reference run puts every differing
-    /// result within the minifier's rule.
+    /// `equivalent`; none where the results say no error reached them
+    /// ([`Accuracy::results_settle`]).
     pub fn unsure(&self) -> impl Iterator<Item = &AlignedPoint> {
         self.aligned
             .iter()
-            .filter(|p| !self.results_within_reference && !p.accountable() && p.past_bound())
+            .filter(|p| !self.results_settle() && !p.accountable() && p.past_bound())
     }
 
-    /// Aligned points past the minifier's rule against a reference run
-    /// whose differing results all stay within it
-    /// (`results_within_reference`): absorbed, not root causes.
+    /// Aligned points past their bound where the results say no error
+    /// reached them ([`Accuracy::results_settle`]): absorbed, not root
+    /// causes.
     pub fn absorbed(&self) -> impl Iterator<Item = &AlignedPoint> {
         self.aligned
             .iter()
-            .filter(|p| self.results_within_reference && p.past_bound())
+            .filter(|p| self.results_settle() && p.past_bound())
+    }
+
+    /// Whether the results settle the comparison, as the accuracy
+    /// minifier judges a program by its results: they agree bit for bit,
+    /// or every differing one is within the minifier's rule against a
+    /// reference run.
+    pub fn results_settle(&self) -> bool {
+        self.results_equal || self.results_within_reference
     }
 
     /// The first aligned point past its bound.

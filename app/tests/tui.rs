@@ -668,8 +668,9 @@ fn the_numerics_overlay_lists_the_points_and_opens_the_one_past_its_bound() {
             && marked.contains("cpp_fused_add_div_gelu_mul"),
         "{screen}"
     );
-    // Five points on (the rounding kernel's other outputs), B's next matmul.
-    h.keys("jjjjj");
+    // Three points on (the rounding kernel's two other outputs that a later
+    // launch reads), B's next matmul.
+    h.keys("jjj");
     assert!(!h.key(KeyCode::Enter));
     let screen = h.screen();
     assert!(!screen.contains("numerics: aligned points"), "{screen}");

@@ -46,6 +46,7 @@ VARIANTS = {
     "gpu_batch_encoder_layer",
     "batch_encoder_layer",
     "autocast_inference_norm",
+    "inference_norm_against_compiled",
     "batch_reduction_split",
     "batch_request_17",
     "batch_invariant",

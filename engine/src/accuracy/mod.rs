@@ -145,7 +145,7 @@ impl Accuracy {
         }
         let results_equal = results.compared > 0 && results.differences.is_empty();
         let (points_a, points_b) = (points::points(a), points::points(b));
-        let pairs = matching::match_points(&points_a, &points_b);
+        let pairs = reaching_pairs((a, &points_a), (b, &points_b));
         let error = |i: usize, j: usize| {
             let (dtype, _) = coarser(&points_a[i], &points_b[j]);
             PointError::between(points_a[i].samples, points_b[j].samples, dtype)
@@ -278,6 +278,35 @@ impl Accuracy {
     pub fn first_past(&self) -> Option<&AlignedPoint> {
         self.first_past.map(|i| &self.aligned[i])
     }
+}
+
+/// The pairs of points of runs A and B (indices into their points) that
+/// [`matching::match_points`] aligns among the points whose writes reach
+/// anything ([`upstream::reaching_writes`]): a tensor no launch reads and
+/// no result holds carries no error anywhere, and one run's such tensor
+/// may be another quantity than the other's of the same shape (eager
+/// layer norm's reciprocal deviations, Inductor's sums of squared
+/// deviations, under `no_grad`).
+fn reaching_pairs<'t>(
+    (a, points_a): (&Trace, &[points::Point<'t>]),
+    (b, points_b): (&Trace, &[points::Point<'t>]),
+) -> Vec<(usize, usize)> {
+    let (kept_a, kept_b) = (reaching(a, points_a), reaching(b, points_b));
+    let chosen = |kept: &[usize], points: &[points::Point<'t>]| -> Vec<points::Point<'t>> {
+        kept.iter().map(|&i| points[i]).collect()
+    };
+    matching::match_points(&chosen(&kept_a, points_a), &chosen(&kept_b, points_b))
+        .into_iter()
+        .map(|(i, j)| (kept_a[i], kept_b[j]))
+        .collect()
+}
+
+/// The indices of `trace`'s points whose writes reach anything.
+fn reaching(trace: &Trace, points: &[points::Point<'_>]) -> Vec<usize> {
+    let writes = upstream::reaching_writes(trace);
+    (0..points.len())
+        .filter(|&i| writes.contains(&(points[i].launch, points[i].arg)))
+        .collect()
 }
 
 /// The coarser of two points' dtypes, and its precision.

@@ -10,7 +10,7 @@
 //! as that was; a graph input, or bytes no recorded launch wrote, none.
 
 use crate::compare::reads_values;
-use crate::producer::{Origin, find_origins};
+use crate::producer::{Origin, find_origins, trace_flow};
 use rustc_hash::{FxHashMap, FxHashSet};
 use tritontui_trace::{ArgIndex, ArgRef, Trace};
 
@@ -58,15 +58,7 @@ pub fn upstream_errors(
     aligned: &FxHashMap<(u32, ArgIndex), (f64, f64, bool)>,
     sampled: &FxHashSet<(u32, ArgIndex)>,
 ) -> FxHashMap<u32, Upstream> {
-    let mut queries: Vec<(u32, ArgIndex)> = Vec::new();
-    for (launch, l) in trace.program_launches() {
-        let kernel = trace.kernel_of(l);
-        for (arg, value) in trace.args_of(l).enumerate() {
-            if matches!(value, ArgRef::Tensor(_)) && reads_values(kernel, arg) {
-                queries.push((launch as u32, arg as ArgIndex));
-            }
-        }
-    }
+    let queries = value_reads(trace);
     let origins = find_origins(trace, &queries);
     let mut reads: FxHashMap<u32, Vec<Origin>> = FxHashMap::default();
     for (&(launch, _), origin) in queries.iter().zip(origins) {
@@ -109,4 +101,36 @@ pub fn upstream_errors(
         }
     }
     upstream
+}
+
+/// Every tensor argument of `trace`'s program launches whose values its
+/// launch reads, in order.
+pub(super) fn value_reads(trace: &Trace) -> Vec<(u32, ArgIndex)> {
+    let mut queries = Vec::new();
+    for (launch, l) in trace.program_launches() {
+        let kernel = trace.kernel_of(l);
+        for (arg, value) in trace.args_of(l).enumerate() {
+            if matches!(value, ArgRef::Tensor(_)) && reads_values(kernel, arg) {
+                queries.push((launch as u32, arg as ArgIndex));
+            }
+        }
+    }
+    queries
+}
+
+/// The writes of `trace` that reach anything: those some later launch
+/// reads (all or part of what it reads), and the last writes of its
+/// results. A write nothing reads cannot carry an error anywhere.
+pub fn reaching_writes(trace: &Trace) -> FxHashSet<(u32, ArgIndex)> {
+    let (writers, flow) = trace_flow(trace, &value_reads(trace));
+    let read = writers
+        .iter()
+        .flat_map(|w| std::iter::once(&w.last).chain(&w.earlier));
+    let kept = flow.result_writers.iter().map(|w| &w.origin);
+    read.chain(kept)
+        .filter_map(|origin| match *origin {
+            Origin::Launch(launch, arg) => Some((launch, arg)),
+            _ => None,
+        })
+        .collect()
 }

@@ -27,7 +27,7 @@ use crate::producer::{Origin, ResultWriter};
 use crate::results::ResultComparison;
 use error::{PointError, precision_bits};
 use points::Point;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tritontui_trace::{ArgIndex, Trace};
 
@@ -281,12 +281,12 @@ impl Accuracy {
 }
 
 /// The pairs of points of runs A and B (indices into their points) that
-/// [`matching::match_points`] aligns among the points whose writes reach
-/// anything ([`upstream::reaching_writes`]): a tensor no launch reads and
-/// no result holds carries no error anywhere, and one run's such tensor
-/// may be another quantity than the other's of the same shape (eager
-/// layer norm's reciprocal deviations, Inductor's sums of squared
-/// deviations, under `no_grad`).
+/// [`matching::match_points`] aligns among the points that are no
+/// launch's byproduct ([`reaching`]): a tensor no launch reads and no
+/// result holds carries no error anywhere, and one run's such tensor may
+/// be another quantity than the other's of the same shape (eager layer
+/// norm's reciprocal deviations, Inductor's sums of squared deviations,
+/// under `no_grad`).
 fn reaching_pairs<'t>(
     (a, points_a): (&Trace, &[points::Point<'t>]),
     (b, points_b): (&Trace, &[points::Point<'t>]),
@@ -301,11 +301,20 @@ fn reaching_pairs<'t>(
         .collect()
 }
 
-/// The indices of `trace`'s points whose writes reach anything.
+/// The indices of `trace`'s points but its launches' byproducts: a write
+/// nothing reads where another write of its launch reaches something (a
+/// layer norm's statistics beside its output). A launch none of whose
+/// writes reaches anything (the last layer of a forward whose output the
+/// program drops) keeps its points.
 fn reaching(trace: &Trace, points: &[points::Point<'_>]) -> Vec<usize> {
     let writes = upstream::reaching_writes(trace);
+    let reaches = |i: usize| writes.contains(&(points[i].launch, points[i].arg));
+    let launches_reaching: FxHashSet<u32> = (0..points.len())
+        .filter(|&i| reaches(i))
+        .map(|i| points[i].launch)
+        .collect();
     (0..points.len())
-        .filter(|&i| writes.contains(&(points[i].launch, points[i].arg)))
+        .filter(|&i| reaches(i) || !launches_reaching.contains(&points[i].launch))
         .collect()
 }
 

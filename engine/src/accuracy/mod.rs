@@ -145,7 +145,7 @@ impl Accuracy {
         }
         let results_equal = results.compared > 0 && results.differences.is_empty();
         let (points_a, points_b) = (points::points(a), points::points(b));
-        let pairs = reaching_pairs((a, &points_a), (b, &points_b));
+        let pairs = pairs_without_byproducts((a, &points_a), (b, &points_b));
         let error = |i: usize, j: usize| {
             let (dtype, _) = coarser(&points_a[i], &points_b[j]);
             PointError::between(points_a[i].samples, points_b[j].samples, dtype)
@@ -282,17 +282,20 @@ impl Accuracy {
 
 /// The pairs of points of runs A and B (indices into their points) that
 /// [`matching::match_points`] aligns among the points that are no
-/// launch's byproduct ([`reaching`]): a tensor no launch reads and no
+/// launch's byproduct ([`without_byproducts`]): a tensor no launch reads and no
 /// result holds carries no error anywhere, and one run's such tensor may
 /// be another quantity than the other's of the same shape (eager layer
 /// norm's reciprocal deviations, Inductor's sums of squared deviations,
 /// under `no_grad`).
-fn reaching_pairs<'t>(
-    (a, points_a): (&Trace, &[points::Point<'t>]),
-    (b, points_b): (&Trace, &[points::Point<'t>]),
+fn pairs_without_byproducts<'t>(
+    (a, points_a): (&Trace, &[Point<'t>]),
+    (b, points_b): (&Trace, &[Point<'t>]),
 ) -> Vec<(usize, usize)> {
-    let (kept_a, kept_b) = (reaching(a, points_a), reaching(b, points_b));
-    let chosen = |kept: &[usize], points: &[points::Point<'t>]| -> Vec<points::Point<'t>> {
+    let (kept_a, kept_b) = (
+        without_byproducts(a, points_a),
+        without_byproducts(b, points_b),
+    );
+    let chosen = |kept: &[usize], points: &[Point<'t>]| -> Vec<Point<'t>> {
         kept.iter().map(|&i| points[i]).collect()
     };
     matching::match_points(&chosen(&kept_a, points_a), &chosen(&kept_b, points_b))
@@ -306,7 +309,7 @@ fn reaching_pairs<'t>(
 /// layer norm's statistics beside its output). A launch none of whose
 /// writes reaches anything (the last layer of a forward whose output the
 /// program drops) keeps its points.
-fn reaching(trace: &Trace, points: &[points::Point<'_>]) -> Vec<usize> {
+fn without_byproducts(trace: &Trace, points: &[Point<'_>]) -> Vec<usize> {
     let writes = upstream::reaching_writes(trace);
     let reaches = |i: usize| writes.contains(&(points[i].launch, points[i].arg));
     let launches_reaching: FxHashSet<u32> = (0..points.len())

@@ -10,16 +10,10 @@ of either run reads."""
 
 import torch
 from _harness import parse, run
+from _norm_mlp import norm_mlp
 
 args = parse(__doc__, variant="compile the model")
-torch.manual_seed(0)
-model = torch.nn.Sequential(
-    torch.nn.Linear(128, 256),
-    torch.nn.GELU(),
-    torch.nn.Linear(256, 128),
-    torch.nn.LayerNorm(128),
-    torch.nn.Linear(128, 10),
-)
+model = norm_mlp()
 forward = torch.compile(model) if args.variant else model
 x = torch.randn(32, 128, generator=torch.Generator().manual_seed(1))
 

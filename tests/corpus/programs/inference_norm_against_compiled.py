@@ -9,23 +9,14 @@ deviations: [32, 1] tensors that nothing reads."""
 
 import torch
 from _harness import parse, run
+from _norm_mlp import norm_mlp
 
 args = parse(__doc__, variant="compile the model")
 x = torch.randn(32, 128, generator=torch.Generator().manual_seed(1))
 
 
 def inference(compiled: bool, dtype: torch.dtype):
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(128, 256),
-        torch.nn.GELU(),
-        torch.nn.Linear(256, 128),
-        torch.nn.LayerNorm(128),
-        torch.nn.SiLU(),
-        torch.nn.Linear(128, 64),
-        torch.nn.LayerNorm(64),
-        torch.nn.Linear(64, 10),
-    ).to(dtype)
+    model = norm_mlp(second_norm=True).to(dtype)
     forward = torch.compile(model) if compiled else model
 
     def main() -> dict[str, torch.Tensor]:

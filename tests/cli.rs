@@ -443,6 +443,29 @@ fn a_recording_that_wrote_nothing_is_an_error_naming_the_trace() {
         .expect("set mtime");
     let o = tritontui(&["record", "-o", &trace, "--", "true"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // What a program writes there counts: a rank trace beside the name,
+    // or a name whose placeholder it filled in; a name it did not fill in
+    // the same way does not.
+    let wrote = |output: &str, written: &str| {
+        let script = format!("echo x > {}", dir.path().join(written).display());
+        let output = dir.path().join(output).display().to_string();
+        tritontui(&["record", "-o", &output, "--", "sh", "-c", &script])
+    };
+    for (output, written, code) in [
+        ("t.msgpack", "t-rank1.msgpack", 0),
+        ("u.msgpack", "u-rankx.msgpack", 2),
+        ("p{pid}.msgpack", "p123.msgpack", 0),
+        ("s{pid}.msgpack", "s123-rank0.msgpack", 0),
+        ("r{pid}.msgpack", "q123.msgpack", 2),
+    ] {
+        let o = wrote(output, written);
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{output} {written}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]

@@ -93,11 +93,19 @@ fn ranks_folder(trace: &Path) -> PathBuf {
 }
 
 /// The rank traces ranks write when told to record into `trace`:
-/// `NAME-rank{N}.msgpack` beside it.
-fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = trace.parent().unwrap_or(Path::new("."));
+/// `NAME-rank{N}.EXT` beside `NAME.EXT` (the recorder's
+/// `_session.expand_path`).
+pub(super) fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = match trace.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
     let prefix = format!("{stem}-rank");
+    let suffix = trace
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     let mut found = Vec::new();
     for entry in
         std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?
@@ -106,7 +114,7 @@ fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let rank = name
             .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(".msgpack"));
+            .and_then(|rest| rest.strip_suffix(suffix.as_str()));
         if rank.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit())) {
             found.push(path);
         }

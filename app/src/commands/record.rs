@@ -1,6 +1,7 @@
 //! `tritontui record -- COMMAND`: a program run with the recorder on.
 
 use super::args::RecordArgs;
+use super::check_runs::rank_traces_beside;
 use super::status::ExitCode;
 use anyhow::Context;
 use std::path::Path;
@@ -52,11 +53,24 @@ pub(super) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Whether a program told to record into `output` wrote a trace there
-/// since `started`: `output` itself, with any value in its placeholders
-/// (`{pid}`, `{rank}`), or a rank trace beside it (`NAME-rank{N}.msgpack`,
-/// which each rank of a run of several writes when `output` names no
-/// rank). Taken as true where the folder itself holds a placeholder.
+/// since `started`: `output` itself or the rank traces beside it
+/// (`NAME-rank{N}.msgpack`, which each rank of a run of several writes
+/// when `output` names no rank), with any value in the name's
+/// placeholders (`{pid}`, `{rank}`). Taken as true where the folder
+/// itself holds a placeholder.
 fn recorded_since(output: &Path, started: SystemTime) -> bool {
+    // A file system may keep coarser times than the clock.
+    let since = started - Duration::from_secs(2);
+    let fresh = |path: &Path| {
+        std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified >= since)
+    };
+    let name = output.file_name().unwrap_or_default().to_string_lossy();
+    if !name.contains('{') {
+        return fresh(output)
+            || rank_traces_beside(output).is_ok_and(|ranks| ranks.iter().any(|p| fresh(p)));
+    }
     let folder = match output.parent() {
         Some(p) if p.as_os_str().is_empty() => Path::new("."),
         Some(p) => p,
@@ -65,7 +79,6 @@ fn recorded_since(output: &Path, started: SystemTime) -> bool {
     if folder.to_string_lossy().contains('{') {
         return true;
     }
-    let name = output.file_name().unwrap_or_default().to_string_lossy();
     let mut patterns = vec![name.to_string()];
     if !name.contains("{rank}") {
         let stem = output.file_stem().unwrap_or_default().to_string_lossy();
@@ -75,18 +88,12 @@ fn recorded_since(output: &Path, started: SystemTime) -> bool {
             .unwrap_or_default();
         patterns.push(format!("{stem}-rank{{rank}}{extension}"));
     }
-    // A file system may keep coarser times than the clock.
-    let since = started - Duration::from_secs(2);
     let Ok(entries) = std::fs::read_dir(folder) else {
         return false;
     };
     entries.filter_map(Result::ok).any(|entry| {
         let found = entry.file_name().to_string_lossy().into_owned();
-        let fresh = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| modified >= since);
-        fresh && patterns.iter().any(|p| fills(p, &found))
+        fresh(&entry.path()) && patterns.iter().any(|p| fills(p, &found))
     })
 }
 

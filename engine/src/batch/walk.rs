@@ -149,11 +149,14 @@ impl<'t> Run<'t> {
     /// interleaved tensor the launch read (a matmul, a row-wise kernel:
     /// row `i` of the output is made from row `i` of the input). Any other
     /// write at an address ends what it held.
-    fn note_layouts(&mut self, tensors: &[Access<'t>]) {
+    fn note_layouts<'a>(&mut self, tensors: impl Iterator<Item = &'a Access<'t>> + Clone)
+    where
+        't: 'a,
+    {
         let n = self.extent;
         let read = || {
             tensors
-                .iter()
+                .clone()
                 .filter(|(_, _, reads, _)| *reads)
                 .map(|(_, t, ..)| t)
         };
@@ -161,7 +164,7 @@ impl<'t> Run<'t> {
             .filter(|t| self.interleaves(t.ptr, &t.layout.shape))
             .filter_map(|t| t.layout.shape.first().copied())
             .collect();
-        for (_, t, _, writes) in tensors {
+        for (_, t, _, writes) in tensors.clone() {
             if !writes {
                 continue;
             }
@@ -266,7 +269,7 @@ impl<'t> Run<'t> {
                     None => {}
                 }
             }
-            self.note_layouts(&tensors);
+            self.note_layouts(tensors.iter());
             for (arg, t, _, writes) in tensors {
                 if !writes {
                     continue;
@@ -292,7 +295,6 @@ impl<'t> Run<'t> {
 /// argument.
 pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32) -> Judged {
     let (ra, rb) = runs;
-    let flat = |tensors: Vec<Option<Access<'t>>>| tensors.into_iter().flatten().collect::<Vec<_>>();
     let (ta, tb) = (ra.tensors(ia), rb.tensors(ib));
     let pairs: Vec<(&Access<'t>, &Access<'t>)> = ta
         .iter()
@@ -309,8 +311,8 @@ pub(super) fn compare_launch<'t>(runs: &mut (Run<'t>, Run<'t>), ia: u32, ib: u32
         }
     }
     // What it wrote, in the layout it wrote it in.
-    ra.note_layouts(&flat(ta.clone()));
-    rb.note_layouts(&flat(tb.clone()));
+    ra.note_layouts(ta.iter().flatten());
+    rb.note_layouts(tb.iter().flatten());
     let mut outputs = Vec::new();
     for ((arg, a, _, writes_a), (_, b, _, writes_b)) in pairs {
         if *writes_a || *writes_b {

@@ -234,7 +234,7 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
             // A conclusion needs a rerun of the kernel alone (`check`
             // makes one); a comparison of two runs only saw this much.
             let mut words = format!(
-                "inputs equal, {} after the launch (unconfirmed: the kernel was not rerun alone; `tritontui check` does)",
+                "inputs equal, {} after the launch (unconfirmed by two runs: `tritontui check` reruns the kernel alone)",
                 differ(&names(&d.args), d.args.len())
             );
             if uses_atomics(runs.a, kernel) {

@@ -48,6 +48,7 @@ VARIANTS = {
     "autocast_inference_norm",
     "inference_norm_against_compiled",
     "batch_reduction_split",
+    "batch_variant_absorbed",
     "batch_request_17",
     "batch_invariant",
     "batch_gpt_request_5",

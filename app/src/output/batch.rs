@@ -35,8 +35,22 @@ pub struct BatchReport {
     pub first_read_differing: Option<Sides<u64>>,
     /// Stretches of launches only one run made, not compared.
     pub one_sided: usize,
+    /// The request's rows of the program's results.
+    pub results: RequestResultsReport,
     /// What the comparison says, a line each (as `diff` prints them).
     pub detail: Vec<String>,
+}
+
+/// The request's rows of run A's results, each judged by the launch that
+/// last wrote it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestResultsReport {
+    /// Results whose request rows were compared.
+    pub compared: usize,
+    /// Those whose request rows differ, as `result_name` names them.
+    pub differing: Vec<String>,
+    /// Results a recorded launch wrote that could not be judged.
+    pub unknown: usize,
 }
 
 /// A batch-variant launch.
@@ -99,6 +113,19 @@ impl BatchReport {
             first_unjudged: batch.first_unjudged.map(seqs),
             first_read_differing: batch.first_read_differing.map(seqs),
             one_sided: batch.one_sided,
+            results: RequestResultsReport {
+                compared: batch.results.compared,
+                differing: batch
+                    .results
+                    .differing
+                    .iter()
+                    .filter_map(|&i| {
+                        let result = runs.a.results.as_deref()?.get(i)?;
+                        Some(crate::words::result_name(runs.a, result))
+                    })
+                    .collect(),
+                unknown: batch.results.unknown,
+            },
             detail: crate::words::batch::summary_lines(runs, batch),
         }
     }

@@ -520,7 +520,7 @@ impl Report {
         }
         // So does the first launch that makes a request depend on its batch.
         let batch = analysis.batch.as_ref().map(|batch| {
-            if let Some(root) = batch_root_cause(runs, batch) {
+            if let Some(root) = batch_root_cause(runs, batch, analysis.verdict) {
                 root_causes.insert(0, root.clone());
                 first_divergence = Some(root);
             }
@@ -777,8 +777,14 @@ fn accuracy_root_cause(runs: TracePair<'_>, p: &AlignedPoint) -> DivergenceRepor
     root
 }
 
-/// The batch-variant launch of `batch` as a root cause, if there is one.
-fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<DivergenceReport> {
+/// The batch-variant launch of `batch` as a root cause, if there is one:
+/// absorbed where the request's rows of every result agree (and the
+/// comparison's `verdict` says nothing else differs).
+fn batch_root_cause(
+    runs: TracePair<'_>,
+    batch: &BatchComparison,
+    verdict: Verdict,
+) -> Option<DivergenceReport> {
     let variant = batch.root_cause.as_ref()?;
     let kernel = runs.a.kernel_of(&runs.a.launches[variant.a as usize]);
     let writer = LaunchRef {
@@ -796,11 +802,21 @@ fn batch_root_cause(runs: TracePair<'_>, batch: &BatchComparison) -> Option<Dive
     // The request's rows (request-relative indices).
     root.rows = super::batch::differing_rows(runs, variant);
     root.detail = crate::words::batch::variant_words(runs, variant);
-    root.impact_detail = match (variant.stretch.0.len(), variant.stretch.1.len()) {
-        (0, _) => "the request's later rows carry it".to_owned(),
-        (a, b) => format!(
-            "with the kernels around it: {a} in A where B ran {b}; the request's later rows carry it"
+    let absorbed = batch.results.agree() == Some(true) && verdict != Verdict::Divergent;
+    if absorbed {
+        root.impact = Reach::Absorbed;
+    }
+    let carried = match batch.results.agree() {
+        Some(true) if absorbed => format!(
+            "absorbed before the results: the request's rows of every result agree ({} compared)",
+            batch.results.compared
         ),
+        Some(false) => "the request's rows of the results carry it".to_owned(),
+        _ => "the request's later rows carry it".to_owned(),
+    };
+    root.impact_detail = match (variant.stretch.0.len(), variant.stretch.1.len()) {
+        (0, _) => carried,
+        (a, b) => format!("with the kernels around it: {a} in A where B ran {b}; {carried}"),
     };
     Some(root)
 }

@@ -111,11 +111,21 @@ pub fn summary(report: &Report) -> String {
             report.results.differ, report.results.compared
         );
     }
+    let by_request_rows = report
+        .batch
+        .as_ref()
+        .is_some_and(|batch| batch.results.compared > 0);
     if report.results.unpaired_a + report.results.unpaired_b > 0 {
         let _ = writeln!(
             out,
-            "results without a counterpart (not compared): {} in A, {} in B",
-            report.results.unpaired_a, report.results.unpaired_b
+            "results without a counterpart {}: {} in A, {} in B",
+            if by_request_rows {
+                "of their shape (not compared whole; by the request's rows above)"
+            } else {
+                "(not compared)"
+            },
+            report.results.unpaired_a,
+            report.results.unpaired_b
         );
     }
     if report.results.held_a + report.results.held_b > 0 {
@@ -164,6 +174,11 @@ pub fn summary(report: &Report) -> String {
         ),
         Verdict::Benign if uncompared > 0 => format!(
             "benign: {} divergence{}, none reaching a result both runs have, and those agree bit for bit ({uncompared} wrote only into results the other run lacks)",
+            report.divergence_count,
+            plural(report.divergence_count),
+        ),
+        Verdict::Benign if by_request_rows => format!(
+            "benign: the request's rows differ on the way and are absorbed before the results, whose request rows agree bit for bit ({} divergence{} in all)",
             report.divergence_count,
             plural(report.divergence_count),
         ),

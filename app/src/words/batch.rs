@@ -32,8 +32,9 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
             ));
             if batch.carried > 0 {
                 lines.push(format!(
-                    "{} launches after it carry the difference (what they read already differed)",
-                    batch.carried
+                    "{} launch{} after it carry the difference (what they read already differed)",
+                    batch.carried,
+                    if batch.carried == 1 { "" } else { "es" },
                 ));
             }
         }
@@ -59,6 +60,7 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
         },
         None => {}
     }
+    lines.extend(results_line(runs, batch));
     if let Some((a, b)) = batch.first_unjudged {
         lines.push(format!(
             "{}{} could not be judged: the rows of what {} wrote are not in the traces (a tensor over 1,024 rows has none), or {} read something that could not be compared; the first: A#{} B#{} `{}`",
@@ -76,6 +78,64 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
         ));
     }
     lines
+}
+
+/// How the request's rows of the program's results compare, where any
+/// was judged.
+fn results_line(runs: TracePair<'_>, batch: &BatchComparison) -> Option<String> {
+    let results = &batch.results;
+    let unknown = match results.unknown {
+        0 => String::new(),
+        n => format!(
+            "; {n} result{} could not be judged (the rows of what last wrote {} are not in the traces)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+        ),
+    };
+    if results.compared == 0 {
+        return (results.unknown > 0).then(|| {
+            format!(
+                "the request's rows of the results could not be judged: the rows of what last wrote {} are not in the traces",
+                if results.unknown == 1 { "the result" } else { "them" },
+            )
+        });
+    }
+    Some(if results.differing.is_empty() {
+        format!(
+            "the request's rows of {} result{} agree alone and batched{unknown}",
+            results.compared,
+            if results.compared == 1 { "" } else { "s" },
+        )
+    } else {
+        format!(
+            "the request's rows differ in {} of {} result{}: {}{unknown}",
+            results.differing.len(),
+            results.compared,
+            if results.compared == 1 { "" } else { "s" },
+            differing_results(runs.a, &results.differing)
+        )
+    })
+}
+
+/// Results of `trace` by index, as a person names them, the first few.
+fn differing_results(trace: &Trace, indices: &[usize]) -> String {
+    const SHOWN: usize = 3;
+    let Some(results) = trace.results.as_deref() else {
+        return String::new();
+    };
+    let mut named: Vec<String> = indices
+        .iter()
+        .take(SHOWN)
+        .filter_map(|&i| results.get(i))
+        .map(|t| match &t.name {
+            Some(name) => format!("{name} {}", super::result_name(trace, t)),
+            None => super::result_name(trace, t),
+        })
+        .collect();
+    if indices.len() > SHOWN {
+        named.push(format!("{} more", indices.len() - SHOWN));
+    }
+    named.join(", ")
 }
 
 /// The verdict on a batch-variant launch: which rows of what it wrote

@@ -188,9 +188,12 @@ pub enum Verdict {
     /// the same request rows.
     Identical,
     /// Some launches differ, but every difference is absorbed before the
-    /// results, which are bitwise equal.
+    /// results, which are bitwise equal; for one request between two
+    /// batchings of it, some launch's request rows differ, and the
+    /// request's rows of every result agree.
     Benign,
-    /// Some difference reaches the results, or the results differ.
+    /// Some difference reaches the results, or the results differ (for one
+    /// request between two batchings, the request's rows of a result).
     Divergent,
     /// Nothing seen differs in the results, but a trace did not see
     /// everything (its gaps): the runs cannot be called equal.
@@ -389,7 +392,13 @@ impl Analysis {
         let accuracy = (options.compare_numerics && programs.any())
             .then(|| Accuracy::of(a, b, &results, reference))
             .flatten();
-        let batch = BatchComparison::of(a, b, options.requests, options.align_deadline);
+        let batch = BatchComparison::of(
+            a,
+            b,
+            options.requests,
+            options.align_deadline,
+            flows.as_ref().map(|(flow_a, _)| &flow_a.result_writers[..]),
+        );
         let fingerprints = FingerprintComparison::of(a, b);
         let fingerprints_part = fingerprints
             .as_ref()
@@ -403,12 +412,27 @@ impl Analysis {
             .all(|d| result_shape(a, d.a) != result_shape(b, d.b));
         let rows_identical =
             batch.as_ref().is_some_and(BatchComparison::rows_identical) && only_shapes_differ;
+        // Whether the request's rows of the results agree, where each
+        // result was judged and they part, or some launch's request rows
+        // part on the way: then where the runs part is the program's other
+        // shapes, and the request's results decide.
+        let request_results_agree = batch.as_ref().and_then(|batch| {
+            let agree = batch.results.agree()? && only_shapes_differ;
+            let variant = batch.root_cause.is_some() || batch.differing > 0;
+            (!agree || variant).then_some(agree)
+        });
         let verdict = if rows_identical && gapless {
             // The request's rows are what the two batchings are compared by.
             Verdict::Identical
         } else if fingerprints_part {
             // Steps that ran apart before what was recorded in full.
             Verdict::Divergent
+        } else if let Some(agree) = request_results_agree {
+            match (agree, gapless) {
+                (false, _) => Verdict::Divergent,
+                (true, false) => Verdict::Inconclusive,
+                (true, true) => Verdict::Benign,
+            }
         } else if divergences.iter().any(|d| d.impact.reaches()) || !results.differences.is_empty()
         {
             match &accuracy {

@@ -16,6 +16,10 @@
 //! agrees (the request's rows of a batched one, the whole of another): the
 //! first is the root cause. One whose inputs already differed carries it.
 //!
+//! The request's rows of the program's results decide whether a
+//! batch-variant launch matters: each result a compared launch last wrote
+//! is judged by the request's rows of that write.
+//!
 //! Where the two batch sizes compiled into other kernels (a reduction split
 //! in two for one request, one kernel for a batch), the launches between
 //! two aligned ones form a *stretch* on each side, judged as one launch:
@@ -25,6 +29,7 @@
 mod walk;
 
 use crate::align::{Alignment, align_by};
+use crate::producer::{Origin, ResultWriter};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::time::Duration;
@@ -79,7 +84,37 @@ pub struct BatchComparison {
     /// compared: what they wrote is seen only where a compared launch
     /// reads it.
     pub one_sided: usize,
+    /// The request's rows of the program's results.
+    pub results: RequestResults,
 }
+
+/// The request's rows of run A's results, each judged by the launch that
+/// last wrote it: the request's rows of that write against those of the
+/// aligned launch of run B.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RequestResults {
+    /// Results whose request rows (or whole bits, for a result of one
+    /// shape in both runs) were compared.
+    pub compared: usize,
+    /// Those that differ, as indices into run A's results.
+    pub differing: Vec<usize>,
+    /// Results a recorded launch wrote that could not be judged: their
+    /// writer's rows are not in the traces, or no compared launch wrote
+    /// them, or something unrecorded changed them since.
+    pub unknown: usize,
+}
+
+impl RequestResults {
+    /// Whether the request's rows of every result agree: None unless
+    /// every result a recorded launch wrote was judged (and one was).
+    pub fn agree(&self) -> Option<bool> {
+        (self.compared > 0 && self.unknown == 0).then_some(self.differing.is_empty())
+    }
+}
+
+/// How each tensor a compared launch wrote compares, by run A's launch
+/// and argument.
+type WrittenOutcomes = FxHashMap<(u32, ArgIndex), Compared>;
 
 /// A launch whose request rows differ while what it read agrees.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,13 +145,16 @@ pub struct RowDifference {
 
 impl BatchComparison {
     /// Compares request `requests.index` of run `a` with that of run `b`
-    /// (their alignment searching at most `deadline`); None unless both
-    /// traces hold row hashes and their batch extents are known or found.
+    /// (their alignment searching at most `deadline`), and, with what last
+    /// wrote each of run A's results (`writers`), the request's rows of
+    /// the results; None unless both traces hold row hashes and their
+    /// batch extents are known or found.
     pub fn of(
         a: &Trace,
         b: &Trace,
         requests: Requests,
         deadline: Duration,
+        writers: Option<&[ResultWriter]>,
     ) -> Option<BatchComparison> {
         if !a.has_rows() || !b.has_rows() {
             return None;
@@ -149,7 +187,9 @@ impl BatchComparison {
             first_unjudged: None,
             first_read_differing: None,
             one_sided: 0,
+            results: RequestResults::default(),
         };
+        let mut written = WrittenOutcomes::default();
         let mut stretch: (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         for row in &alignment.rows {
             // Launches that only hand out memory (`empty_strided`) neither
@@ -166,11 +206,14 @@ impl BatchComparison {
             if runs.0.allocates_only(ia) && runs.1.allocates_only(ib) {
                 continue;
             }
-            comparison.judge_stretch(&mut runs, std::mem::take(&mut stretch));
+            comparison.judge_stretch(&mut runs, std::mem::take(&mut stretch), &mut written);
             let judged = compare_launch(&mut runs, ia, ib);
-            comparison.record(judged, (ia, ib), (Vec::new(), Vec::new()));
+            comparison.record(judged, (ia, ib), (Vec::new(), Vec::new()), &mut written);
         }
-        comparison.judge_stretch(&mut runs, stretch);
+        comparison.judge_stretch(&mut runs, stretch, &mut written);
+        if let Some(writers) = writers {
+            comparison.results = request_results(writers, &written);
+        }
         Some(comparison)
     }
 
@@ -187,22 +230,39 @@ impl BatchComparison {
     }
 
     /// Judges a stretch of launches the runs compiled differently.
-    fn judge_stretch<'t>(&mut self, runs: &mut (Run<'t>, Run<'t>), stretch: (Vec<u32>, Vec<u32>)) {
+    fn judge_stretch<'t>(
+        &mut self,
+        runs: &mut (Run<'t>, Run<'t>),
+        stretch: (Vec<u32>, Vec<u32>),
+        written: &mut WrittenOutcomes,
+    ) {
         self.unaligned.0 += stretch.0.len();
         self.unaligned.1 += stretch.1.len();
         match compare_stretch(runs, &stretch.0, &stretch.1) {
             Some(judged) => {
                 let at = (stretch.0[0], stretch.1[0]);
-                self.record(judged, at, stretch);
+                self.record(judged, at, stretch, written);
             }
             None if stretch.0.len() + stretch.1.len() > 0 => self.one_sided += 1,
             None => {}
         }
     }
 
-    /// Takes in what launch (or stretch) `at` read and wrote.
-    fn record(&mut self, judged: Judged, at: (u32, u32), stretch: (Vec<u32>, Vec<u32>)) {
+    /// Takes in what launch (or stretch) `at` read and wrote, noting how
+    /// each tensor it wrote compares in `written`.
+    fn record(
+        &mut self,
+        judged: Judged,
+        at: (u32, u32),
+        stretch: (Vec<u32>, Vec<u32>),
+        written: &mut WrittenOutcomes,
+    ) {
         let Judged { inputs, outputs } = judged;
+        for w in &outputs {
+            written
+                .entry((w.launches.0, w.arg))
+                .or_insert_with(|| w.compared.clone());
+        }
         if outputs.is_empty() && inputs == Compared::Equal {
             self.compared += 1;
             return;
@@ -251,6 +311,29 @@ impl BatchComparison {
             _ => {}
         }
     }
+}
+
+/// Judges each of run A's results a recorded launch wrote by how that
+/// write compared (`written`).
+fn request_results(writers: &[ResultWriter], written: &WrittenOutcomes) -> RequestResults {
+    let mut results = RequestResults::default();
+    for (i, writer) in writers.iter().enumerate() {
+        let Origin::Launch(launch, arg) = writer.origin else {
+            continue;
+        };
+        let outcome = written
+            .get(&(launch, arg))
+            .filter(|_| writer.holds != Some(false));
+        match outcome {
+            Some(Compared::Equal) => results.compared += 1,
+            Some(Compared::Differs(_)) => {
+                results.compared += 1;
+                results.differing.push(i);
+            }
+            Some(Compared::Unknown) | None => results.unknown += 1,
+        }
+    }
+    results
 }
 
 /// The batch extents from the first aligned pair of tensors whose shapes

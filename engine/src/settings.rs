@@ -100,6 +100,46 @@ pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<S
     differing(&numerics_at(a, seq_a), &numerics_at(b, seq_b))
 }
 
+/// The settings that can explain why launch `seq_a` of run A and launch
+/// `seq_b` of run B, of one kernel of `backend` (`cpp`, `triton`), wrote
+/// other bits from equal inputs: the numerics settings in force that
+/// differ, then the Inductor config it was compiled with that differs
+/// ([`compiled_differently_at`]).
+pub fn explaining_at(
+    a: &Trace,
+    seq_a: u64,
+    b: &Trace,
+    seq_b: u64,
+    backend: &str,
+) -> Vec<SettingDiff> {
+    let mut found = numerics_differ_at(a, seq_a, b, seq_b);
+    found.extend(compiled_differently_at(a, seq_a, b, seq_b, backend));
+    found
+}
+
+/// The entries for `backend` (`inductor.cpp.`, `inductor.triton.`) of the
+/// Inductor config that differ between the compiles that made the kernels
+/// of launch `seq_a` of run A and launch `seq_b` of run B: they build the
+/// same source otherwise (the C++ compiler's floating-point contraction,
+/// say). Empty when a trace does not say.
+pub fn compiled_differently_at(
+    a: &Trace,
+    seq_a: u64,
+    b: &Trace,
+    seq_b: u64,
+    backend: &str,
+) -> Vec<SettingDiff> {
+    if backend.is_empty() {
+        return Vec::new();
+    }
+    let prefix = format!("inductor.{backend}.");
+    compiles_differ_at(a, seq_a, b, seq_b)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.name.starts_with(&prefix))
+        .collect()
+}
+
 /// The entries whose values differ between run A's settings `x` and run
 /// B's `y`, by name (None where a run lacks one).
 fn differing(x: &BTreeMap<&str, &str>, y: &BTreeMap<&str, &str>) -> Vec<SettingDiff> {
@@ -169,9 +209,10 @@ mod tests {
     use tritontui_trace::format::{ArgValue, CallRecord, CompileRecord, GraphDef, Record};
 
     /// A trace with two graphs called before launches 0 and 5; the first
-    /// compiled with `inductor.cpp.simdlen` set (its cache record seen),
-    /// the second compiled before recording began (none seen).
-    fn compiled_trace() -> Trace {
+    /// compiled with the Inductor config entries of `config` set (its cache
+    /// record seen), the second compiled before recording began (none
+    /// seen).
+    fn compiled_trace(config: &[(&str, &str)]) -> Trace {
         let mut w = TraceWriter::new(Vec::new(), &Header::new("test")).expect("header");
         let graph = |id: u64, key: &str| {
             Record::Graph(GraphDef {
@@ -191,7 +232,9 @@ mod tests {
         };
         let mut info = BTreeMap::new();
         info.insert("key".to_owned(), Scalar::Str("fone".into()));
-        info.insert("inductor.cpp.simdlen".to_owned(), Scalar::Str("1".into()));
+        for (name, value) in config {
+            info.insert((*name).to_owned(), Scalar::Str((*value).into()));
+        }
         info.insert("state".to_owned(), Scalar::Str("miss".into()));
         w.write(&Record::Compile(CompileRecord {
             event: "fx_graph_cache".into(),
@@ -211,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_launch_s_compile_config_is_its_graph_s_and_unknown_where_the_trace_cannot_say() {
-        let trace = compiled_trace();
+        let trace = compiled_trace(&[("inductor.cpp.simdlen", "1")]);
         let seen = compiled_with(&trace, 3).expect("the first graph's compile was seen");
         assert_eq!(
             seen.into_iter().collect::<Vec<_>>(),
@@ -219,12 +262,35 @@ mod tests {
         );
         // The second graph compiled before recording: nothing to say.
         assert_eq!(compiled_with(&trace, 5), None);
-        let mut old = compiled_trace();
+        let mut old = compiled_trace(&[("inductor.cpp.simdlen", "1")]);
         old.header.version = (1, 16);
         assert_eq!(compiled_with(&old, 3), None);
         // The same trace on both sides: the compiles agree.
         assert_eq!(compiles_differ_at(&trace, 3, &trace, 4), Some(vec![]));
         assert_eq!(compiles_differ_at(&trace, 3, &trace, 6), None);
+    }
+
+    #[test]
+    fn a_kernel_is_explained_by_the_config_of_its_own_backend_it_was_compiled_with() {
+        let a = compiled_trace(&[
+            ("inductor.cpp.enable_floating_point_contract_flag", "'fast'"),
+            ("inductor.triton.persistent_reductions", "False"),
+            ("inductor.max_autotune", "True"),
+        ]);
+        let b = compiled_trace(&[]);
+        let names = |found: Vec<SettingDiff>| found.into_iter().map(|d| d.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(compiled_differently_at(&a, 3, &b, 3, "cpp")),
+            ["inductor.cpp.enable_floating_point_contract_flag"]
+        );
+        assert_eq!(
+            names(explaining_at(&a, 3, &b, 3, "triton")),
+            ["inductor.triton.persistent_reductions"]
+        );
+        // An aten op's kernel, or a launch after a graph whose compile was
+        // not seen: no config to explain it.
+        assert!(explaining_at(&a, 3, &b, 3, "").is_empty());
+        assert!(explaining_at(&a, 6, &b, 6, "cpp").is_empty());
     }
 
     #[test]

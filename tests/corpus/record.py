@@ -29,6 +29,7 @@ VARIANTS = {
     "weight_bump",
     "recompile_batch",
     "config_code",
+    "config_fp_contract",
     "config_after_start",
     "planted_rounding",
     "eager_against_compiled",

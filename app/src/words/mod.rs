@@ -244,16 +244,43 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
         }
         Kind::Settings => {
             let (x, y) = (d.a.unwrap_or_default(), d.b.unwrap_or_default());
-            let differ_now = tritontui_engine::settings::numerics_differ_at(
+            let (seq_a, seq_b) = (runs.seq_a(x), runs.seq_b(y));
+            let mut why = Vec::new();
+            let numerics =
+                tritontui_engine::settings::numerics_differ_at(runs.a, seq_a, runs.b, seq_b);
+            if !numerics.is_empty() {
+                why.push(format!(
+                    "the numerics settings in force differ: {}",
+                    setting_lines(&numerics).join(", ")
+                ));
+            }
+            let compiled = tritontui_engine::settings::compiled_differently_at(
                 runs.a,
-                runs.seq_a(x),
+                seq_a,
                 runs.b,
-                runs.seq_b(y),
+                seq_b,
+                &runs.kernel(d).backend,
             );
+            if !compiled.is_empty() {
+                why.push(format!(
+                    "it was compiled with other Inductor config: {}",
+                    setting_lines(&compiled).join(", ")
+                ));
+            }
+            // Inputs that differ only in scratch the kernel writes before
+            // it reads (uninitialized in/out buffers).
+            let scratch: Vec<String> = d.origins.iter().map(|o| runs.arg_name(d, o.arg)).collect();
+            let inputs = match scratch.len() {
+                0 => "inputs equal,".to_owned(),
+                n => format!(
+                    "inputs equal but for the old bytes of {}, uninitialized scratch the kernel writes before it reads;",
+                    first_few(scratch.into_iter(), n)
+                ),
+            };
             format!(
-                "inputs equal, {} after the launch; the numerics settings in force differ: {}",
+                "{inputs} {} after the launch; {}",
                 differ(&names(&d.args), d.args.len()),
-                setting_lines(&differ_now).join(", ")
+                why.join("; ")
             )
         }
         Kind::Collective => format!(

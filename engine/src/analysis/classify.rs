@@ -44,8 +44,10 @@ pub(super) fn classify_rows(
             if kind == Some(Kind::NondeterministicKernel)
                 && let (Some(x), Some(y)) = (rows[row].a(), rows[row].b())
             {
-                let (sa, sb) = (a.launches[x as usize].seq, b.launches[y as usize].seq);
-                if !crate::settings::numerics_differ_at(a, sa, b, sb).is_empty() {
+                let launch = &a.launches[x as usize];
+                let (sa, sb) = (launch.seq, b.launches[y as usize].seq);
+                let backend = &a.kernel_of(launch).backend;
+                if !crate::settings::explaining_at(a, sa, b, sb, backend).is_empty() {
                     kind = Some(Kind::Settings);
                 }
             }

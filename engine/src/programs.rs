@@ -1,6 +1,7 @@
 //! Whether two runs ran the same program: the compiled graphs each
-//! called, the kernels one run launched and the other never did, and the
-//! kernels both launched under one name from different sources. A
+//! called, the kernels one run launched and the other never did, the
+//! kernels both launched under one name from different sources, and the
+//! Inductor config their graphs were compiled with. A
 //! comparison of two programs (eager against compiled, two configs, two
 //! versions) is read differently from one of a program run twice: its
 //! launches need not match, nor its bits.
@@ -9,6 +10,7 @@ use crate::Sides;
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tritontui_trace::Trace;
+use tritontui_trace::format::Scalar;
 
 /// What makes two runs two programs, as far as their traces say.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -23,6 +25,12 @@ pub struct ProgramDifferences {
     /// The kernels both runs launched under one name, each from another
     /// source, in run A's order.
     pub other_source: Vec<String>,
+    /// The Inductor config entries (`inductor.NAME`) whose values differ
+    /// between the compiles the runs were seen to make (the entries of
+    /// their `fx_graph_cache` records), by name; none when a run's trace
+    /// saw no compile. Such a config can build the same source otherwise
+    /// (the C++ compiler's flags).
+    pub configs: Vec<String>,
 }
 
 impl ProgramDifferences {
@@ -59,6 +67,7 @@ impl ProgramDifferences {
                 b: only(&in_b, &in_a, a.stopped_short()),
             },
             other_source,
+            configs: configs_differing(a, b),
         }
     }
 
@@ -68,7 +77,42 @@ impl ProgramDifferences {
             || !self.kernels_only.a.is_empty()
             || !self.kernels_only.b.is_empty()
             || !self.other_source.is_empty()
+            || !self.configs.is_empty()
     }
+}
+
+/// Each Inductor config entry a run's compiles were made with, with every
+/// value it had there (a compile's entries are those off their defaults).
+fn compile_configs(trace: &Trace) -> Option<BTreeSet<(&str, &str)>> {
+    let mut compiles = trace
+        .compiles
+        .iter()
+        .filter(|c| c.event == "fx_graph_cache")
+        .peekable();
+    compiles.peek()?;
+    Some(
+        compiles
+            .flat_map(|c| &c.info)
+            .filter(|(name, _)| name.starts_with("inductor."))
+            .filter_map(|(name, value)| match value {
+                Scalar::Str(value) => Some((name.as_str(), value.as_str())),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// The Inductor config entries, by name, set to a value in one run's
+/// compiles that the other run's never had.
+fn configs_differing(a: &Trace, b: &Trace) -> Vec<String> {
+    let (Some(x), Some(y)) = (compile_configs(a), compile_configs(b)) else {
+        return Vec::new();
+    };
+    x.symmetric_difference(&y)
+        .map(|(name, _)| (*name).to_owned())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// The kernels a run's program launched (autotuning and allocations left

@@ -78,6 +78,7 @@ VARIANTS = {
 # ``reference.msgpack``, for ``diff --reference``.
 REFERENCED = {
     "eager_against_compiled",
+    "config_fp_contract",
     "planted_rounding",
     "gpu_planted_rounding",
     "gpt_eager_against_compiled",

@@ -755,6 +755,12 @@ pub fn program_lines(programs: &ProgramDifferences) -> Vec<String> {
             named(&programs.other_source)
         ));
     }
+    if !programs.configs.is_empty() {
+        lines.push(format!(
+            "graphs compiled with other Inductor config: {}",
+            named(&programs.configs)
+        ));
+    }
     lines
 }
 
@@ -802,6 +808,7 @@ mod tests {
                 b: names(&["k0", "k1", "k2", "k3", "k4"]),
             },
             other_source: names(&["cpp_fused_gelu_0"]),
+            configs: names(&["inductor.cpp.simdlen"]),
         };
         assert_eq!(
             program_lines(&eager_and_compiled),
@@ -810,6 +817,7 @@ mod tests {
                 "kernels only A launched: 1 (`aten::gelu`)",
                 "kernels only B launched: 5 (`k0`, `k1`, `k2`, 2 more)",
                 "kernels of one name from other sources: 1 (`cpp_fused_gelu_0`)",
+                "graphs compiled with other Inductor config: 1 (`inductor.cpp.simdlen`)",
             ]
         );
         let same = ProgramDifferences {

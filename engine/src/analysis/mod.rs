@@ -75,10 +75,14 @@ impl Kind {
     }
 
     /// Whether it marks where two programs differ (another source,
-    /// config or launch sequence) rather than where one program's bits
-    /// part: with samples, such a divergence is judged by its numerics.
+    /// config, launch sequence, or settings in force or compiled with)
+    /// rather than where one program's bits part: with samples, such a
+    /// divergence is judged by its numerics.
     pub fn marks_program_difference(self) -> bool {
-        matches!(self, Kind::Structural | Kind::Code | Kind::LaunchConfig)
+        matches!(
+            self,
+            Kind::Structural | Kind::Code | Kind::LaunchConfig | Kind::Settings
+        )
     }
 }
 

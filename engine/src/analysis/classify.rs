@@ -36,21 +36,15 @@ pub(super) fn classify_rows(
             divergences.push(structural_run(a, b, rows, start, row));
             continue;
         }
-        if let Some((_, diff)) = pairs.next_if(|(r, _)| *r == row) {
-            let collective = rows[row]
-                .a()
-                .is_some_and(|x| a.kernel_of(&a.launches[x as usize]).is_collective());
-            let (mut kind, args) = classify_pair(&diff, collective);
-            if kind == Some(Kind::NondeterministicKernel)
-                && let (Some(x), Some(y)) = (rows[row].a(), rows[row].b())
-            {
-                let launch = &a.launches[x as usize];
-                let (sa, sb) = (launch.seq, b.launches[y as usize].seq);
-                let backend = &a.kernel_of(launch).backend;
-                if !crate::settings::explaining_at(a, sa, b, sb, backend).is_empty() {
-                    kind = Some(Kind::Settings);
-                }
-            }
+        if let (Some((_, diff)), Row::Both(x, y)) = (pairs.next_if(|(r, _)| *r == row), rows[row]) {
+            let (kind, args) = if diff.inputs.is_empty() {
+                (
+                    kind_on_equal_inputs(a, b, (x, y), &diff),
+                    diff.outputs.clone(),
+                )
+            } else {
+                (Some(Kind::DivergentInput), diff.inputs.clone())
+            };
             match kind {
                 None => statuses[row] = RowStatus::Benign,
                 Some(kind) => {
@@ -96,20 +90,39 @@ fn compare_rows(a: &Trace, b: &Trace, rows: &[Row], offset: usize) -> Vec<(usize
         .collect()
 }
 
-/// The kind of a matched pair that differs (`collective`: its kernel is
-/// one), and the arguments to name; `None` when its bits agree despite
-/// other differences.
-fn classify_pair(diff: &PairDiff, collective: bool) -> (Option<Kind>, Vec<ArgIndex>) {
-    if !diff.inputs.is_empty() {
-        return (Some(Kind::DivergentInput), diff.inputs.clone());
+/// The kind of aligned launches `x` of run A and `y` of run B (`launches`)
+/// whose inputs agree, or are taken to, as `diff` says how they differ
+/// otherwise; `None` when their bits agree despite other differences. A
+/// kernel whose outputs differ on equal inputs while settings that can
+/// explain it differ is put down to them.
+pub(super) fn kind_on_equal_inputs(
+    a: &Trace,
+    b: &Trace,
+    (x, y): (u32, u32),
+    diff: &PairDiff,
+) -> Option<Kind> {
+    let launch = &a.launches[x as usize];
+    let kernel = a.kernel_of(launch);
+    let kind = outputs_kind(diff, kernel.is_collective())?;
+    let (sa, sb) = (launch.seq, b.launches[y as usize].seq);
+    if kind == Kind::NondeterministicKernel
+        && !crate::settings::explaining_at(a, sa, b, sb, &kernel.backend).is_empty()
+    {
+        return Some(Kind::Settings);
     }
+    Some(kind)
+}
+
+/// The kind of a matched pair whose inputs agree (`collective`: its
+/// kernel is one); `None` when its bits agree despite other differences.
+fn outputs_kind(diff: &PairDiff, collective: bool) -> Option<Kind> {
     // With outputs not hashed, a different launch cannot be shown harmless.
     let outputs_differ =
         !diff.outputs.is_empty() || (diff.outputs_unhashed && diff.static_difference());
     if !outputs_differ {
-        return (None, Vec::new());
+        return None;
     }
-    let kind = if diff.source {
+    Some(if diff.source {
         Kind::Code
     } else if !diff.layout.is_empty() {
         Kind::Structural
@@ -119,8 +132,7 @@ fn classify_pair(diff: &PairDiff, collective: bool) -> (Option<Kind>, Vec<ArgInd
         Kind::Collective
     } else {
         Kind::NondeterministicKernel
-    };
-    (Some(kind), diff.outputs.clone())
+    })
 }
 
 /// A run of rows `start..end` with launches in one run only.

@@ -129,25 +129,24 @@ pub(super) fn explain_inputs(
         let first_explained = origins
             .iter()
             .find_map(|o| o.explained_by.map(|up| (up, o.arg)));
-        // Such bytes alone differing, with settings in force that explain
-        // other bits from equal inputs (a compile flag, a numerics flag),
-        // are those settings' doing: the scratch's old bytes were never
-        // read.
-        let settings_explain = !origins.is_empty() && origins.iter().all(stale) && {
-            let d = &divergences[index];
-            let outputs_differ = d.diff.as_ref().is_some_and(|diff| !diff.outputs.is_empty());
-            outputs_differ
-                && d.b.is_some_and(|y| {
-                    let (sa, sb) = (a.launches[launch as usize].seq, b.launches[y as usize].seq);
-                    !crate::settings::explaining_at(a, sa, b, sb, &kernel.backend).is_empty()
-                })
+        // Such bytes alone differing are not what made the outputs differ
+        // where something else can have: another source, launch or
+        // config, settings in force or compiled with. (Alone on one
+        // kernel with nothing else, they still stand for the cause.)
+        let only_stale = !origins.is_empty() && origins.iter().all(stale);
+        let kind_without_them = match (&divergences[index].diff, divergences[index].b) {
+            (Some(diff), Some(y)) if only_stale => {
+                super::classify::kind_on_equal_inputs(a, b, (launch, y), diff)
+                    .filter(|&kind| kind != Kind::NondeterministicKernel)
+            }
+            _ => None,
         };
         let d = &mut divergences[index];
         d.reached_from = first_explained
             .filter(|_| origins.iter().all(|o| o.explained_by.is_some() || stale(o)));
         d.origins = origins;
-        if settings_explain && let Some(diff) = &d.diff {
-            d.kind = Kind::Settings;
+        if let (Some(kind), Some(diff)) = (kind_without_them, &d.diff) {
+            d.kind = kind;
             d.args = diff.outputs.clone();
             d.absorbed = false;
         }

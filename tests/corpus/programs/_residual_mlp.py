@@ -12,9 +12,9 @@ from _harness import run, state
 
 
 class Block(torch.nn.Module):
-    def __init__(self, width: int, rounds: bool = False) -> None:
+    def __init__(self, width: int, rounds: bool = False, eps: float = 1e-5) -> None:
         super().__init__()
-        self.norm = torch.nn.LayerNorm(width)
+        self.norm = torch.nn.LayerNorm(width, eps=eps)
         self.fc = torch.nn.Linear(width, width)
         self.rounds = rounds
 
@@ -35,13 +35,18 @@ def training(
     compiled: bool = False,
     rounds: int | None = None,
     autocast: torch.dtype | None = None,
+    eps: tuple[int, float] | None = None,
 ) -> Callable[[], dict[str, torch.Tensor]]:
     """``steps`` AdamW steps of ``blocks`` blocks (the block numbered
-    ``rounds`` rounding), seeded, in ``dtype`` (under ``autocast`` to that
-    dtype when given): returns the function that trains and gives the
-    results (loss, parameters, gradients, state)."""
+    ``rounds`` rounding; with ``eps`` ``(i, value)``, block ``i``'s
+    LayerNorm taking that epsilon), seeded, in ``dtype`` (under
+    ``autocast`` to that dtype when given): returns the function that
+    trains and gives the results (loss, parameters, gradients, state)."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(*[Block(width, rounds=i == rounds) for i in range(blocks)])
+    epsilon = dict([eps]) if eps else {}
+    model = torch.nn.Sequential(
+        *[Block(width, rounds=i == rounds, eps=epsilon.get(i, 1e-5)) for i in range(blocks)]
+    )
     x = torch.randn(16, width)
     model, x = model.to(device, dtype), x.to(device, dtype)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)

@@ -272,6 +272,19 @@ fn every_pair_gets_its_expected_verdict() {
                 ));
             }
         }
+        // What the numerics comparison must say, where the pair asks.
+        if let Some(words) = expected["accuracy_detail_contains"].as_str() {
+            let detail = report
+                .accuracy
+                .as_ref()
+                .map(|a| a.detail.join("\n"))
+                .unwrap_or_default();
+            if !detail.contains(words) {
+                failures.push(format!(
+                    "{name}: the numerics comparison says `{detail}`, not `{words}`"
+                ));
+            }
+        }
         // How many launches before the root cause the batch comparison
         // could not judge, where the pair says.
         if let Some(count) = expected["batch_unjudged"].as_u64() {

@@ -1243,3 +1243,64 @@ fn numerics_judge_only_two_programs_with_samples_when_asked() {
     );
     assert!(Analysis::run(&a, &b, Options::default()).accuracy.is_none());
 }
+
+/// A trace of draws from the default generator, each `(kernel, state)`:
+/// `aten::randint.low_out` is Inductor's draw of seeds (from the whole
+/// int64 range), any other an eager op drawing its own numbers.
+fn draws_trace(draws: &[(&str, &str)]) -> Trace {
+    use tritontui_trace::format::Scalar;
+    use tritontui_trace::{Access, ArgValue, TraceWriter};
+    let mut w = TraceWriter::new(Vec::new(), &hashed_header()).expect("header");
+    let layout = w.layout("float32", 4, &[64], &[1], 0).expect("layout");
+    for (seq, (kernel, state)) in draws.iter().enumerate() {
+        let seq = seq as u64;
+        let (defs, mut args) = if *kernel == "aten::randint.low_out" {
+            (
+                vec![("low", Access::In), ("out", Access::Out)],
+                vec![ArgValue::Scalar(Scalar::Int(i64::MIN))],
+            )
+        } else {
+            (vec![("self", Access::Inout)], Vec::new())
+        };
+        args.push(hashed(layout, 4096 * (seq + 1), 0, seq + 1));
+        let mut defs = defs;
+        defs.push(("default_generator", Access::In));
+        args.push(ArgValue::Scalar(Scalar::Str((*state).into())));
+        write_launch(&mut w, seq, kernel, &defs, args);
+    }
+    let bytes = w.finish(draws.len() as u64, "exit").expect("finish");
+    Trace::from_bytes(Path::new("t"), &bytes).expect("load")
+}
+
+#[test]
+fn random_numbers_part_where_a_run_draws_from_another_state_or_only_seeds_or_more() {
+    use tritontui_engine::accuracy::random::RandomParting;
+    let parting = |a: &[(&str, &str)], b: &[(&str, &str)]| {
+        RandomParting::of(&draws_trace(a), &draws_trace(b)).map(|p| (p.a, p.b))
+    };
+    let (s0, s1) = (
+        "<default generator cpu seed=1 state=0a>",
+        "<default generator cpu seed=1 state=0b>",
+    );
+    // Eager dropout against compiled dropout that draws as eager does
+    // (`fallback_random`): other ops, the same states, the same numbers.
+    let eager = [
+        ("aten::bernoulli_.float", s0),
+        ("aten::bernoulli_.float", s1),
+    ];
+    let fallback = [("aten::native_dropout", s0), ("aten::native_dropout", s1)];
+    assert_eq!(parting(&eager, &fallback), None);
+    // Compiled code that draws seeds and makes its numbers in its kernels.
+    assert_eq!(
+        parting(&eager, &[("aten::randint.low_out", s0)]),
+        Some((Some(0), Some(0)))
+    );
+    // Another state at the second draw (a reseed between them).
+    let reseeded = [
+        ("aten::bernoulli_.float", s0),
+        ("aten::bernoulli_.float", s0),
+    ];
+    assert_eq!(parting(&eager, &reseeded), Some((Some(1), Some(1))));
+    // A draw the other run never makes.
+    assert_eq!(parting(&eager[..1], &eager), Some((None, Some(1))));
+}

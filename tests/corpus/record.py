@@ -34,6 +34,7 @@ VARIANTS = {
     "planted_rounding",
     "planted_eps",
     "eager_against_compiled",
+    "dropout_eager_against_compiled",
     "autocast_bf16",
     "autocast_bf16_step",
     "gpu_eager_against_compiled",

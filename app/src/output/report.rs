@@ -139,6 +139,11 @@ pub struct AccuracyReport {
     pub unsampled_results: Vec<String>,
     /// The reference run's points, with `--reference`; else null.
     pub reference_points: Option<usize>,
+    /// Where the runs start to draw other random numbers: each run's draw
+    /// (`{a, b}`, sequence numbers; null for a run that drew no more);
+    /// null when they draw the same. Points written from there on are not
+    /// judged (`drawn_apart`).
+    pub random_parting: Option<Sides<Option<u64>>>,
     /// The aligned points in run B's order, then the differing results,
     /// up to the report's limit.
     pub aligned: Vec<PointReport>,
@@ -206,6 +211,9 @@ pub struct PointReport {
     /// same bits in both runs, or a reference run judges it); else a
     /// point past its bound is a suspect.
     pub accountable: bool,
+    /// Whether it was written once the runs' random numbers parted
+    /// (`random_parting`): not judged, never past its bound.
+    pub drawn_apart: bool,
     /// Against a reference run (`--reference`): each run's root mean
     /// square error against it and what run B's may be
     /// (`{error_a, error_b, bound}`); this decides `past_bound`. Null
@@ -706,6 +714,10 @@ fn accuracy_report(runs: TracePair<'_>, accuracy: &Accuracy, limit: usize) -> Ac
         results_within_reference: accuracy.results_within_reference,
         unsampled_results: accuracy.unsampled_results.clone(),
         reference_points: accuracy.reference_points,
+        random_parting: accuracy.random_parting.map(|parting| Sides {
+            a: parting.a.map(|i| runs.seq_a(i)),
+            b: parting.b.map(|i| runs.seq_b(i)),
+        }),
         aligned: accuracy
             .aligned
             .iter()
@@ -757,6 +769,7 @@ fn point_report(runs: TracePair<'_>, p: &AlignedPoint) -> PointReport {
         rms_bound: p.bound_abs,
         past_bound: p.past_bound(),
         accountable: p.accountable(),
+        drawn_apart: p.drawn_apart,
         reference: p.reference,
     }
 }

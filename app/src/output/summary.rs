@@ -212,6 +212,19 @@ pub fn summary(report: &Report) -> String {
                 "every aligned point and differing result within what the arithmetic allows"
             }
         ),
+        // Two programs whose random numbers part: what follows is not
+        // judged.
+        _ if roots == 0
+            && report
+                .accuracy
+                .as_ref()
+                .is_some_and(|a| a.random_parting.is_some()) =>
+        {
+            format!(
+                "divergent: two programs whose results differ in bits ({} of {}) and that draw other random numbers; before they part, their numerics name no root cause (see numerics above)",
+                report.results.differ, report.results.compared
+            )
+        }
         // Two programs whose numerics name no root cause: the results
         // differ, and the points past their bound are suspects.
         _ if roots == 0 && report.accuracy.is_some() => format!(

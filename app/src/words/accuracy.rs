@@ -225,7 +225,11 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
     if let Some(points) = accuracy.reference_points {
         lines.push(reference_coverage(accuracy, points));
     }
-    let within = accuracy.aligned.iter().filter(|p| !p.past_bound());
+    lines.extend(random_parting_line(runs, accuracy));
+    let within = accuracy
+        .aligned
+        .iter()
+        .filter(|p| !p.drawn_apart && !p.past_bound());
     if let Some(largest) = within
         .filter(|p| p.error.relative > 0.0)
         .max_by(|x, y| x.error.relative.total_cmp(&y.error.relative))
@@ -287,6 +291,37 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Where the runs' random numbers part, when they do, and what that
+/// leaves unjudged.
+fn random_parting_line(runs: TracePair<'_>, accuracy: &Accuracy) -> Option<String> {
+    let parting = accuracy.random_parting?;
+    let draw = |trace: &Trace, run: &str, index: Option<u32>| match index {
+        Some(i) => {
+            let launch = &trace.launches[i as usize];
+            format!("{run}#{} `{}`", launch.seq, trace.kernel_of(launch).name)
+        }
+        None => format!("no more draws in {run}"),
+    };
+    let seeds = |trace: &Trace, index: Option<u32>| {
+        index.is_some_and(|i| {
+            trace.kernel_of(&trace.launches[i as usize]).name == "aten::randint.low_out"
+        })
+    };
+    let hint = if seeds(runs.a, parting.a) != seeds(runs.b, parting.b) {
+        "; one run's compiled code draws seeds and makes its random numbers in its kernels, the other's ops draw their own (`torch._inductor.config.fallback_random = True` makes compiled code draw as eager does)"
+    } else {
+        ""
+    };
+    let apart = accuracy.apart_by_draws().count();
+    Some(format!(
+        "the runs draw other random numbers from {} / {} on{hint}: {apart} differing point{} written from there on {} not judged (nothing bounds how far apart other random numbers take them)",
+        draw(runs.a, "A", parting.a),
+        draw(runs.b, "B", parting.b),
+        if apart == 1 { "" } else { "s" },
+        if apart == 1 { "is" } else { "are" },
+    ))
 }
 
 /// A point, its error and its bound, as a summary line names the first of

@@ -14,12 +14,14 @@
 //! relative error passes the relative bound and its absolute error the
 //! absolute one, so that neither a cancellation (which inflates the
 //! relative error of a small result) nor a normalization (which inflates
-//! the absolute error of a small input) is taken for a bug.
+//! the absolute error of a small input) is taken for a bug. Points written
+//! once the programs draw other random numbers (`random`) are not judged.
 
 pub mod error;
 pub mod fused;
 pub mod matching;
 pub mod points;
+pub mod random;
 pub mod reference;
 pub mod upstream;
 
@@ -77,12 +79,19 @@ pub struct AlignedPoint {
     /// The absolute error it may carry: `GROWTH` times `upstream_abs`, at
     /// least the relative floor of its values' scale.
     pub bound_abs: f64,
+    /// Whether it was written once the runs' random numbers parted
+    /// (`Accuracy::random_parting`): then nothing bounds its error, and it
+    /// is not judged.
+    pub drawn_apart: bool,
 }
 
 impl AlignedPoint {
     /// Whether its error is past its bound: both the relative and the
     /// absolute one; against a reference run, the minifier's rule.
     pub fn past_bound(&self) -> bool {
+        if self.drawn_apart {
+            return false;
+        }
         match &self.reference {
             Some(check) => check.fails(),
             None => self.error.relative > self.bound && self.error.rms > self.bound_abs,
@@ -128,6 +137,8 @@ pub struct Accuracy {
     /// samples), when there is one: fewer than run A's where it ran less
     /// of the program (it stopped early, or raised).
     pub reference_points: Option<usize>,
+    /// The draws at which the runs' random numbers part, when they do.
+    pub random_parting: Option<random::RandomParting>,
 }
 
 impl Accuracy {
@@ -191,6 +202,7 @@ impl Accuracy {
         for (point, &(i, j)) in aligned.iter_mut().zip(&pairs) {
             point.reference = check(i, j);
         }
+        let random_parting = random::RandomParting::of(a, b);
         let mut unsampled_results = Vec::new();
         let point =
             |at: &FxHashMap<(u32, ArgIndex), usize>, writer: Option<ResultWriter>| match writer
@@ -218,12 +230,17 @@ impl Accuracy {
             result.reference = check(i, j);
             aligned.push(result);
         }
+        if let Some(parting) = random_parting {
+            for point in &mut aligned {
+                point.drawn_apart = parting.passed_by(point.a.0, point.b.0);
+            }
+        }
         // The minifier judges a program by its results, and only looks
         // inside one whose results fail its rule.
         let mut results = aligned.iter().filter(|p| p.result.is_some()).peekable();
         let results_within_reference = results.peek().is_some()
             && unsampled_results.is_empty()
-            && results.all(|p| p.reference.is_some_and(|check| !check.fails()));
+            && results.all(|p| !p.drawn_apart && p.reference.is_some_and(|check| !check.fails()));
         let first_past = aligned
             .iter()
             .position(|p| p.accountable() && p.past_bound())
@@ -236,6 +253,7 @@ impl Accuracy {
             results_within_reference,
             results_equal,
             reference_points: reference.map(|_| points_r.len()),
+            random_parting,
         })
     }
 
@@ -244,7 +262,18 @@ impl Accuracy {
     /// sampled: the programs are equivalent as far as the arithmetic
     /// allows.
     pub fn within_bounds(&self) -> bool {
-        self.first_past.is_none() && self.unsampled_results.is_empty() && self.unsure().count() == 0
+        self.first_past.is_none()
+            && self.unsampled_results.is_empty()
+            && self.unsure().count() == 0
+            && self.apart_by_draws().next().is_none()
+    }
+
+    /// Aligned points written once the runs' random numbers parted whose
+    /// values differ: not judged, and they forbid `equivalent`.
+    pub fn apart_by_draws(&self) -> impl Iterator<Item = &AlignedPoint> {
+        self.aligned
+            .iter()
+            .filter(|p| p.drawn_apart && p.error.max_abs != 0.0)
     }
 
     /// Aligned points past their bound that are not root causes
@@ -368,6 +397,7 @@ fn aligned_point(
         bound: (GROWTH * upstream).max(floor(dtype)),
         reference: None,
         bound_abs: (GROWTH * upstream_abs).max(floor(dtype) * scale),
+        drawn_apart: false,
     }
 }
 

@@ -45,7 +45,7 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             "↑↓ choose · Enter open B's launch · Esc close",
         ),
         &format!(
-            "  {:<9} {:<9} {:<MODULE$} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! a suspect past it)",
+            "  {:<9} {:<9} {:<MODULE$} {:<44} {:>8} {:>8}  {:<BAR$}  (✗ first past its bound, ! a suspect past it, ~ drawn from other random numbers: not judged)",
             "A", "B", "module", "B's kernel (argument) / result", "error", "bound", "1e-12 … 1"
         ),
     );
@@ -58,6 +58,8 @@ pub fn render(app: &App, comparison: &Comparison, frame: &mut Frame, area: Rect)
             '✗'
         } else if p.past_bound() {
             '!'
+        } else if p.drawn_apart {
+            '~'
         } else {
             ' '
         };

@@ -30,6 +30,7 @@ VARIANTS = {
     "recompile_batch",
     "config_code",
     "config_fp_contract",
+    "dynamic_against_static",
     "config_after_start",
     "planted_rounding",
     "planted_eps",

@@ -626,6 +626,9 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
             if let Some(cause) = cause {
                 return format!("{parts}: {cause}");
             }
+            if let Some(words) = other_signature(runs, d) {
+                return format!("{parts}: {words}");
+            }
             let only =
                 tritontui_engine::analysis::kernels_only_in(runs.a, runs.b, &analysis.alignment, d);
             if only.a.is_empty() || only.b.is_empty() {
@@ -641,6 +644,32 @@ fn structural_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence) ->
             )
         }
     }
+}
+
+/// Where both runs launch a kernel of one name here, each with other
+/// arguments (compiled for dynamic shapes in one run, it takes its sizes
+/// as arguments): that, in words.
+fn other_signature(runs: TracePair<'_>, d: &Divergence) -> Option<String> {
+    let (x, y) = (d.a?, d.b?);
+    let (la, lb) = (&runs.a.launches[x as usize], &runs.b.launches[y as usize]);
+    let (ka, kb) = (runs.a.kernel_of(la), runs.b.kernel_of(lb));
+    if ka.name != kb.name || ka.args.len() == kb.args.len() {
+        return None;
+    }
+    let scalars = |trace: &Trace, launch| {
+        trace
+            .args_of(launch)
+            .filter(|arg| matches!(arg, ArgRef::Scalar(_)))
+            .count()
+    };
+    Some(format!(
+        "both run `{}`, with other arguments ({} in A, {} in B, of them {} and {} scalars: a kernel compiled for dynamic shapes takes its sizes as arguments)",
+        ka.name,
+        ka.args.len(),
+        kb.args.len(),
+        scalars(runs.a, la),
+        scalars(runs.b, lb)
+    ))
 }
 
 /// `A#i B#j`, with `-` for a side that lacks the launch.

@@ -31,10 +31,13 @@ pub fn summary_lines(runs: TracePair<'_>, batch: &BatchComparison) -> Vec<String
                 variant_words(runs, root),
             ));
             if batch.carried > 0 {
+                let one = batch.carried == 1;
                 lines.push(format!(
-                    "{} launch{} after it carry the difference (what they read already differed)",
+                    "{} launch{} after it {} the difference (what {} read already differed)",
                     batch.carried,
-                    if batch.carried == 1 { "" } else { "es" },
+                    if one { "" } else { "es" },
+                    if one { "carries" } else { "carry" },
+                    if one { "it" } else { "they" },
                 ));
             }
         }

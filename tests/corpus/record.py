@@ -31,6 +31,7 @@ VARIANTS = {
     "config_code",
     "config_fp_contract",
     "dynamic_against_static",
+    "grad_accumulation",
     "config_after_start",
     "planted_rounding",
     "planted_eps",
@@ -82,6 +83,7 @@ VARIANTS = {
 REFERENCED = {
     "eager_against_compiled",
     "config_fp_contract",
+    "grad_accumulation",
     "planted_rounding",
     "planted_eps",
     "gpu_planted_rounding",

@@ -255,14 +255,20 @@ pub fn summary_lines(runs: TracePair<'_>, accuracy: &Accuracy) -> Vec<String> {
     }
     let absorbed: Vec<&AlignedPoint> = accuracy.absorbed().collect();
     if let Some(first) = absorbed.first() {
+        let bounds = if absorbed.len() == 1 {
+            "its bound"
+        } else {
+            "their bounds"
+        };
         let (past, why) = if accuracy.results_equal {
             (
-                if absorbed.len() == 1 {
-                    "its bound"
-                } else {
-                    "their bounds"
-                },
+                bounds,
                 "the results agree bit for bit, so no error reached them",
+            )
+        } else if accuracy.results_within_rounding && !accuracy.results_within_reference {
+            (
+                bounds,
+                "every differing result is within rounding of its counterpart (at most the floor of its dtype), so no error past rounding reached them",
             )
         } else {
             (

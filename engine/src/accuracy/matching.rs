@@ -194,6 +194,7 @@ mod tests {
             hash: None,
             samples,
             op: None,
+            reads: 0,
         }
     }
 
@@ -279,6 +280,12 @@ mod tests {
             ..point(&[1.0, 2.000_001])
         }];
         assert_eq!(match_points(&a, &addmm), vec![(0, 0)]);
+        // The same op on inputs of other shapes (a mean over other rows).
+        let elsewhere = [Point {
+            reads: 1,
+            ..addmm[0]
+        }];
+        assert!(match_points(&a, &elsewhere).is_empty());
         // A generated kernel may hold what any op computed.
         assert_eq!(match_points(&a, &[point(&[1.0, 2.0])]), vec![(0, 0)]);
     }

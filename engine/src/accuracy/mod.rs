@@ -133,6 +133,13 @@ pub struct Accuracy {
     /// the points say, no error reached them, so points past their bound
     /// are absorbed, no root cause ([`Accuracy::absorbed`]).
     pub results_equal: bool,
+    /// Every differing result was sampled and is within rounding of its
+    /// counterpart (its relative error at most `floor` of its dtype): no
+    /// error past rounding reached the results, so points past their
+    /// bound before them (an intermediate the rest of the program
+    /// absorbed, or two tensors taken for one: two micro-batches' losses
+    /// against one batch's) are no root cause ([`Accuracy::absorbed`]).
+    pub results_within_rounding: bool,
     /// The reference run's points (written floating tensors with
     /// samples), when there is one: fewer than run A's where it ran less
     /// of the program (it stopped early, or raised).
@@ -241,10 +248,14 @@ impl Accuracy {
         let results_within_reference = results.peek().is_some()
             && unsampled_results.is_empty()
             && results.all(|p| !p.drawn_apart && p.reference.is_some_and(|check| !check.fails()));
+        let mut results = aligned.iter().filter(|p| p.result.is_some()).peekable();
+        let results_within_rounding = results.peek().is_some()
+            && unsampled_results.is_empty()
+            && results.all(|p| !p.drawn_apart && p.error.relative <= floor(&p.dtype));
         let first_past = aligned
             .iter()
             .position(|p| p.accountable() && p.past_bound())
-            .filter(|_| !results_within_reference && !results_equal);
+            .filter(|_| !results_within_reference && !results_equal && !results_within_rounding);
         Some(Accuracy {
             points: (points_a.len(), points_b.len()),
             aligned,
@@ -252,6 +263,7 @@ impl Accuracy {
             unsampled_results,
             results_within_reference,
             results_equal,
+            results_within_rounding,
             reference_points: reference.map(|_| points_r.len()),
             random_parting,
         })
@@ -300,7 +312,7 @@ impl Accuracy {
     /// or every differing one is within the minifier's rule against a
     /// reference run.
     pub fn results_settle(&self) -> bool {
-        self.results_equal || self.results_within_reference
+        self.results_equal || self.results_within_reference || self.results_within_rounding
     }
 
     /// The first aligned point past its bound.

@@ -2,7 +2,9 @@
 //! recorder kept (`samples`), in execution order. They are where two
 //! programs computing the same model can be compared value against value.
 
-use tritontui_trace::{ArgIndex, ArgRef, Trace};
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
+use tritontui_trace::{ArgIndex, ArgRef, Launch, Trace};
 
 /// One written tensor with samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,16 +26,21 @@ pub struct Point<'t> {
     /// The aten op that wrote it (`addmm` for `aten::addmm.out`), when its
     /// launch is one (an eager op, or an extern kernel of compiled code).
     pub op: Option<&'t str>,
+    /// The shapes of the tensors that op read, in order, hashed (0 for a
+    /// launch of no aten op).
+    pub reads: u64,
 }
 
 impl Point<'_> {
     /// Whether `other` may hold the same tensor as far as what wrote them
     /// says: two aten ops compute the same value only when they are the
     /// same op (in place, out-of-place or `.out`), so a compiled run's
-    /// `mm` (its bias moved into the next kernel) is not an eager `addmm`.
+    /// `mm` (its bias moved into the next kernel) is not an eager `addmm`,
+    /// on inputs of the same shapes, which the op's arithmetic fixes: a
+    /// mean over 64 rows is not one over 32 (a micro-batch's loss).
     pub fn same_op(&self, other: &Point<'_>) -> bool {
         match (self.op, other.op) {
-            (Some(x), Some(y)) => x == y,
+            (Some(x), Some(y)) => x == y && self.reads == other.reads,
             _ => true,
         }
     }
@@ -60,6 +67,11 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
         let first = out.len();
         let kernel = trace.kernel_of(l);
         let op = (kernel.backend == "aten").then(|| op_of(&kernel.name));
+        let reads = if op.is_some() {
+            read_shapes(trace, l)
+        } else {
+            0
+        };
         for (arg, value) in trace.args_of(l).enumerate() {
             let ArgRef::Tensor(t) = value else { continue };
             let Some(samples) = t.samples else { continue };
@@ -75,6 +87,7 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
                 hash: t.post,
                 samples,
                 op,
+                reads,
             });
         }
         out[first..].sort_by(|x, y| {
@@ -84,6 +97,20 @@ pub fn points(trace: &Trace) -> Vec<Point<'_>> {
         });
     }
     out
+}
+
+/// The shapes of the tensors launch `launch` reads, in order, hashed.
+fn read_shapes(trace: &Trace, launch: &Launch) -> u64 {
+    let kernel = trace.kernel_of(launch);
+    let mut hasher = FxHasher::default();
+    for (i, arg) in trace.args_of(launch).enumerate() {
+        if let ArgRef::Tensor(t) = arg
+            && kernel.access_of(i).reads()
+        {
+            t.layout.shape.hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }
 
 /// An aten op's name without its namespace, overload and in-place mark:

@@ -157,3 +157,41 @@ def test_each_graph_s_cache_record_holds_the_inductor_config_it_compiled_with(
     # Each graph's inputs name the graph by the key its cache record has.
     graphs = [r["graph"] for r in records if r["type"] == "input"]
     assert graphs == [info["key"] for info in caches], (graphs, caches)
+
+
+def test_a_graph_break_s_reason_is_read_past_its_lead_and_a_frame_given_up_on_says_so() -> None:
+    from tritontui.hooks.compile_events import graph_break
+
+    # torch 2.11's artifacts, cut short: a reason whose line only leads
+    # into it, and a frame Dynamo gave up on, its exception last.
+    led = (
+        "Graph break in user code at /w/kv.py:10\n"
+        "Graph Break Reason: Encountered graph break that we cannot resume from. "
+        "Graph break encountered:\n\n"
+        "Backend compiler exception\n"
+        "  Explanation: Backend compiler `inductor` failed with aten._local_scalar_dense.default\n"
+        "  Hint: Report an issue to the backend compiler repo.\n"
+    )
+    where, reason = graph_break(led)
+    assert where == "/w/kv.py:10"
+    assert reason.endswith(
+        "Graph break encountered: Backend compiler exception (Backend compiler `inductor` "
+        "failed with aten._local_scalar_dense.default)"
+    ), reason
+    given_up = (
+        "WON'T CONVERT forward /w/kv.py line 10\n"
+        "========== TorchDynamo Stack Trace ==========\n"
+        "Traceback (most recent call last):\n"
+        '  File "/t/output_graph.py", line 2664, in _call_user_compiler\n'
+        "torch._subclasses.fake_tensor.DataDependentOutputException: "
+        "aten._local_scalar_dense.default\n\n"
+        "While executing %setitem : [num_users=0] = call_function[target=operator.setitem]\n"
+    )
+    assert graph_break(given_up) == (
+        "/w/kv.py:10",
+        "`forward` runs eagerly: torch._subclasses.fake_tensor.DataDependentOutputException: "
+        "aten._local_scalar_dense.default",
+    )
+    # The plain reason stays as it was.
+    plain = "Graph break in user code at /w/r.py:15\nGraph Break Reason: Data-dependent branching\n"
+    assert graph_break(plain) == ("/w/r.py:15", "Data-dependent branching")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from typing import Any
 
 from .. import _active, _settings
@@ -108,11 +109,7 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
             **_settings.non_defaults("inductor", "torch._inductor.config"),
         }
     if artifact.get("name") == "dynamo_graph_break_reason":
-        lines = payload.splitlines()
-        where = lines[0].removeprefix("Graph break in user code at ") if lines else ""
-        reason = next(
-            (line.removeprefix("Graph Break Reason: ") for line in lines if "Reason:" in line), ""
-        )
+        where, reason = graph_break(payload)
         return "graph_break", {
             "name": compile_id,
             "compile_id": compile_id,
@@ -121,6 +118,41 @@ def _event(metadata: Any, payload: Any) -> tuple[str, dict[str, Any]] | None:
             **ids,
         }
     return None
+
+
+def graph_break(payload: str) -> tuple[str, str]:
+    """Where a graph broke and why, from Dynamo's `dynamo_graph_break_reason`
+    artifact: ``Graph break in user code at FILE:LINE`` then ``Graph Break
+    Reason: ...``, whose line may only lead into the reason on the lines
+    after it (``Graph break encountered:``, then what and its
+    ``Explanation:``); or ``WON'T CONVERT FN FILE line N`` and a stack
+    trace, when Dynamo gave up on the whole frame and runs it eagerly, the
+    exception last."""
+    lines = payload.splitlines()
+    first = lines[0] if lines else ""
+    frame = re.fullmatch(r"WON'T CONVERT (\S+) (.+) line (\d+)", first)
+    if frame:
+        raised = [line for line in lines if re.match(r"[A-Za-z_][\w.]*: ", line)]
+        why = f": {raised[-1]}" if raised else ""
+        return f"{frame[2]}:{frame[3]}", f"`{frame[1]}` runs eagerly{why}"
+    where = first.removeprefix("Graph break in user code at ")
+    at = next((i for i, line in enumerate(lines) if "Reason:" in line), None)
+    if at is None:
+        return where, ""
+    reason = lines[at].removeprefix("Graph Break Reason: ")
+    if reason.endswith(":"):
+        after = [line.strip() for line in lines[at + 1 :] if line.strip()]
+        what = after[0] if after else ""
+        explained = next(
+            (
+                line.removeprefix("Explanation:").strip()
+                for line in after
+                if line.startswith("Explanation:")
+            ),
+            "",
+        )
+        reason = " ".join(part for part in (reason, what, explained and f"({explained})") if part)
+    return where, reason
 
 
 def _torch_dir() -> str:

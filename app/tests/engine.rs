@@ -1303,4 +1303,12 @@ fn random_numbers_part_where_a_run_draws_from_another_state_or_only_seeds_or_mor
     assert_eq!(parting(&eager, &reseeded), Some((Some(1), Some(1))));
     // A draw the other run never makes.
     assert_eq!(parting(&eager[..1], &eager), Some((None, Some(1))));
+    // Attention takes the generator for its dropout alone: left at its
+    // default, none, so it draws nothing.
+    let attention = [
+        eager[0],
+        ("aten::_scaled_dot_product_flash_attention_for_cpu", s1),
+        eager[1],
+    ];
+    assert_eq!(parting(&eager, &attention), None);
 }

@@ -10,7 +10,9 @@
 //! whole int64 range) and makes its random numbers in its kernels, eager
 //! ops draw them themselves, so the two never agree, whereas Inductor's
 //! `fallback_random` calls the eager ops (`aten::native_dropout` where
-//! eager dropout calls `aten::bernoulli_`: the same numbers).
+//! eager dropout calls `aten::bernoulli_`: the same numbers). An attention
+//! op takes the generator for its dropout alone: with `dropout_p` zero, or
+//! left at that default, it draws nothing.
 
 use serde::Serialize;
 use tritontui_trace::format::Scalar;
@@ -79,6 +81,15 @@ fn draws(trace: &Trace) -> Vec<Draw<'_>> {
                 Scalar::Str(state) => Some(state.as_str()),
                 _ => None,
             };
+            let no_dropout = match scalar("dropout_p") {
+                Some(Scalar::Float(p)) => *p == 0.0,
+                Some(Scalar::Int(p)) => *p == 0,
+                Some(_) => false,
+                None => kernel.name.contains("attention"),
+            };
+            if no_dropout {
+                return None;
+            }
             let seeds = kernel.name == "aten::randint.low_out"
                 && matches!(scalar("low"), Some(Scalar::Int(i64::MIN)));
             Some(Draw {

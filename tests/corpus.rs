@@ -259,30 +259,27 @@ fn every_pair_gets_its_expected_verdict() {
         {
             failures.push(format!("{name}: the fingerprints do not agree"));
         }
-        // What the batch comparison must say, where the pair asks.
-        if let Some(words) = expected["batch_detail_contains"].as_str() {
-            let detail = report
-                .batch
-                .as_ref()
-                .map(|b| b.detail.join("\n"))
-                .unwrap_or_default();
+        // What the batch and numerics comparisons must say, where the pair
+        // asks.
+        let details = [
+            (
+                "batch_detail_contains",
+                "the batch comparison",
+                report.batch.as_ref().map(|b| &b.detail),
+            ),
+            (
+                "accuracy_detail_contains",
+                "the numerics comparison",
+                report.accuracy.as_ref().map(|a| &a.detail),
+            ),
+        ];
+        for (key, what, detail) in details {
+            let Some(words) = expected[key].as_str() else {
+                continue;
+            };
+            let detail = detail.map(|lines| lines.join("\n")).unwrap_or_default();
             if !detail.contains(words) {
-                failures.push(format!(
-                    "{name}: the batch comparison says `{detail}`, not `{words}`"
-                ));
-            }
-        }
-        // What the numerics comparison must say, where the pair asks.
-        if let Some(words) = expected["accuracy_detail_contains"].as_str() {
-            let detail = report
-                .accuracy
-                .as_ref()
-                .map(|a| a.detail.join("\n"))
-                .unwrap_or_default();
-            if !detail.contains(words) {
-                failures.push(format!(
-                    "{name}: the numerics comparison says `{detail}`, not `{words}`"
-                ));
+                failures.push(format!("{name}: {what} says `{detail}`, not `{words}`"));
             }
         }
         // How many launches before the root cause the batch comparison

@@ -66,23 +66,40 @@ def training(
     return train
 
 
-def planted_rounding(args: argparse.Namespace, device: str = "cpu") -> None:
-    """The planted_rounding pairs' run on ``device``: three blocks compiled,
-    one AdamW step, the middle block rounding to 1/64 in run B
-    (``--variant``), recorded with samples; the model without the bug in
-    float64 is the truth (and, with ``--float64``, the reference run)."""
+def against_float64(
+    args: argparse.Namespace,
+    blocks: int,
+    steps: int,
+    device: str = "cpu",
+    confirm: Callable[[], dict[str, float]] | None = None,
+    **planted: object,
+) -> None:
+    """A two-program pair's run: ``blocks`` blocks compiled, ``steps``
+    AdamW steps, run B (``--variant``) trained with the ``planted``
+    options of :func:`training` (a bug), recorded with samples; the model
+    without them in float64 is the truth (and, with ``--float64``, the
+    reference run)."""
     run(
         args,
         training(
-            blocks=3,
+            blocks=blocks,
             width=64,
-            steps=1,
+            steps=steps,
             device=device,
             compiled=not args.float64,
-            rounds=1 if args.variant else None,
             dtype=torch.float64 if args.float64 else torch.float32,
+            **(planted if args.variant else {}),
         ),
         threads=1 if device == "cpu" else 2,
         samples=True,
-        reference=training(blocks=3, width=64, steps=1, dtype=torch.float64, device=device),
+        reference=training(
+            blocks=blocks, width=64, steps=steps, dtype=torch.float64, device=device
+        ),
+        confirm=confirm,
     )
+
+
+def planted_rounding(args: argparse.Namespace, device: str = "cpu") -> None:
+    """The planted_rounding pairs' run on ``device``: three blocks compiled,
+    one AdamW step, the middle block rounding to 1/64 in run B."""
+    against_float64(args, blocks=3, steps=1, device=device, rounds=1)

@@ -10,8 +10,8 @@ of the model says by how much each run is off; what confirms the first
 kernel is a LayerNorm compiled alone with each flag."""
 
 import torch
-from _harness import parse, run
-from _residual_mlp import training
+from _harness import parse
+from _residual_mlp import against_float64
 
 args = parse(__doc__, variant='compile with cpp.enable_floating_point_contract_flag = "fast"')
 if args.variant:
@@ -33,17 +33,4 @@ def layer_norm_apart() -> dict[str, float]:
     return {"LayerNorm(64), off against fast": (outputs[0] - outputs[1]).abs().max().item()}
 
 
-run(
-    args,
-    training(
-        blocks=4,
-        width=64,
-        steps=2,
-        compiled=not args.float64,
-        dtype=torch.float64 if args.float64 else torch.float32,
-    ),
-    threads=1,
-    samples=True,
-    reference=training(blocks=4, width=64, steps=2, dtype=torch.float64),
-    confirm=layer_norm_apart,
-)
+against_float64(args, blocks=4, steps=2, confirm=layer_norm_apart)

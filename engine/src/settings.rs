@@ -102,42 +102,39 @@ pub fn numerics_differ_at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64) -> Vec<S
 
 /// The settings that can explain why launch `seq_a` of run A and launch
 /// `seq_b` of run B, of one kernel of `backend` (`cpp`, `triton`), wrote
-/// other bits from equal inputs: the numerics settings in force that
-/// differ, then the Inductor config it was compiled with that differs
-/// ([`compiled_differently_at`]).
-pub fn explaining_at(
-    a: &Trace,
-    seq_a: u64,
-    b: &Trace,
-    seq_b: u64,
-    backend: &str,
-) -> Vec<SettingDiff> {
-    let mut found = numerics_differ_at(a, seq_a, b, seq_b);
-    found.extend(compiled_differently_at(a, seq_a, b, seq_b, backend));
-    found
+/// other bits from equal inputs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Explaining {
+    /// The numerics settings in force that differ.
+    pub numerics: Vec<SettingDiff>,
+    /// The entries for the kernel's backend (`inductor.cpp.`,
+    /// `inductor.triton.`) of the Inductor config that differ between the
+    /// compiles that made it: they build the same source otherwise (the C++
+    /// compiler's floating-point contraction, say). Empty when a trace
+    /// does not say.
+    pub compiled: Vec<SettingDiff>,
 }
 
-/// The entries for `backend` (`inductor.cpp.`, `inductor.triton.`) of the
-/// Inductor config that differ between the compiles that made the kernels
-/// of launch `seq_a` of run A and launch `seq_b` of run B: they build the
-/// same source otherwise (the C++ compiler's floating-point contraction,
-/// say). Empty when a trace does not say.
-pub fn compiled_differently_at(
-    a: &Trace,
-    seq_a: u64,
-    b: &Trace,
-    seq_b: u64,
-    backend: &str,
-) -> Vec<SettingDiff> {
-    if backend.is_empty() {
-        return Vec::new();
+impl Explaining {
+    /// What explains launch `seq_a` of run A against `seq_b` of run B, of
+    /// a kernel of `backend`.
+    pub fn at(a: &Trace, seq_a: u64, b: &Trace, seq_b: u64, backend: &str) -> Explaining {
+        let prefix = format!("inductor.{backend}.");
+        let compiled = compiles_differ_at(a, seq_a, b, seq_b)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| !backend.is_empty() && d.name.starts_with(&prefix))
+            .collect();
+        Explaining {
+            numerics: numerics_differ_at(a, seq_a, b, seq_b),
+            compiled,
+        }
     }
-    let prefix = format!("inductor.{backend}.");
-    compiles_differ_at(a, seq_a, b, seq_b)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|d| d.name.starts_with(&prefix))
-        .collect()
+
+    /// Whether nothing explains it.
+    pub fn is_empty(&self) -> bool {
+        self.numerics.is_empty() && self.compiled.is_empty()
+    }
 }
 
 /// The entries whose values differ between run A's settings `x` and run
@@ -278,19 +275,26 @@ mod tests {
             ("inductor.max_autotune", "True"),
         ]);
         let b = compiled_trace(&[]);
-        let names = |found: Vec<SettingDiff>| found.into_iter().map(|d| d.name).collect::<Vec<_>>();
+        let names = |found: Explaining| {
+            assert!(found.numerics.is_empty());
+            found
+                .compiled
+                .into_iter()
+                .map(|d| d.name)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            names(compiled_differently_at(&a, 3, &b, 3, "cpp")),
+            names(Explaining::at(&a, 3, &b, 3, "cpp")),
             ["inductor.cpp.enable_floating_point_contract_flag"]
         );
         assert_eq!(
-            names(explaining_at(&a, 3, &b, 3, "triton")),
+            names(Explaining::at(&a, 3, &b, 3, "triton")),
             ["inductor.triton.persistent_reductions"]
         );
         // An aten op's kernel, or a launch after a graph whose compile was
         // not seen: no config to explain it.
-        assert!(explaining_at(&a, 3, &b, 3, "").is_empty());
-        assert!(explaining_at(&a, 6, &b, 6, "cpp").is_empty());
+        assert!(Explaining::at(&a, 3, &b, 3, "").is_empty());
+        assert!(Explaining::at(&a, 6, &b, 6, "cpp").is_empty());
     }
 
     #[test]

@@ -244,27 +244,24 @@ pub fn divergence_words(runs: TracePair<'_>, analysis: &Analysis, d: &Divergence
         }
         Kind::Settings => {
             let (x, y) = (d.a.unwrap_or_default(), d.b.unwrap_or_default());
-            let (seq_a, seq_b) = (runs.seq_a(x), runs.seq_b(y));
-            let mut why = Vec::new();
-            let numerics =
-                tritontui_engine::settings::numerics_differ_at(runs.a, seq_a, runs.b, seq_b);
-            if !numerics.is_empty() {
-                why.push(format!(
-                    "the numerics settings in force differ: {}",
-                    setting_lines(&numerics).join(", ")
-                ));
-            }
-            let compiled = tritontui_engine::settings::compiled_differently_at(
+            let explaining = tritontui_engine::settings::Explaining::at(
                 runs.a,
-                seq_a,
+                runs.seq_a(x),
                 runs.b,
-                seq_b,
+                runs.seq_b(y),
                 &runs.kernel(d).backend,
             );
-            if !compiled.is_empty() {
+            let mut why = Vec::new();
+            if !explaining.numerics.is_empty() {
+                why.push(format!(
+                    "the numerics settings in force differ: {}",
+                    setting_lines(&explaining.numerics).join(", ")
+                ));
+            }
+            if !explaining.compiled.is_empty() {
                 why.push(format!(
                     "it was compiled with other Inductor config: {}",
-                    setting_lines(&compiled).join(", ")
+                    setting_lines(&explaining.compiled).join(", ")
                 ));
             }
             // Inputs that differ only in scratch the kernel writes before

@@ -106,7 +106,7 @@ pub(super) fn kind_on_equal_inputs(
     let kind = outputs_kind(diff, kernel.is_collective())?;
     let (sa, sb) = (launch.seq, b.launches[y as usize].seq);
     if kind == Kind::NondeterministicKernel
-        && !crate::settings::explaining_at(a, sa, b, sb, &kernel.backend).is_empty()
+        && !crate::settings::Explaining::at(a, sa, b, sb, &kernel.backend).is_empty()
     {
         return Some(Kind::Settings);
     }

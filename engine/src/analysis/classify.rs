@@ -90,8 +90,8 @@ fn compare_rows(a: &Trace, b: &Trace, rows: &[Row], offset: usize) -> Vec<(usize
         .collect()
 }
 
-/// The kind of aligned launches `x` of run A and `y` of run B (`launches`)
-/// whose inputs agree, or are taken to, as `diff` says how they differ
+/// The kind of aligned launches `x` of run A and `y` of run B whose
+/// inputs agree, or are taken to, as `diff` says how they differ
 /// otherwise; `None` when their bits agree despite other differences. A
 /// kernel whose outputs differ on equal inputs while settings that can
 /// explain it differ is put down to them.

@@ -4,7 +4,7 @@
 //! folder of rank traces where a run of one process leaves a trace.
 
 use super::args::CheckArgs;
-use super::record::{recorded, unattended};
+use super::record::{rank_traces_beside, recorded, unattended};
 use anyhow::Context;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -90,36 +90,6 @@ impl Runs<'_> {
 /// rank traces into: `trace` without its extension.
 fn ranks_folder(trace: &Path) -> PathBuf {
     trace.with_extension("")
-}
-
-/// The rank traces ranks write when told to record into `trace`:
-/// `NAME-rank{N}.EXT` beside `NAME.EXT` (the recorder's
-/// `_session.expand_path`).
-pub(super) fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = match trace.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
-    let prefix = format!("{stem}-rank");
-    let suffix = trace
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    let mut found = Vec::new();
-    for entry in
-        std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?
-    {
-        let path = entry?.path();
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let rank = name
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(suffix.as_str()));
-        if rank.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit())) {
-            found.push(path);
-        }
-    }
-    Ok(found)
 }
 
 /// Removes what an earlier run recording into `trace` left: the trace,

@@ -1,10 +1,9 @@
 //! `tritontui record -- COMMAND`: a program run with the recorder on.
 
 use super::args::RecordArgs;
-use super::check_runs::rank_traces_beside;
 use super::status::ExitCode;
 use anyhow::Context;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use tritontui_trace::options;
 
@@ -162,6 +161,36 @@ pub(super) fn unattended(mut command: std::process::Command) -> std::process::Co
         command.env_remove(option.env);
     }
     command
+}
+
+/// The rank traces ranks write when told to record into `trace`:
+/// `NAME-rank{N}.EXT` beside `NAME.EXT` (the recorder's
+/// `_session.expand_path`).
+pub(super) fn rank_traces_beside(trace: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = match trace.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
+    let prefix = format!("{stem}-rank");
+    let suffix = trace
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    for entry in
+        std::fs::read_dir(dir).with_context(|| format!("{}: cannot read", dir.display()))?
+    {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let rank = name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(suffix.as_str()));
+        if rank.is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit())) {
+            found.push(path);
+        }
+    }
+    Ok(found)
 }
 
 #[cfg(test)]

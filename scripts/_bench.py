@@ -462,14 +462,16 @@ def step_phases(step: Callable[[], None], sync: Callable[[], None], steps: int) 
     """Where a recorded step's host time goes: the host's time per call of
     ``step`` (``sync`` drains the device before and after each, so that
     the time is the host's, not the device's; median of ``steps``)
-    unrecorded, under the two floors of :func:`turns_beside_the_floor`,
-    and recorded with metadata only and with the defaults, with the
-    recorder's phase timers (``_native.time_phases``) per step. The
-    hooks' own work is each hook's phase less the program's call inside
-    it, plus the graph call's record and end; what the added time leaves
-    beyond the floor and that own work is the rest of the graph-call hook
-    (its Python, its numerics sample and its inputs' describe, which the
-    timers count without telling them from the hooks'), the extern
+    unrecorded, under the two floors of :func:`turns_beside_the_floor`
+    (what a Python dispatch mode alone costs: the aten recorder's fallback
+    where the native observer does not load), and recorded with metadata
+    only, with the defaults and with fingerprints alone, with the
+    recorder's phase timers (``_native.time_phases``) per step. The hooks'
+    own work is each hook's phase less the program's call inside it, plus
+    the graph call's record and end; what the added time leaves beyond
+    that own work is the rest: the graph-call hook's Python (its numerics
+    sample and its inputs' describe, which the timers count without
+    telling them from the hooks', and the fingerprints), the extern
     kernels' proxies outside the aten hook, and whatever else torch does
     differently while recording."""
     from tritontui import _native
@@ -495,7 +497,11 @@ def step_phases(step: Callable[[], None], sync: Callable[[], None], steps: int) 
         f" +{(floor - plain) * 1e3:.2f} ms; {NOOP_MODE_EXTERN_OFF}"
         f" +{(floor_extern_off - plain) * 1e3:.2f} ms ({steps} steps each)"
     )
-    for label, options in (("metadata only", {"hash": "none"}), ("defaults", {})):
+    for label, options in (
+        ("metadata only", {"hash": "none"}),
+        ("defaults", {}),
+        ("fingerprints", {"fingerprint": True}),
+    ):
         with (
             tempfile.TemporaryDirectory() as tmp,
             tritontui.record(os.path.join(tmp, "t.msgpack"), **options),
@@ -510,11 +516,9 @@ def step_phases(step: Callable[[], None], sync: Callable[[], None], steps: int) 
         own = sum(per_step[hook][0] - per_step[run][0] for hook, run in _OWN_CALLS.items())
         own += sum(per_step[phase][0] for phase in _UNHELD)
         added = (each - plain) * 1e6
-        rest = added - (floor_extern_off - plain) * 1e6 - own
         print(
-            f"  {label}: {each * 1e3:.2f} ms a step, +{added:.0f} us: the floor (extern kernels"
-            f" off the mode) {(floor_extern_off - plain) * 1e6:.0f} us, the hooks' own work"
-            f" {own:.0f} us, the rest {rest:.0f} us"
+            f"  {label}: {each * 1e3:.2f} ms a step, +{added:.0f} us: the hooks' own work"
+            f" {own:.0f} us, the rest {added - own:.0f} us"
         )
         for phase, (micros, count) in per_step.items():
             if count:
